@@ -109,7 +109,8 @@ std::string sanitize_excerpt(std::string_view text, std::size_t max_bytes) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     out.push_back((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' ? static_cast<char>(c) : '?');
   }
-  if (text.size() > max_bytes) out += "[... " + std::to_string(text.size() - max_bytes) + " bytes cut]";
+  if (text.size() > max_bytes)
+    out += "[... " + std::to_string(text.size() - max_bytes) + " bytes cut]";
   return out;
 }
 

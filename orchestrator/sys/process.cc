@@ -55,8 +55,8 @@ struct NewProcessGroup : bp::extend::handler {
 
 fs::path make_temp_path(const char* tag) {
   static std::atomic<unsigned> counter{0};
-  return fs::temp_directory_path() / ("isolab-" + std::to_string(::getpid()) + "-" +
-                                      std::to_string(counter++) + "-" + tag);
+  return fs::temp_directory_path() /
+         ("isolab-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + tag);
 }
 
 class RealProcess : public Process {
@@ -105,8 +105,9 @@ class RealProcess : public Process {
     FILE* out_f = ::fdopen(out_fd, spec.append ? "a" : "w");
     FILE* err_f = spec.stderr_to_stdout ? out_f : ::fdopen(err_fd, spec.append ? "a" : "w");
     try {
-      child_ = bp::child(exe, bp::args(args), bp::start_dir(cwd), env, bp::std_in < bp::null,
-                         bp::std_out > out_f, bp::std_err > err_f, NewProcessGroup{});
+      child_ = bp::child(exe, bp::args(args), bp::start_dir(cwd), env,
+                         bp::std_in<bp::null, bp::std_out> out_f, bp::std_err > err_f,
+                         NewProcessGroup{});
       pgid_ = child_.id();
       // The child calls setpgid itself; do it here too so there is no window in which a
       // signal to the group misses it.

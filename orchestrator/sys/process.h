@@ -27,26 +27,28 @@ namespace isolab {
 
 struct ProcessSpec {
   std::vector<std::string> argv;
-  std::filesystem::path cwd;                                // empty: inherit
-  std::vector<std::pair<std::string, std::string>> env;     // added to / overriding ours
-  std::filesystem::path stdout_path;                        // empty: capture
-  std::filesystem::path stderr_path;                        // empty: capture (or merge)
-  bool stderr_to_stdout = false;                            // both streams into stdout's sink
-  bool append = false;                                      // append to the output files
-  std::chrono::milliseconds timeout{0};                     // 0: no limit
+  std::filesystem::path cwd;                             // empty: inherit
+  std::vector<std::pair<std::string, std::string>> env;  // added to / overriding ours
+  std::filesystem::path stdout_path;                     // empty: capture
+  std::filesystem::path stderr_path;                     // empty: capture (or merge)
+  bool stderr_to_stdout = false;                         // both streams into stdout's sink
+  bool append = false;                                   // append to the output files
+  std::chrono::milliseconds timeout{0};                  // 0: no limit
   std::size_t capture_limit = 16 * 1024 * 1024;
 };
 
 struct ProcessResult {
-  int exit_code = -1;      // valid when term_signal == 0 and start_error is empty
-  int term_signal = 0;     // signal that ended the child, 0 if it exited
-  bool timed_out = false;  // killed by our timeout
-  std::string start_error; // non-empty when the child could not be started
-  std::string out;         // captured stdout (when no stdout_path)
-  std::string err;         // captured stderr (when no stderr_path and not merged)
+  int exit_code = -1;       // valid when term_signal == 0 and start_error is empty
+  int term_signal = 0;      // signal that ended the child, 0 if it exited
+  bool timed_out = false;   // killed by our timeout
+  std::string start_error;  // non-empty when the child could not be started
+  std::string out;          // captured stdout (when no stdout_path)
+  std::string err;          // captured stderr (when no stderr_path and not merged)
   double wall_seconds = 0;
 
-  bool ok() const { return start_error.empty() && !timed_out && term_signal == 0 && exit_code == 0; }
+  bool ok() const {
+    return start_error.empty() && !timed_out && term_signal == 0 && exit_code == 0;
+  }
   // "exited 2", "killed by signal 9", "timed out after 30 s", "failed to start: ..."
   std::string describe() const;
 };

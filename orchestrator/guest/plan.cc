@@ -1,0 +1,167 @@
+#include "guest/plan.h"
+
+#include <regex>
+
+#include "base/error.h"
+
+namespace isolab {
+
+std::string sh_quote(const std::string& w) {
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+namespace {
+
+void check(const std::string& value, const char* re_text, const char* what) {
+  std::regex re(re_text);
+  if (!std::regex_match(value, re))
+    throw Error(std::string("guest plan: bad ") + what + " '" + value + "'");
+}
+
+// The fixed part of /init. Written for busybox sh; every command is a busybox applet.
+constexpr const char* kInitHead = R"INIT(#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp /run
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev 2>/dev/null
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mkdir -p /tmp/out
+echo "isolab: init started"
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h).
+rec() {
+  if [ -f "$3" ]; then n=$(wc -c < "$3"); else n=0; fi
+  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$1" "$2" "$n" >&3
+  [ "$n" -gt 0 ] && cat "$3" >&3
+  printf '\n' >&3
+}
+fact() {
+  if [ -e "$2" ]; then cat "$2" > /tmp/fact 2>/dev/null; rec "$1" $? /tmp/fact; fi
+}
+finish() {
+  dmesg > /tmp/dmesg_end 2>&1; rec dmesg_end 0 /tmp/dmesg_end
+  printf '@@ISOLAB DONE %s\n' "$NONCE" >&3
+  exec 3>&-
+  echo "isolab: powering off"
+  poweroff -f
+}
+uname -r > /tmp/fact; rec uname_r 0 /tmp/fact
+fact cmdline /proc/cmdline
+fact cpu_online /sys/devices/system/cpu/online
+fact cpu_possible /sys/devices/system/cpu/possible
+fact isolated /sys/devices/system/cpu/isolated
+fact nohz_full /sys/devices/system/cpu/nohz_full
+fact default_smp_affinity /proc/irq/default_smp_affinity
+fact workqueue_cpumask /sys/devices/virtual/workqueue/cpumask
+fact clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
+for d in /proc/irq/[0-9]*; do
+  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
+done > /tmp/fact
+rec irq_affinity 0 /tmp/fact
+)INIT";
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPlan& p) {
+  check(p.nonce, "[A-Za-z0-9]{8,64}", "nonce");
+  const char* cpulist_re = "[0-9,-]*";
+  check(p.expect_isolated, cpulist_re, "expected isolated list");
+  check(p.expect_nohz_full, cpulist_re, "expected nohz_full list");
+  check(p.busy_cpus, cpulist_re, "busy cpulist");
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string init = kInitHead;
+  init.insert(init.find("echo \"isolab: init started\""), "NONCE=" + p.nonce + "\n");
+
+  // Tick check (case O6 of shared/cases): /proc/interrupts around a window in which a busy
+  // loop runs pinned on each nohz_full CPU; the host reads the LOC delta per CPU.
+  init += "cat /proc/interrupts > /tmp/int0\n";
+  if (!p.busy_cpus.empty()) {
+    init += "pids=\n";
+    init += "for c in $(echo " + p.busy_cpus +
+            " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done > "
+            "/tmp/busy\n";
+    init +=
+        "for c in $(cat /tmp/busy); do taskset -c $c sh -c 'while :; do :; done' & pids=\"$pids "
+        "$!\"; done\n";
+  }
+  init += "sleep " + std::to_string(p.busy_window_s) + "\n";
+  init += "cat /proc/interrupts > /tmp/int1\n";
+  if (!p.busy_cpus.empty()) init += "kill $pids 2>/dev/null; wait 2>/dev/null\n";
+  init += "rec interrupts_before 0 /tmp/int0\nrec interrupts_after 0 /tmp/int1\n";
+  init +=
+      "echo " + std::to_string(p.busy_window_s) + " > /tmp/fact; rec busy_window_s 0 /tmp/fact\n";
+  init += "dmesg > /tmp/fact 2>&1; rec dmesg 0 /tmp/fact\n";
+
+  // Plain mismatch: do not measure a guest that did not get what was asked.
+  init += "ok=1\n";
+  init += "n=$(grep -c ^processor /proc/cpuinfo)\n";
+  init += "[ \"$n\" = " + std::to_string(p.vcpus) +
+          " ] || { echo \"isolab: precheck: $n CPUs online, expected " + std::to_string(p.vcpus) +
+          "\"; ok=0; }\n";
+  init += "iso=$(cat /sys/devices/system/cpu/isolated 2>/dev/null)\n";
+  init += "[ \"$iso\" = '" + p.expect_isolated +
+          "' ] || { echo \"isolab: precheck: isolated '$iso', expected '" + p.expect_isolated +
+          "'\"; ok=0; }\n";
+  if (!p.expect_nohz_full.empty()) {
+    init += "nf=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)\n";
+    init += "[ \"$nf\" = '" + p.expect_nohz_full +
+            "' ] || { echo \"isolab: precheck: nohz_full '$nf', expected '" + p.expect_nohz_full +
+            "'\"; ok=0; }\n";
+  }
+  init += p.skip_on_mismatch ? "skip=$((1-ok))\n" : "skip=0\n";
+  init += "echo $ok > /tmp/fact; rec precheck $((1-ok)) /tmp/fact\n";
+  if (!p.before_steps.empty()) init += p.before_steps + "\n";
+
+  init += "if [ $skip = 0 ]; then\ncd /tmp/out\n";
+  for (const auto& s : p.steps) {
+    check(s.name, "[A-Za-z0-9_.-]{1,60}", "step name");
+    check(s.trace_cpus, cpulist_re, "trace cpulist");
+    std::string path = "/isolab/steps/" + s.name + ".sh";
+    files.push_back({path, "#!/bin/sh\n" + s.script + "\n"});
+    init += "echo \"isolab: step " + s.name + " start\"\n";
+    if (!s.trace_cpus.empty()) {
+      // Count what interrupts the traced CPUs during the step (tracefs events).
+      init += "T=/sys/kernel/tracing\n";
+      init +=
+          "if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo > "
+          "$T/set_event\n";
+      init +=
+          "  for e in irq:irq_handler_entry irq:softirq_entry workqueue:workqueue_execute_start "
+          "timer:hrtimer_expire_entry timer:timer_expire_entry irq_vectors:local_timer_entry "
+          "irq_vectors:reschedule_entry irq_vectors:call_function_entry "
+          "irq_vectors:call_function_single_entry sched:sched_switch; do echo $e >> $T/set_event "
+          "2>/dev/null; done\n";
+      init += "  echo 1 > $T/tracing_on; fi\n";
+    }
+    init += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
+            ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+    if (!s.trace_cpus.empty()) {
+      init += "if [ -d $T/events ]; then echo 0 > $T/tracing_on; : > " + s.name + ".trace\n";
+      init += "  for c in $(echo " + s.trace_cpus +
+              " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | "
+              "while read c; do "
+              "cat $T/per_cpu/cpu$c/trace >> " +
+              s.name + ".trace 2>/dev/null; done\n";
+      init += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo > $T/set_event; fi\n";
+    }
+    init += "echo \"isolab: step " + s.name + " exit $rc\"\n";
+    init += "rec " + s.name + ".stdout $rc " + s.name + ".stdout\n";
+    init += "rec " + s.name + ".stderr $rc " + s.name + ".stderr\n";
+    for (const auto& [suffix, file] : s.outputs) {
+      check(suffix, "[A-Za-z0-9_.-]{1,40}", "output suffix");
+      check(file, "[A-Za-z0-9_.-]{1,80}", "output file");
+      init += "rec " + s.name + "." + suffix + " $rc " + file + "\n";
+    }
+  }
+  init += "fi\nfinish\n";
+  files.insert(files.begin(), {"/init", init});
+  return files;
+}
+
+}  // namespace isolab

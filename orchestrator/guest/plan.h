@@ -1,0 +1,49 @@
+// What one boot does inside the guest, and the /init script that does it.
+//
+// The init (busybox sh) mounts the pseudo file systems, sends the isolation facts over the
+// result channel (guest/channel.h) before any workload, optionally skips the workloads when
+// the guest plainly did not get the CPUs or isolation asked for, runs each step under a
+// timeout with its output captured to files, sends those files as records, sends DONE and
+// powers off. Record names sent before the steps are the fact names read by
+// cmdline/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
+// nohz_full (only if the sysfs file exists), dmesg, irq_affinity ("<irq> <list>" lines),
+// default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
+// clocksource; and at the end dmesg_end.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace isolab {
+
+struct GuestStep {
+  std::string name;    // [A-Za-z0-9_.-]+, unique; records are "<name>.<suffix>"
+  std::string script;  // sh script run as /isolab/steps/<name>.sh with cwd /tmp/out
+  // Files the step leaves in /tmp/out, sent as records "<name>.<suffix>" -> file name.
+  // "<name>.stdout" and "<name>.stderr" are always sent.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  int timeout_s = 60;
+  std::string trace_cpus;  // cpulist to trace irq/timer/workqueue events on; "" = no trace
+};
+
+struct GuestPlan {
+  std::string nonce;             // [A-Za-z0-9]+
+  int vcpus = 1;                 // expected online CPUs
+  std::string expect_isolated;   // canonical cpulist sysfs should show ("" = none)
+  std::string expect_nohz_full;  // canonical cpulist ("" = none expected)
+  bool skip_on_mismatch = true;  // skip the steps when CPU count / isolation differ
+  std::string busy_cpus;         // cpulist for the tick check busy window ("" = none)
+  int busy_window_s = 3;
+  std::string before_steps;  // extra sh run before the steps (tests inject faults here)
+  std::vector<GuestStep> steps;
+};
+
+// Renders the plan archive's files: "/init" and "/isolab/steps/<name>.sh". Pure.
+// Throws isolab::Error if a name or nonce has characters outside its allowed set.
+std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPlan& plan);
+
+// Quotes a word for POSIX sh with single quotes.
+std::string sh_quote(const std::string& word);
+
+}  // namespace isolab

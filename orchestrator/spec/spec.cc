@@ -1,0 +1,372 @@
+#include "spec/spec.h"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/files.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace isolab {
+
+namespace {
+
+// RFC 6901 escaping of one reference token.
+std::string ptr_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string child(const std::string& ptr, const std::string& key) {
+  return ptr + "/" + ptr_token(key);
+}
+std::string child(const std::string& ptr, std::size_t i) { return ptr + "/" + std::to_string(i); }
+
+// A JSON object reader that remembers which keys were consumed so that unknown keys can be
+// reported with their pointer.
+class Obj {
+ public:
+  Obj(const json& j, std::string ptr) : j_(j), ptr_(std::move(ptr)) {
+    if (!j.is_object())
+      throw SpecError(ptr_.empty() ? "/" : ptr_,
+                      "expected an object, got " + std::string(j.type_name()));
+  }
+  bool has(const std::string& k) const { return j_.contains(k); }
+  const json* get(const std::string& k) {
+    seen_.insert(k);
+    auto it = j_.find(k);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  std::string ptr(const std::string& k) const { return child(ptr_, k); }
+  const std::string& ptr() const { return ptr_; }
+
+  std::string str(const std::string& k, std::string def = "") {
+    const json* v = get(k);
+    if (!v) return def;
+    if (!v->is_string())
+      throw SpecError(ptr(k), "expected a string, got " + std::string(v->type_name()));
+    return v->get<std::string>();
+  }
+  long integer(const std::string& k, long def, long lo, long hi) {
+    const json* v = get(k);
+    if (!v) return def;
+    if (!v->is_number_integer())
+      throw SpecError(ptr(k), "expected an integer, got " + std::string(v->type_name()));
+    long x = v->get<long>();
+    if (x < lo || x > hi)
+      throw SpecError(ptr(k), "value " + std::to_string(x) + " out of range [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return x;
+  }
+  std::vector<std::string> strings(const std::string& k) {
+    std::vector<std::string> out;
+    const json* v = get(k);
+    if (!v) return out;
+    if (!v->is_array()) throw SpecError(ptr(k), "expected an array of strings");
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      if (!(*v)[i].is_string()) throw SpecError(child(ptr(k), i), "expected a string");
+      out.push_back((*v)[i].get<std::string>());
+    }
+    return out;
+  }
+  void finish() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!seen_.count(it.key())) throw SpecError(ptr(it.key()), "unknown field");
+  }
+
+ private:
+  const json& j_;
+  std::string ptr_;
+  std::set<std::string> seen_;
+};
+
+void check_name(const std::string& name, const std::string& ptr, const char* what) {
+  static const std::regex re("[A-Za-z0-9_.-]{1,40}");
+  if (!std::regex_match(name, re) || name == "." || name == "..")
+    throw SpecError(ptr, std::string(what) + " name '" + sanitize_excerpt(name, 60) +
+                             "' must be 1-40 characters of A-Z a-z 0-9 _ . -");
+}
+
+fs::path resolve_existing(const std::string& p, const fs::path& base, const std::string& ptr) {
+  if (p.empty()) throw SpecError(ptr, "empty path");
+  fs::path path = fs::path(p).is_absolute() ? fs::path(p) : base / p;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw SpecError(ptr, "file not found: " + path.string());
+  return fs::weakly_canonical(path, ec);
+}
+
+// A patch entry is a patch file or a directory holding a `series` file (one name per line,
+// '#' comments), as quilt and git format-patch users keep them.
+void add_patches(const std::string& entry, const fs::path& base, const std::string& ptr,
+                 std::vector<fs::path>& out) {
+  fs::path p = resolve_existing(entry, base, ptr);
+  if (!fs::is_directory(p)) {
+    out.push_back(p);
+    return;
+  }
+  fs::path series = p / "series";
+  if (!fs::exists(series))
+    throw SpecError(ptr, "patch directory has no series file: " + p.string());
+  std::istringstream in(read_file(series));
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    line.erase(0, line.find_first_not_of(" \t\r"));
+    line.erase(line.find_last_not_of(" \t\r") + 1);
+    if (line.empty()) continue;
+    fs::path f = p / line;
+    if (!fs::exists(f))
+      throw SpecError(ptr,
+                      series.string() + ":" + std::to_string(n) + ": patch not found: " + line);
+    out.push_back(f);
+  }
+}
+
+WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load) {
+  Obj o(j, ptr);
+  WorkloadSpec w;
+  w.name = o.str("name", is_load ? "load" : "");
+  check_name(w.name, o.ptr("name"), "workload");
+  w.tool = o.str("tool");
+  static const std::set<std::string> tools = {"cyclictest", "stress-ng", "vmstat-overhead"};
+  if (!tools.count(w.tool))
+    throw SpecError(o.ptr("tool"), "unknown tool '" + sanitize_excerpt(w.tool, 40) +
+                                       "' (known: cyclictest, stress-ng, vmstat-overhead)");
+  if (is_load && w.tool != "stress-ng") throw SpecError(o.ptr("tool"), "a load must be stress-ng");
+  w.cpus = o.str("cpus", w.tool == "stress-ng" ? "housekeeping" : "isolated");
+  static const std::regex cpus_re("isolated|housekeeping|all|[0-9N, :/-]+");
+  if (!std::regex_match(w.cpus, cpus_re))
+    throw SpecError(o.ptr("cpus"), "expected isolated, housekeeping, all or a cpulist, got '" +
+                                       sanitize_excerpt(w.cpus, 40) + "'");
+  w.duration_s =
+      static_cast<int>(o.integer("duration_s", w.tool == "vmstat-overhead" ? 0 : 10, 0, 86400));
+  w.interval_us = static_cast<int>(o.integer("interval_us", 1000, 50, 1000000));
+  w.priority = static_cast<int>(o.integer("priority", 95, 1, 99));
+  w.histogram_us = static_cast<int>(o.integer("histogram_us", 1000, 0, 100000));
+  if (const json* s = o.get("stressors")) {
+    if (!s->is_object() || s->empty())
+      throw SpecError(o.ptr("stressors"), "expected an object {stressor: instances}");
+    static const std::regex st_re("[a-z0-9-]{1,30}");
+    for (auto it = s->begin(); it != s->end(); ++it) {
+      std::string p = child(o.ptr("stressors"), it.key());
+      if (!std::regex_match(it.key(), st_re)) throw SpecError(p, "bad stressor name");
+      if (!it->is_number_integer() || it->get<int>() < 0 || it->get<int>() > 1024)
+        throw SpecError(p, "expected an instance count 0-1024 (0 = one per selected CPU)");
+      w.stressors[it.key()] = it->get<int>();
+    }
+  } else if (w.tool == "stress-ng") {
+    w.stressors["cpu"] = 0;
+  }
+  w.extra_args = o.strings("extra_args");
+  for (std::size_t i = 0; i < w.extra_args.size(); ++i)
+    if (w.extra_args[i].find_first_of("\n\r'") != std::string::npos || w.extra_args[i].size() > 200)
+      throw SpecError(child(o.ptr("extra_args"), i),
+                      "argument has a newline or quote or is too long");
+  w.mode = o.str("mode", w.tool == "vmstat-overhead" ? "syscall" : "");
+  if (w.tool == "vmstat-overhead" && w.mode != "syscall" && w.mode != "idle")
+    throw SpecError(o.ptr("mode"), "expected syscall or idle");
+  long def_iter = w.mode == "idle" ? 2000 : 100000;
+  w.iterations = o.integer("iterations", w.tool == "vmstat-overhead" ? def_iter : 0, 0, 1000000000);
+  w.warmup_iterations = o.integer("warmup_iterations", w.iterations / 10, 0, 1000000000);
+  w.timeout_s = static_cast<int>(o.integer("timeout_s", 0, 0, 86400));
+  if (const json* l = o.get("load")) {
+    if (is_load) throw SpecError(o.ptr("load"), "a load cannot have a load");
+    if (w.tool != "cyclictest")
+      throw SpecError(o.ptr("load"), "only a cyclictest workload takes a load");
+    w.load = std::vector<WorkloadSpec>{parse_workload(*l, o.ptr("load"), true)};
+    w.load->front().duration_s = w.duration_s;
+  }
+  o.finish();
+  return w;
+}
+
+}  // namespace
+
+Spec parse_spec(const json& doc, const fs::path& base_dir) {
+  Spec s;
+  s.raw = doc;
+  Obj o(doc, "");
+  s.name = o.str("name");
+  check_name(s.name, "/name", "spec");
+  s.description = o.str("description");
+
+  if (const json* k = o.get("kernel")) {
+    Obj ko(*k, "/kernel");
+    if (const json* src = ko.get("source")) {
+      Obj so(*src, "/kernel/source");
+      int kinds = so.has("tarball") + so.has("git") + so.has("prebuilt");
+      if (kinds != 1)
+        throw SpecError("/kernel/source", "give exactly one of tarball, git, prebuilt");
+      if (so.has("tarball")) {
+        s.source.kind = KernelSourceSpec::Kind::tarball;
+        s.source.tarball = resolve_existing(so.str("tarball"), base_dir, "/kernel/source/tarball");
+      } else if (so.has("git")) {
+        s.source.kind = KernelSourceSpec::Kind::git;
+        s.source.git = so.str("git");
+        s.source.ref = so.str("ref", "HEAD");
+        if (s.source.git.empty()) throw SpecError("/kernel/source/git", "empty");
+        if (!s.source.git.empty() && s.source.git[0] == '-')
+          throw SpecError("/kernel/source/git", "must not start with '-'");
+        if (!s.source.ref.empty() && s.source.ref[0] == '-')
+          throw SpecError("/kernel/source/ref", "must not start with '-'");
+        if (s.source.git.find("://") == std::string::npos &&
+            s.source.git.find('@') == std::string::npos)
+          s.source.git = resolve_existing(s.source.git, base_dir, "/kernel/source/git").string();
+      } else {
+        s.source.kind = KernelSourceSpec::Kind::prebuilt;
+        s.source.prebuilt =
+            resolve_existing(so.str("prebuilt"), base_dir, "/kernel/source/prebuilt");
+      }
+      so.finish();
+    }
+    s.base_config = ko.str("base_config", "tinyconfig");
+    static const std::regex target_re("[a-z0-9_]+config");
+    if (!std::regex_match(s.base_config, target_re))
+      throw SpecError("/kernel/base_config",
+                      "expected a make *config target such as tinyconfig or defconfig");
+    auto frags = ko.strings("config_fragments");
+    for (std::size_t i = 0; i < frags.size(); ++i)
+      s.config_fragments.push_back(
+          resolve_existing(frags[i], base_dir, child("/kernel/config_fragments", i)));
+    ko.finish();
+  }
+
+  const json* vars = o.get("variants");
+  if (!vars || !vars->is_array() || vars->empty())
+    throw SpecError("/variants", "expected a non-empty array of variants");
+  if (vars->size() > 16) throw SpecError("/variants", "at most 16 variants");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < vars->size(); ++i) {
+    std::string p = child("/variants", i);
+    Obj vo((*vars)[i], p);
+    VariantSpec v;
+    v.name = vo.str("name");
+    check_name(v.name, vo.ptr("name"), "variant");
+    if (!names.insert(v.name).second)
+      throw SpecError(vo.ptr("name"), "duplicate variant name " + v.name);
+    auto patches = vo.strings("patches");
+    for (std::size_t j = 0; j < patches.size(); ++j)
+      add_patches(patches[j], base_dir, child(vo.ptr("patches"), j), v.patches);
+    auto frags = vo.strings("config_fragments");
+    for (std::size_t j = 0; j < frags.size(); ++j)
+      v.config_fragments.push_back(
+          resolve_existing(frags[j], base_dir, child(vo.ptr("config_fragments"), j)));
+    v.extra_cmdline = vo.str("extra_cmdline");
+    vo.finish();
+    s.variants.push_back(std::move(v));
+  }
+
+  if (const json* g = o.get("guest")) {
+    Obj go(*g, "/guest");
+    s.cmdline = go.str("cmdline");
+    s.customer_cmdline = go.str("customer_cmdline");
+    std::string dm = go.str("customer_dmesg");
+    if (!dm.empty()) s.customer_dmesg = resolve_existing(dm, base_dir, "/guest/customer_dmesg");
+    int given = !s.cmdline.empty() + !s.customer_cmdline.empty() + !dm.empty();
+    if (given > 1)
+      throw SpecError("/guest", "give one of cmdline, customer_cmdline, customer_dmesg");
+    s.vcpus = static_cast<int>(go.integer("vcpus", 0, 0, 64));
+    s.memory_mib = static_cast<int>(go.integer("memory_mib", 512, 128, 16384));
+    s.gate_expect_fail = go.strings("gate_expect_fail");
+    go.finish();
+  }
+  for (const std::string* c : {&s.cmdline, &s.customer_cmdline})
+    for (unsigned char ch : *c)
+      if (ch < 0x20 && ch != '\t')
+        throw SpecError("/guest", "command line contains a control character");
+
+  const json* wls = o.get("workloads");
+  if (!wls || !wls->is_array() || wls->empty())
+    throw SpecError("/workloads", "expected a non-empty array of workloads");
+  std::set<std::string> wnames;
+  for (std::size_t i = 0; i < wls->size(); ++i) {
+    std::string p = child("/workloads", i);
+    WorkloadSpec w = parse_workload((*wls)[i], p, false);
+    if (!wnames.insert(w.name).second)
+      throw SpecError(p + "/name", "duplicate workload name " + w.name);
+    s.workloads.push_back(std::move(w));
+  }
+
+  s.repetitions = static_cast<int>(o.integer("repetitions", 3, 1, 1000));
+  s.warmup_repetitions = static_cast<int>(o.integer("warmup_repetitions", 0, 0, 100));
+  if (const json* t = o.get("timeouts")) {
+    Obj to(*t, "/timeouts");
+    s.timeouts.build_s = static_cast<int>(to.integer("build_s", s.timeouts.build_s, 60, 86400));
+    s.timeouts.boot_s = static_cast<int>(to.integer("boot_s", s.timeouts.boot_s, 5, 3600));
+    s.timeouts.silence_s = static_cast<int>(to.integer("silence_s", s.timeouts.silence_s, 5, 3600));
+    s.timeouts.shutdown_s =
+        static_cast<int>(to.integer("shutdown_s", s.timeouts.shutdown_s, 5, 3600));
+    s.timeouts.workload_margin_s =
+        static_cast<int>(to.integer("workload_margin_s", s.timeouts.workload_margin_s, 0, 3600));
+    to.finish();
+  }
+  if (const json* c = o.get("compare")) {
+    if (!c->is_object()) throw SpecError("/compare", "expected an object");
+    s.compare = *c;
+  }
+  o.finish();
+  return s;
+}
+
+Spec load_spec_file(const fs::path& path) {
+  std::string text;
+  try {
+    text = read_file(path, 4 * 1024 * 1024);
+  } catch (const Error& e) {
+    throw Error(std::string("spec: ") + e.what());
+  }
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error("spec " + path.string() + ": invalid JSON at byte " + std::to_string(e.byte) +
+                ": " + e.what());
+  }
+  try {
+    Spec s = parse_spec(doc, fs::absolute(path).parent_path());
+    s.spec_path = fs::absolute(path);
+    return s;
+  } catch (const SpecError& e) {
+    std::string what = e.what();
+    throw SpecError(e.pointer(),
+                    what.substr(e.pointer().size() + 2) + " (in " + path.string() + ")");
+  }
+}
+
+json workloads_to_json(const std::vector<WorkloadSpec>& ws) {
+  json arr = json::array();
+  for (const auto& w : ws) {
+    json j = {{"name", w.name},
+              {"tool", w.tool},
+              {"cpus", w.cpus},
+              {"duration_s", w.duration_s},
+              {"interval_us", w.interval_us},
+              {"priority", w.priority},
+              {"histogram_us", w.histogram_us},
+              {"stressors", w.stressors},
+              {"extra_args", w.extra_args},
+              {"mode", w.mode},
+              {"iterations", w.iterations},
+              {"warmup_iterations", w.warmup_iterations}};
+    if (w.load) j["load"] = workloads_to_json(*w.load);
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+}  // namespace isolab

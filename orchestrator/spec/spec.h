@@ -1,0 +1,99 @@
+// The run spec: what to build, how to boot it and what to measure.
+//
+// Format: JSON, documented with a full example in README.md ("Spec"). Relative paths inside
+// a spec (patches, config fragments, prebuilt images, dmesg files) are resolved against the
+// directory of the spec file. Unknown fields are errors (a typo must not silently change a
+// run). Every error is an isolab::SpecError carrying the RFC 6901 JSON pointer of the bad
+// field, e.g. "/variants/1/patches/0: file not found: ../patches/x.patch".
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace isolab {
+
+struct KernelSourceSpec {
+  enum class Kind { tarball, git, prebuilt };
+  Kind kind = Kind::tarball;
+  std::filesystem::path tarball = "/usr/src/linux-source-6.1.tar.xz";
+  std::string git;                 // URL or local path
+  std::string ref;                 // branch, tag or commit
+  std::filesystem::path prebuilt;  // bzImage
+};
+
+struct VariantSpec {
+  std::string name;                                     // [A-Za-z0-9_.-]{1,40}
+  std::vector<std::filesystem::path> patches;           // resolved, in order
+  std::vector<std::filesystem::path> config_fragments;  // after the kernel-wide ones
+  std::string extra_cmdline;                            // appended to the guest cmdline
+};
+
+// One workload. `cpus` selects guest CPUs: "isolated", "housekeeping", "all" or a cpulist.
+struct WorkloadSpec {
+  std::string name;  // metric prefix; [A-Za-z0-9_.-]{1,40}, unique
+  std::string tool;  // "cyclictest" | "stress-ng" | "vmstat-overhead"
+  std::string cpus = "isolated";
+  // cyclictest
+  int duration_s = 10;
+  int interval_us = 1000;
+  int priority = 95;
+  int histogram_us = 1000;  // -h bucket count (1 µs buckets); 0 disables
+  // stress-ng: stressor -> instances (0 = one per selected CPU)
+  std::map<std::string, int> stressors;
+  std::vector<std::string> extra_args;  // passed to the tool verbatim (argv words)
+  // vmstat-overhead
+  std::string mode;  // "syscall" | "idle"
+  long iterations = 0;
+  long warmup_iterations = 0;
+  // A stress-ng load run on other CPUs for the duration of this workload (cyclictest).
+  std::optional<std::vector<WorkloadSpec>> load;  // at most one element
+  int timeout_s = 0;                              // 0: derived from the duration plus a margin
+};
+
+struct TimeoutSpec {
+  int build_s = 3600;
+  int boot_s = 180;     // boot to the guest's first result record
+  int silence_s = 120;  // no console and no result-channel output
+  int shutdown_s = 60;
+  int workload_margin_s = 60;  // added to each workload's own duration
+};
+
+struct Spec {
+  std::filesystem::path spec_path;  // the file it came from ("" for an embedded spec)
+  std::string name;
+  std::string description;
+  KernelSourceSpec source;
+  std::string base_config = "tinyconfig";
+  std::vector<std::filesystem::path> config_fragments;
+  std::vector<VariantSpec> variants;  // at least one; A = first, B = second
+  // Guest. cmdline is the isolation part; customer_cmdline (text or a dmesg file) is reduced
+  // by the cmdline analyzer into cmdline + vcpus when given.
+  std::string cmdline;
+  std::string customer_cmdline;
+  std::filesystem::path customer_dmesg;
+  int vcpus = 0;  // 0: derived from the command line
+  int memory_mib = 512;
+  std::vector<WorkloadSpec> workloads;
+  int repetitions = 3;
+  int warmup_repetitions = 0;
+  TimeoutSpec timeouts;
+  // Gate checks that are allowed to fail because the mismatch is the point of the test.
+  std::vector<std::string> gate_expect_fail;
+  nlohmann::json compare;  // passed to compare::settings_from_json
+  nlohmann::json raw;      // the document as given
+};
+
+// Parses and validates a spec document. base_dir resolves relative paths. Throws SpecError.
+Spec parse_spec(const nlohmann::json& doc, const std::filesystem::path& base_dir);
+
+// Reads and parses a spec file; JSON syntax errors name the file, line and column.
+Spec load_spec_file(const std::filesystem::path& path);
+
+// Canonical JSON for the workloads (hashing them decides comparability of runs).
+nlohmann::json workloads_to_json(const std::vector<WorkloadSpec>& w);
+
+}  // namespace isolab

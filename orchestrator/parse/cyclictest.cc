@@ -1,0 +1,518 @@
+#include "parse/cyclictest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "parse/text_util.h"
+
+namespace isolab {
+
+using parse_detail::quote;
+using parse_detail::split_lines;
+using parse_detail::split_ws;
+using parse_detail::to_double;
+using parse_detail::to_long;
+using parse_detail::trim;
+
+namespace {
+
+constexpr std::size_t kMaxJsonBytes = 64u << 20;
+
+// cyclictest prints its double avg with "%.2f"; glibc renders NaN as "nan" or "-nan" (and
+// infinity as "inf"), which no JSON parser accepts. Replace such bare words outside strings by
+// null so that one empty thread does not make the whole file unreadable.
+std::string sanitize_nonfinite(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < text.size()) {
+        out.push_back(text[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out.push_back(c);
+      continue;
+    }
+    std::size_t j = i;
+    if (text[j] == '-' || text[j] == '+') ++j;
+    std::size_t word_end = j;
+    while (word_end < text.size() && std::isalpha(static_cast<unsigned char>(text[word_end])))
+      ++word_end;
+    std::string word(text.substr(j, word_end - j));
+    std::transform(word.begin(), word.end(), word.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
+    bool prev_ok = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
+    if (prev_ok && (word == "nan" || word == "inf" || word == "infinity")) {
+      out += "null";
+      i = word_end - 1;
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+const nlohmann::json* find_key(const nlohmann::json& obj, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) {
+    auto it = obj.find(k);
+    if (it != obj.end()) return &*it;
+  }
+  return nullptr;
+}
+
+std::string dump(const nlohmann::json& j) {
+  return quote(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 120);
+}
+
+long json_long(const nlohmann::json& j, const std::string& field) {
+  if (j.is_number_integer() || j.is_number_unsigned()) return j.get<long>();
+  if (j.is_number_float()) {
+    double d = j.get<double>();
+    if (std::floor(d) == d && std::fabs(d) < 9e18) return static_cast<long>(d);
+  }
+  throw Error("cyclictest json: field \"" + field + "\" must be an integer, got " + dump(j));
+}
+
+std::optional<double> json_number(const nlohmann::json& j, const std::string& field) {
+  if (j.is_null()) return std::nullopt;  // a sanitized nan
+  if (j.is_number()) return j.get<double>();
+  throw Error("cyclictest json: field \"" + field + "\" must be a number, got " + dump(j));
+}
+
+}  // namespace
+
+CyclictestResult parse_cyclictest_json(std::string_view text) {
+  if (text.size() > kMaxJsonBytes)
+    throw Error("cyclictest json: " + std::to_string(text.size()) +
+                " bytes is more than the 64 MiB limit; starts with " + quote(text.substr(0, 80)));
+  std::string clean = sanitize_nonfinite(text);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(clean);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, clean.size());
+    std::size_t from = at > 60 ? at - 60 : 0;
+    throw Error("cyclictest json: not valid JSON at byte " + std::to_string(e.byte) + " near " +
+                quote(std::string_view(clean).substr(from, 120)));
+  }
+  if (!doc.is_object()) throw Error("cyclictest json: top level is not an object: " + dump(doc));
+
+  CyclictestResult r;
+  r.format = "json";
+  if (auto* v = find_key(doc, {"rt_test_version:", "rt_test_version"}); v && v->is_string())
+    r.version = v->get<std::string>();
+  if (auto* v = find_key(doc, {"cmdline:", "cmdline"}); v && v->is_string())
+    r.cmdline = v->get<std::string>();
+  if (auto* v = find_key(doc, {"return_code"}))
+    r.return_code = static_cast<int>(json_long(*v, "return_code"));
+  if (auto* v = find_key(doc, {"resolution_in_ns"}))
+    r.values_in_ns = json_long(*v, "resolution_in_ns") != 0;
+  r.histogram_bucket_ns = r.values_in_ns ? 1 : 1000;
+  const double scale = r.values_in_ns ? 1e-3 : 1.0;
+
+  const nlohmann::json* threads = find_key(doc, {"thread"});
+  if (!threads) throw Error("cyclictest json: no \"thread\" object");
+  if (!threads->is_object())
+    throw Error("cyclictest json: field \"thread\" must be an object, got " + dump(*threads));
+  for (const auto& [key, t] : threads->items()) {
+    const std::string base = "thread/" + key;
+    auto idx = to_long(key);
+    if (!idx || *idx < 0 || *idx > 1'000'000)
+      throw Error("cyclictest json: thread key " + quote(key) + " is not a thread number");
+    if (!t.is_object()) throw Error("cyclictest json: field \"" + base + "\" is not an object");
+    CyclictestThread th;
+    th.index = static_cast<int>(*idx);
+    auto cyc = t.find("cycles");
+    if (cyc == t.end()) throw Error("cyclictest json: field \"" + base + "/cycles\" is missing");
+    th.cycles = json_long(*cyc, base + "/cycles");
+    if (th.cycles < 0)
+      throw Error("cyclictest json: field \"" + base + "/cycles\" is negative: " + dump(*cyc));
+    if (auto c = t.find("cpu"); c != t.end())
+      th.cpu = static_cast<int>(json_long(*c, base + "/cpu"));
+    if (th.cycles > 0) {
+      for (auto [name, slot] : {std::pair{"min", &th.min_us}, std::pair{"avg", &th.avg_us},
+                                std::pair{"max", &th.max_us}}) {
+        auto f = t.find(name);
+        if (f == t.end())
+          throw Error("cyclictest json: field \"" + base + "/" + name + "\" is missing");
+        auto v = json_number(*f, base + "/" + name);
+        if (v) {
+          *slot = *v * scale;
+        } else {
+          r.notes.push_back("thread " + key + ": " + name + " is not a number");
+        }
+      }
+    } else {
+      r.notes.push_back("thread " + key + ": no samples (0 cycles)");
+    }
+    if (auto h = t.find("histogram"); h != t.end()) {
+      if (!h->is_object())
+        throw Error("cyclictest json: field \"" + base + "/histogram\" must be an object");
+      long total = 0;
+      for (const auto& [bucket, count] : h->items()) {
+        auto b = to_long(bucket);
+        if (!b || *b < 0 || *b > std::numeric_limits<int>::max())
+          throw Error("cyclictest json: histogram bucket " + quote(bucket) + " in \"" + base +
+                      "/histogram\" is not a non-negative integer");
+        long n = json_long(count, base + "/histogram/" + bucket);
+        if (n < 0)
+          throw Error("cyclictest json: negative count in \"" + base + "/histogram/" + bucket +
+                      "\"");
+        if (n > 0) th.histogram[static_cast<int>(*b)] += n;
+        total += n;
+      }
+      // The JSON has no overflow count, but every cycle lands in a bucket or overflows.
+      if (!th.histogram.empty()) {
+        if (total > th.cycles)
+          throw Error("cyclictest json: \"" + base + "/histogram\" counts " +
+                      std::to_string(total) + " samples, more than its " +
+                      std::to_string(th.cycles) + " cycles");
+        th.overflows = th.cycles - total;
+      }
+    }
+    r.threads.push_back(std::move(th));
+  }
+  std::sort(r.threads.begin(), r.threads.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
+  for (std::size_t i = 1; i < r.threads.size(); ++i)
+    if (r.threads[i].index == r.threads[i - 1].index)
+      throw Error("cyclictest json: thread " + std::to_string(r.threads[i].index) +
+                  " appears twice");
+  if (auto* n = find_key(doc, {"num_threads"});
+      n && n->is_number_integer() && n->get<long>() != static_cast<long>(r.threads.size()))
+    r.notes.push_back("num_threads is " + std::to_string(n->get<long>()) + " but " +
+                      std::to_string(r.threads.size()) + " thread objects are present");
+  if (r.return_code && *r.return_code != 0)
+    r.notes.push_back("cyclictest return_code " + std::to_string(*r.return_code));
+  return r;
+}
+
+namespace {
+
+// One "T:" summary line. Returns the thread; throws naming line_no on any malformed field.
+CyclictestThread parse_t_line(std::string_view line, std::size_t line_no, double scale) {
+  auto fail = [&](const std::string& why) -> Error {
+    return Error("cyclictest text: line " + std::to_string(line_no) + ": " + why + ": " +
+                 quote(line));
+  };
+  std::string_view s = trim(line);
+  s.remove_prefix(2);  // "T:"
+  auto skip_ws = [&] {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  };
+  auto take_number = [&]() -> std::string_view {
+    skip_ws();
+    std::size_t n = 0;
+    while (n < s.size() &&
+           (std::isdigit(static_cast<unsigned char>(s[n])) || s[n] == '.' || s[n] == '-'))
+      ++n;
+    std::string_view num = s.substr(0, n);
+    s.remove_prefix(n);
+    return num;
+  };
+  CyclictestThread th;
+  auto idx = to_long(take_number());
+  if (!idx || *idx < 0 || *idx > 1'000'000) throw fail("bad thread number");
+  th.index = static_cast<int>(*idx);
+  skip_ws();
+  if (!s.empty() && s.front() == '(') {
+    s.remove_prefix(1);
+    auto tid = to_long(take_number());
+    skip_ws();
+    if (!tid || s.empty() || s.front() != ')') throw fail("bad thread id");
+    s.remove_prefix(1);
+    th.tid = *tid;
+  }
+  bool have_c = false;
+  while (true) {
+    skip_ws();
+    if (s.empty()) break;
+    std::size_t colon = s.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon > 8)
+      throw fail("expected Key:value");
+    std::string_view key = s.substr(0, colon);
+    s.remove_prefix(colon + 1);
+    std::string_view num = take_number();
+    if (num.empty()) throw fail("no number after \"" + std::string(key) + ":\"");
+    auto v = to_double(num);
+    if (!v || *v < 0) throw fail("bad value for \"" + std::string(key) + ":\"");
+    if (key == "P") {
+      th.prio = static_cast<int>(*v);
+    } else if (key == "I") {
+      th.interval_us = static_cast<long>(*v);
+    } else if (key == "C") {
+      auto c = to_long(num);
+      if (!c) throw fail("bad cycle count");
+      th.cycles = *c;
+      have_c = true;
+    } else if (key == "Min") {
+      th.min_us = *v * scale;
+    } else if (key == "Act") {
+      th.act_us = *v * scale;
+    } else if (key == "Avg") {
+      th.avg_us = *v * scale;
+    } else if (key == "Max") {
+      th.max_us = *v * scale;
+    }
+    // Other keys (SMI:, ...) are accepted and ignored.
+  }
+  if (!have_c) throw fail("no \"C:\" field");
+  if (th.cycles == 0) {
+    // 0 cycles: cyclictest prints its initial Min 1000000 and zeros, which are not samples.
+    th.min_us.reset();
+    th.act_us.reset();
+    th.avg_us.reset();
+    th.max_us.reset();
+  } else if (!th.min_us || !th.avg_us || !th.max_us) {
+    throw fail("missing Min:, Avg: or Max:");
+  }
+  return th;
+}
+
+// "# Min Latencies: 00018 00008" -> one number per thread.
+std::vector<long> hist_columns(std::string_view rest, std::string_view line, std::size_t line_no) {
+  std::vector<long> out;
+  for (auto tok : split_ws(rest)) {
+    auto v = to_long(tok);
+    if (!v || *v < 0)
+      throw Error("cyclictest text: line " + std::to_string(line_no) + ": bad number " +
+                  quote(tok) + " in " + quote(line));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+}  // namespace
+
+CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns) {
+  CyclictestResult r;
+  r.format = "text";
+  r.values_in_ns = values_in_ns;
+  r.histogram_bucket_ns = values_in_ns ? 1 : 1000;
+  const double scale = values_in_ns ? 1e-3 : 1.0;
+
+  // Redrawn output: the final block starts after the last ESC; keep line numbers right.
+  std::size_t first_line = 1;
+  std::size_t esc = text.rfind('\x1b');
+  if (esc != std::string_view::npos) {
+    first_line += static_cast<std::size_t>(std::count(text.begin(), text.begin() + esc, '\n'));
+    text = text.substr(esc + 1);
+    r.notes.push_back("redrawn output: using the block after the last escape sequence (line " +
+                      std::to_string(first_line) + ")");
+  }
+
+  std::map<int, CyclictestThread> threads;
+  std::map<std::string, std::vector<long>> summary;  // "Min", "Avg", "Max", "Overflows", "Total"
+  std::map<int, std::vector<long>> hist_rows;
+  bool in_histogram = false;
+  std::size_t skipped = 0;
+  std::string first_skipped;
+  auto lines = split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::size_t line_no = first_line + i;
+    std::string_view line = trim(lines[i]);
+    if (i == 0 && esc != std::string_view::npos) {
+      // Rest of the cursor-movement sequence ("[4A") followed by the policy line.
+      continue;
+    }
+    if (line.empty()) continue;
+    if (line.substr(0, 2) == "T:") {
+      auto th = parse_t_line(line, line_no, scale);
+      if (threads.count(th.index))
+        r.notes.push_back("thread " + std::to_string(th.index) + " repeated at line " +
+                          std::to_string(line_no) + "; using the later line");
+      threads[th.index] = std::move(th);
+      continue;
+    }
+    if (line.front() == '#') {
+      std::string_view body = trim(line.substr(1));
+      if (body == "Histogram") {
+        in_histogram = true;
+        continue;
+      }
+      static const std::pair<std::string_view, const char*> keys[] = {
+          {"Total:", "Total"},
+          {"Min Latencies:", "Min"},
+          {"Avg Latencies:", "Avg"},
+          {"Max Latencies:", "Max"},
+          {"Histogram Overflows:", "Overflows"}};
+      for (auto [prefix, name] : keys)
+        if (body.substr(0, prefix.size()) == prefix)
+          summary[name] = hist_columns(body.substr(prefix.size()), line, line_no);
+      continue;  // other comments: "/dev/cpu_dma_latency set to 0us", "Thread 0: ..."
+    }
+    if (line.substr(0, 7) == "policy:") continue;
+    if (in_histogram && std::isdigit(static_cast<unsigned char>(line.front()))) {
+      auto cols = hist_columns(line, line, line_no);
+      if (cols.size() < 2 || cols[0] > std::numeric_limits<int>::max())
+        throw Error("cyclictest text: line " + std::to_string(line_no) +
+                    ": histogram row needs a bucket and at least one count: " + quote(line));
+      int bucket = static_cast<int>(cols[0]);
+      cols.erase(cols.begin());
+      hist_rows[bucket] = std::move(cols);
+      continue;
+    }
+    if (skipped++ == 0) first_skipped = std::to_string(line_no) + ": " + quote(line, 100);
+  }
+  if (skipped)
+    r.notes.push_back("skipped " + std::to_string(skipped) +
+                      " unrecognised line(s), first at line " + first_skipped);
+
+  // Histogram-only output (-q -h) has no "T:" lines: build threads from the summary rows.
+  std::size_t hist_threads = 0;
+  for (const auto& [_, cols] : hist_rows) hist_threads = std::max(hist_threads, cols.size());
+  for (const auto& [_, cols] : summary) hist_threads = std::max(hist_threads, cols.size());
+  if (threads.empty() && hist_threads > 0) {
+    for (std::size_t t = 0; t < hist_threads; ++t) {
+      auto col = [&](const char* name) -> std::optional<long> {
+        auto it = summary.find(name);
+        if (it == summary.end() || t >= it->second.size()) return std::nullopt;
+        return it->second[t];
+      };
+      CyclictestThread th;
+      th.index = static_cast<int>(t);
+      if (!col("Total") || !col("Overflows"))
+        throw Error(
+            "cyclictest text: histogram output without \"# Total:\" and \"# Histogram "
+            "Overflows:\" for thread " +
+            std::to_string(t));
+      th.cycles = *col("Total") + *col("Overflows");
+      if (th.cycles > 0) {
+        if (auto v = col("Min")) th.min_us = *v * scale;
+        if (auto v = col("Avg")) th.avg_us = *v * scale;
+        if (auto v = col("Max")) th.max_us = *v * scale;
+      }
+      threads[th.index] = std::move(th);
+    }
+  }
+  if (threads.empty())
+    throw Error("cyclictest text: no \"T:\" summary lines and no histogram summary in " +
+                quote(text, 200));
+  for (auto& [idx, th] : threads) {
+    std::size_t col = static_cast<std::size_t>(idx);
+    for (const auto& [bucket, cols] : hist_rows)
+      if (col < cols.size() && cols[col] > 0) th.histogram[bucket] = cols[col];
+    if (auto it = summary.find("Overflows"); it != summary.end() && col < it->second.size())
+      th.overflows = it->second[col];
+    if (!th.has_samples())
+      r.notes.push_back("thread " + std::to_string(idx) + ": no samples (0 cycles)");
+    r.threads.push_back(th);
+  }
+  return r;
+}
+
+CyclictestResult merge_cyclictest(const CyclictestResult& json, const CyclictestResult& text) {
+  CyclictestResult r = json;
+  std::map<int, const CyclictestThread*> by_index;
+  for (const auto& t : text.threads) by_index[t.index] = &t;
+  for (auto& th : r.threads) {
+    auto it = by_index.find(th.index);
+    if (it == by_index.end()) {
+      r.notes.push_back("thread " + std::to_string(th.index) +
+                        " is in the JSON but not in the text");
+      continue;
+    }
+    const CyclictestThread& t = *it->second;
+    if (t.cycles != th.cycles)
+      r.notes.push_back("thread " + std::to_string(th.index) + ": JSON says " +
+                        std::to_string(th.cycles) + " cycles, text says " +
+                        std::to_string(t.cycles));
+    if (!th.tid) th.tid = t.tid;
+    if (!th.prio) th.prio = t.prio;
+    if (!th.interval_us) th.interval_us = t.interval_us;
+    if (!th.act_us && th.has_samples()) th.act_us = t.act_us;
+    if (t.overflows) th.overflows = t.overflows;  // the text count is printed by cyclictest itself
+    if (th.histogram.empty() && !t.histogram.empty()) th.histogram = t.histogram;
+    by_index.erase(it);
+  }
+  for (const auto& [idx, _] : by_index)
+    r.notes.push_back("thread " + std::to_string(idx) + " is in the text but not in the JSON");
+  return r;
+}
+
+CyclictestHistogram merged_histogram(const CyclictestResult& result) {
+  CyclictestHistogram h;
+  h.bucket_ns = result.histogram_bucket_ns;
+  for (const auto& t : result.threads) {
+    if (t.histogram.empty() && !t.overflows.value_or(0)) continue;
+    for (const auto& [b, n] : t.histogram) h.counts[b] += n;
+    if (t.overflows) {
+      h.overflows += *t.overflows;
+    } else {
+      h.overflows_known = false;
+    }
+  }
+  return h;
+}
+
+double histogram_percentile(const std::map<int, long>& counts, double p, long overflows) {
+  if (!(p > 0 && p <= 100))
+    throw Error("histogram percentile: p must be in (0, 100], got " + std::to_string(p));
+  if (overflows < 0) throw Error("histogram percentile: negative overflow count");
+  long double total = overflows;
+  for (const auto& [b, n] : counts) {
+    if (n < 0) throw Error("histogram percentile: negative count in bucket " + std::to_string(b));
+    total += n;
+  }
+  if (total <= 0) throw Error("histogram percentile: the histogram is empty");
+  // p/100 is inexact in binary (99.9/100 * 6000 is 5994.0000000001): allow for rounding so that
+  // an exact rank is not pushed to the next sample.
+  long double x = static_cast<long double>(p) / 100 * total;
+  long double k = std::ceil(x - 1e-9L * std::max<long double>(1, x));
+  if (k < 1) k = 1;
+  long double cum = 0;
+  for (const auto& [b, n] : counts) {
+    cum += n;
+    if (cum >= k) return b;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+Metrics cyclictest_metrics(const CyclictestResult& result, std::vector<std::string>* notes) {
+  auto note = [&](std::string s) {
+    if (notes) notes->push_back(std::move(s));
+  };
+  Metrics m;
+  for (const auto& t : result.threads) {
+    if (!t.has_samples()) {
+      note("cyclictest thread " + std::to_string(t.index) + ": no samples");
+      continue;
+    }
+    if (t.min_us) add_metric_value(m, "latency_min_us", "us", true, "min", *t.min_us);
+    if (t.avg_us) add_metric_value(m, "latency_avg_us", "us", true, "mean", *t.avg_us);
+    if (t.max_us) add_metric_value(m, "latency_max_us", "us", true, "max", *t.max_us);
+  }
+  for (const char* name : {"latency_min_us", "latency_avg_us", "latency_max_us"})
+    if (!m.count(name))
+      note(std::string("cyclictest: ") + name + " omitted: no thread has a value");
+  CyclictestHistogram h = merged_histogram(result);
+  if (!h.counts.empty()) {
+    for (auto [p, name] : {std::pair{99.0, "latency_p99_us"}, std::pair{99.9, "latency_p999_us"}}) {
+      if (!h.overflows_known) {
+        note(std::string("cyclictest: ") + name + " omitted: histogram overflow count unknown");
+        continue;
+      }
+      double b = histogram_percentile(h.counts, p, h.overflows);
+      if (!std::isfinite(b)) {
+        note(std::string("cyclictest: ") + name + " omitted: beyond the histogram range (" +
+             std::to_string(h.overflows) + " overflows)");
+        continue;
+      }
+      add_metric_value(m, name, "us", true, "max", b * h.bucket_ns / 1000.0);
+    }
+  }
+  return m;
+}
+
+}  // namespace isolab

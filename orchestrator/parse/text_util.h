@@ -1,0 +1,27 @@
+// Small helpers shared by the parsers in this area (not a public API of the area).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace isolab::parse_detail {
+
+// Double-quoted, sanitized, cut excerpt of untrusted text for error messages.
+std::string quote(std::string_view text, std::size_t max_bytes = 160);
+
+// Lines without their "\n" and a trailing "\r"; a final line without "\n" is kept.
+std::vector<std::string_view> split_lines(std::string_view text);
+
+std::string_view trim(std::string_view s);
+
+// Whole-token numbers (std::from_chars): nullopt on any trailing junk, overflow, or a value
+// that is not finite.
+std::optional<long> to_long(std::string_view s);
+std::optional<double> to_double(std::string_view s);
+
+// Splits on runs of spaces and tabs.
+std::vector<std::string_view> split_ws(std::string_view s);
+
+}  // namespace isolab::parse_detail

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job on its embedded default: set up, then build vanilla and patched 6.1 kernels,
+# boot them under QEMU with the customer's isolation line, measure, and compare.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+run_dir=$(./build/isolab run examples/vmstat-nohz.json --results-dir results "$@" | tail -n 1)
+echo "== isolab compare $run_dir"
+./build/isolab compare "$run_dir" || test $? = 1

@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include "guest/channel.h"
+#include "guest/plan.h"
+
+namespace isolab {
+namespace {
+
+TEST(Channel, ParsesLengthFramedRecords) {
+  std::string s =
+      "@@ISOLAB REC n0nce123 uname_r 0 6\n6.1.0\n\n"
+      "@@ISOLAB REC n0nce123 lat.json 0 11\n{\"a\":\n\"b\"}\n\n"
+      "@@ISOLAB DONE n0nce123\n";
+  ChannelContents c = parse_channel(s, "n0nce123");
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0].data, "6.1.0\n");
+  EXPECT_EQ(c.records[1].data, "{\"a\":\n\"b\"}\n");
+  EXPECT_TRUE(c.done);
+  EXPECT_TRUE(c.problems.empty());
+}
+
+TEST(Channel, ContentCannotForgeHeadersOrDone) {
+  // The record's content holds a forged DONE and a forged header; length framing skips them.
+  std::string body = "@@ISOLAB DONE n0nce123\n@@ISOLAB REC n0nce123 x 0 1\nz";
+  std::string s = "@@ISOLAB REC n0nce123 out 0 " + std::to_string(body.size()) + "\n" + body + "\n";
+  ChannelContents c = parse_channel(s, "n0nce123");
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_EQ(c.records[0].data, body);
+  EXPECT_FALSE(c.done);
+}
+
+TEST(Channel, ForeignNonceAndTruncation) {
+  std::string s = "@@ISOLAB DONE other\n@@ISOLAB REC n0nce123 big 3 100\nonly a few bytes";
+  ChannelContents c = parse_channel(s, "n0nce123");
+  EXPECT_FALSE(c.done);
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_TRUE(c.records[0].truncated);
+  EXPECT_EQ(c.records[0].rc, 3);
+  EXPECT_TRUE(c.as_map().empty());  // truncated records are not facts
+}
+
+TEST(Channel, BinaryJunkNeverCrashes) {
+  std::string junk;
+  for (int i = 0; i < 100000; ++i) junk += static_cast<char>((i * 7919) & 0xff);
+  junk += "@@ISOLAB REC n0nce123 a 0 99999999999999\n@@ISOLAB REC n0nce123 b x y\n@@ISOLAB ";
+  ChannelContents c = parse_channel(junk, "n0nce123");
+  EXPECT_TRUE(c.records.empty());
+  EXPECT_FALSE(c.problems.empty());
+}
+
+TEST(Plan, InitSendsFactsRunsStepsAndPowersOff) {
+  GuestPlan p;
+  p.nonce = "abcdef123456";
+  p.vcpus = 8;
+  p.expect_isolated = "5-7";
+  p.expect_nohz_full = "5-7";
+  p.busy_cpus = "5-7";
+  p.steps.push_back({"lat", "cyclictest -q", {{"json", "cyclictest.json"}}, 40, "5-7"});
+  auto files = render_plan_files(p);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].first, "/init");
+  const std::string& init = files[0].second;
+  EXPECT_NE(init.find("NONCE=abcdef123456"), std::string::npos);
+  EXPECT_NE(init.find("rec uname_r"), std::string::npos);
+  EXPECT_NE(init.find("timeout -s KILL 40 sh /isolab/steps/lat.sh"), std::string::npos);
+  EXPECT_NE(init.find("rec lat.json $rc cyclictest.json"), std::string::npos);
+  EXPECT_NE(init.find("poweroff -f"), std::string::npos);
+  EXPECT_NE(init.find("expected '5-7'"), std::string::npos);
+  EXPECT_EQ(files[1].first, "/isolab/steps/lat.sh");
+}
+
+TEST(Plan, RejectsUnsafeNames) {
+  GuestPlan p;
+  p.nonce = "abcdef123456";
+  p.steps.push_back({"a;reboot", "true", {}, 10, ""});
+  EXPECT_THROW(render_plan_files(p), std::exception);
+  GuestPlan q;
+  q.nonce = "abc def 1234";
+  EXPECT_THROW(render_plan_files(q), std::exception);
+}
+
+TEST(Plan, ShQuote) { EXPECT_EQ(sh_quote("it's"), "'it'\\''s'"); }
+
+}  // namespace
+}  // namespace isolab

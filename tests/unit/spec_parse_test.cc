@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "base/error.h"
+#include "spec/spec.h"
+
+namespace isolab {
+namespace {
+
+using nlohmann::json;
+
+json minimal() {
+  return json::parse(R"({
+    "name": "t",
+    "variants": [{"name": "a"}, {"name": "b"}],
+    "guest": {"cmdline": "nohz_full=1", "vcpus": 2},
+    "workloads": [{"name": "lat", "tool": "cyclictest", "duration_s": 3}]
+  })");
+}
+
+std::string pointer_of(const json& doc) {
+  try {
+    parse_spec(doc, ISOLAB_SOURCE_DIR);
+  } catch (const SpecError& e) {
+    return e.pointer();
+  }
+  return "(no error)";
+}
+
+TEST(Spec, MinimalParsesWithDefaults) {
+  Spec s = parse_spec(minimal(), ISOLAB_SOURCE_DIR);
+  EXPECT_EQ(s.name, "t");
+  ASSERT_EQ(s.variants.size(), 2u);
+  EXPECT_EQ(s.repetitions, 3);
+  EXPECT_EQ(s.source.kind, KernelSourceSpec::Kind::tarball);
+  EXPECT_EQ(s.workloads[0].cpus, "isolated");
+  EXPECT_EQ(s.workloads[0].duration_s, 3);
+}
+
+TEST(Spec, BadFieldsNameTheirJsonPointer) {
+  json d = minimal();
+  d["variants"][1]["name"] = "bad name!";
+  EXPECT_EQ(pointer_of(d), "/variants/1/name");
+
+  d = minimal();
+  d["workloads"][0]["duration_s"] = "ten";
+  EXPECT_EQ(pointer_of(d), "/workloads/0/duration_s");
+
+  d = minimal();
+  d["workloads"][0]["tool"] = "fio";
+  EXPECT_EQ(pointer_of(d), "/workloads/0/tool");
+
+  d = minimal();
+  d["variants"][0]["patches"] = {"does/not/exist.patch"};
+  EXPECT_EQ(pointer_of(d), "/variants/0/patches/0");
+
+  d = minimal();
+  d["guest"]["vcpus"] = 1000;
+  EXPECT_EQ(pointer_of(d), "/guest/vcpus");
+
+  d = minimal();
+  d["repetitons"] = 3;  // typo
+  EXPECT_EQ(pointer_of(d), "/repetitons");
+
+  d = minimal();
+  d["variants"].push_back({{"name", "a"}});
+  EXPECT_EQ(pointer_of(d), "/variants/2/name");
+
+  d = minimal();
+  d["workloads"][0]["load"] = {{"tool", "cyclictest"}};
+  EXPECT_EQ(pointer_of(d), "/workloads/0/load/tool");
+
+  d = minimal();
+  d["kernel"] = {{"source", {{"git", "-upload-pack=evil"}}}};
+  EXPECT_EQ(pointer_of(d), "/kernel/source/git");
+
+  d = minimal();
+  d.erase("workloads");
+  EXPECT_EQ(pointer_of(d), "/workloads");
+}
+
+TEST(Spec, PatchDirectoryUsesSeriesFile) {
+  json d = minimal();
+  d["variants"][1]["patches"] = {"patches/vmstat-nohz"};
+  Spec s = parse_spec(d, ISOLAB_SOURCE_DIR);
+  ASSERT_FALSE(s.variants[1].patches.empty());
+  for (const auto& p : s.variants[1].patches) EXPECT_EQ(p.extension(), ".patch");
+}
+
+TEST(Spec, ExampleSpecParses) {
+  Spec s = load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/vmstat-nohz.json");
+  EXPECT_EQ(s.variants.size(), 2u);
+  EXPECT_EQ(s.vcpus, 8);
+  ASSERT_TRUE(s.workloads[0].load.has_value());
+  EXPECT_EQ(s.workloads[0].load->front().duration_s, 20);
+}
+
+TEST(Spec, InvalidJsonNamesFileAndByte) {
+  std::string p = ::testing::TempDir() + "/bad.json";
+  std::ofstream(p) << "{\"name\": \"x\",,}";
+  try {
+    load_spec_file(p);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("byte"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace isolab

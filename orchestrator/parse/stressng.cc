@@ -1,0 +1,525 @@
+#include "parse/stressng.h"
+
+#include <cmath>
+
+#include "base/error.h"
+#include "parse/text_util.h"
+
+namespace isolab {
+
+using nlohmann::json;
+using parse_detail::quote;
+using parse_detail::split_lines;
+using parse_detail::split_ws;
+using parse_detail::to_double;
+using parse_detail::trim;
+
+namespace {
+
+constexpr std::size_t kMaxBytes = 64u << 20;
+constexpr int kMaxDepth = 64;
+
+// ---------------------------------------------------------------------------------------------
+// YAML subset reader.
+
+struct YLine {
+  std::size_t indent;
+  std::string_view content;
+  std::size_t line_no;
+};
+
+[[noreturn]] void yaml_fail(std::size_t line_no, const std::string& why, std::string_view text) {
+  throw Error("stress-ng yaml: line " + std::to_string(line_no) + ": " + why + ": " + quote(text));
+}
+
+std::string unquote_scalar(std::string_view s, std::size_t line_no) {
+  s = trim(s);
+  if (s.empty()) return "";
+  if (s.front() == '\'') {
+    if (s.size() < 2 || s.back() != '\'')
+      yaml_fail(line_no, "unterminated single-quoted scalar", s);
+    std::string out;
+    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
+      out.push_back(s[i]);
+      if (s[i] == '\'' && i + 2 < s.size() && s[i + 1] == '\'') ++i;
+    }
+    return out;
+  }
+  if (s.front() == '"') {
+    if (s.size() < 2 || s.back() != '"') yaml_fail(line_no, "unterminated double-quoted scalar", s);
+    std::string out;
+    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
+      if (s[i] == '\\' && i + 2 < s.size()) {
+        char e = s[++i];
+        out.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
+      } else {
+        out.push_back(s[i]);
+      }
+    }
+    return out;
+  }
+  // Plain scalar: " #" starts a comment.
+  std::size_t hash = s.find(" #");
+  if (hash != std::string_view::npos) s = trim(s.substr(0, hash));
+  return std::string(s);
+}
+
+// Position of the ':' that ends a mapping key (followed by a blank or the end), outside quotes;
+// npos if the text is not "key: ...".
+std::size_t key_colon(std::string_view s) {
+  char q = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (q) {
+      if (c == q) q = 0;
+      continue;
+    }
+    if ((c == '\'' || c == '"') && i == 0) {
+      q = c;
+      continue;
+    }
+    if (c == ':' && (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\t')) return i;
+  }
+  return std::string_view::npos;
+}
+
+class FlowParser {
+ public:
+  FlowParser(std::string_view s, std::size_t line_no) : s_(s), line_no_(line_no) {}
+  json parse_all() {
+    json v = value(0);
+    ws();
+    if (i_ != s_.size()) fail("unexpected text after a flow collection");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) {
+    std::size_t from = i_ > 40 ? i_ - 40 : 0;
+    yaml_fail(line_no_, why + " at column " + std::to_string(i_ + 1), s_.substr(from, 100));
+  }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+  std::string scalar(bool is_key) {
+    ws();
+    if (i_ < s_.size() && (s_[i_] == '\'' || s_[i_] == '"')) {
+      char q = s_[i_];
+      std::size_t start = i_++;
+      while (i_ < s_.size()) {
+        if (s_[i_] == q) {
+          if (q == '\'' && i_ + 1 < s_.size() && s_[i_ + 1] == '\'') {
+            i_ += 2;
+            continue;
+          }
+          break;
+        }
+        if (q == '"' && s_[i_] == '\\') ++i_;
+        ++i_;
+      }
+      if (i_ >= s_.size()) fail("unterminated quoted scalar");
+      ++i_;
+      return unquote_scalar(s_.substr(start, i_ - start), line_no_);
+    }
+    std::size_t start = i_;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == ',' || c == ']' || c == '}' || c == '[' || c == '{') break;
+      if (is_key && c == ':' && (i_ + 1 == s_.size() || s_[i_ + 1] == ' ')) break;
+      ++i_;
+    }
+    return std::string(trim(s_.substr(start, i_ - start)));
+  }
+  json value(int depth) {
+    if (depth > kMaxDepth) fail("collections nested too deeply");
+    ws();
+    if (i_ >= s_.size()) fail("missing value");
+    if (s_[i_] == '[') {
+      ++i_;
+      json arr = json::array();
+      ws();
+      if (i_ < s_.size() && s_[i_] == ']') {
+        ++i_;
+        return arr;
+      }
+      while (true) {
+        arr.push_back(value(depth + 1));
+        ws();
+        if (i_ < s_.size() && s_[i_] == ',') {
+          ++i_;
+          ws();
+          if (i_ < s_.size() && s_[i_] == ']') {  // trailing comma
+            ++i_;
+            return arr;
+          }
+          continue;
+        }
+        if (i_ < s_.size() && s_[i_] == ']') {
+          ++i_;
+          return arr;
+        }
+        fail("expected ',' or ']'");
+      }
+    }
+    if (s_[i_] == '{') {
+      ++i_;
+      json obj = json::object();
+      ws();
+      if (i_ < s_.size() && s_[i_] == '}') {
+        ++i_;
+        return obj;
+      }
+      while (true) {
+        std::string key = scalar(true);
+        ws();
+        if (i_ >= s_.size() || s_[i_] != ':') fail("expected ':' after key \"" + key + "\"");
+        ++i_;
+        obj[key] = value(depth + 1);
+        ws();
+        if (i_ < s_.size() && s_[i_] == ',') {
+          ++i_;
+          ws();
+          if (i_ < s_.size() && s_[i_] == '}') {
+            ++i_;
+            return obj;
+          }
+          continue;
+        }
+        if (i_ < s_.size() && s_[i_] == '}') {
+          ++i_;
+          return obj;
+        }
+        fail("expected ',' or '}'");
+      }
+    }
+    return json(scalar(false));
+  }
+
+  std::string_view s_;
+  std::size_t line_no_;
+  std::size_t i_ = 0;
+};
+
+class BlockParser {
+ public:
+  explicit BlockParser(std::vector<YLine> lines) : lines_(std::move(lines)) {}
+  json parse_document() {
+    if (lines_.empty()) return json(nullptr);
+    json v = node(lines_[0].indent, 0);
+    if (pos_ < lines_.size())
+      yaml_fail(lines_[pos_].line_no, "unexpected indentation", lines_[pos_].content);
+    return v;
+  }
+
+ private:
+  static bool is_dash(std::string_view c) { return c == "-" || c.substr(0, 2) == "- "; }
+
+  json node(std::size_t indent, int depth) {
+    if (depth > kMaxDepth)
+      yaml_fail(lines_[pos_].line_no, "nested too deeply", lines_[pos_].content);
+    const YLine& l = lines_[pos_];
+    if (is_dash(l.content)) return sequence(indent, depth);
+    if (key_colon(l.content) == std::string_view::npos) {
+      // A lone scalar or flow collection.
+      ++pos_;
+      return inline_value(l.content, l.line_no);
+    }
+    return mapping(indent, depth);
+  }
+
+  json inline_value(std::string_view rest, std::size_t line_no) {
+    rest = trim(rest);
+    if (!rest.empty() && (rest.front() == '[' || rest.front() == '{')) {
+      // A flow collection may continue on the following lines until its brackets balance.
+      std::string text(rest);
+      while (!balanced(text) && pos_ < lines_.size()) {
+        text += ' ';
+        text += lines_[pos_].content;
+        ++pos_;
+      }
+      return FlowParser(text, line_no).parse_all();
+    }
+    return json(unquote_scalar(rest, line_no));
+  }
+
+  static bool balanced(std::string_view t) {
+    int d = 0;
+    char q = 0;
+    for (char c : t) {
+      if (q) {
+        if (c == q) q = 0;
+      } else if (c == '\'' || c == '"') {
+        q = c;
+      } else if (c == '[' || c == '{') {
+        ++d;
+      } else if (c == ']' || c == '}') {
+        --d;
+      }
+    }
+    return d <= 0;
+  }
+
+  json mapping(std::size_t indent, int depth) {
+    json obj = json::object();
+    while (pos_ < lines_.size() && lines_[pos_].indent == indent &&
+           !is_dash(lines_[pos_].content)) {
+      const YLine l = lines_[pos_];
+      std::size_t colon = key_colon(l.content);
+      if (colon == std::string_view::npos)
+        yaml_fail(l.line_no, "expected \"key: value\"", l.content);
+      std::string key = unquote_scalar(l.content.substr(0, colon), l.line_no);
+      std::string_view rest = trim(l.content.substr(colon + 1));
+      ++pos_;
+      if (!rest.empty()) {
+        obj[key] = inline_value(rest, l.line_no);
+      } else if (pos_ < lines_.size() && lines_[pos_].indent > indent) {
+        obj[key] = node(lines_[pos_].indent, depth + 1);
+      } else if (pos_ < lines_.size() && lines_[pos_].indent == indent &&
+                 is_dash(lines_[pos_].content)) {
+        obj[key] = sequence(indent, depth + 1);  // "key:\n- item" at the same indentation
+      } else {
+        obj[key] = nullptr;
+      }
+    }
+    if (pos_ < lines_.size() && lines_[pos_].indent > indent)
+      yaml_fail(lines_[pos_].line_no, "unexpected indentation", lines_[pos_].content);
+    return obj;
+  }
+
+  json sequence(std::size_t indent, int depth) {
+    json arr = json::array();
+    while (pos_ < lines_.size() && lines_[pos_].indent == indent && is_dash(lines_[pos_].content)) {
+      YLine& l = lines_[pos_];
+      std::string_view after = l.content.substr(1);
+      std::size_t blanks = 0;
+      while (blanks < after.size() && after[blanks] == ' ') ++blanks;
+      after.remove_prefix(blanks);
+      if (after.empty()) {
+        ++pos_;
+        if (pos_ < lines_.size() && lines_[pos_].indent > indent)
+          arr.push_back(node(lines_[pos_].indent, depth + 1));
+        else
+          arr.push_back(nullptr);
+        continue;
+      }
+      // "- key: value": the item's content starts a node at the column after the dash.
+      l.indent = indent + 1 + blanks;
+      l.content = after;
+      arr.push_back(node(l.indent, depth + 1));
+    }
+    return arr;
+  }
+
+  std::vector<YLine> lines_;
+  std::size_t pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+std::optional<double> number_field(const json& obj, const std::string& key,
+                                   const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    if (auto v = to_double(it->get<std::string>())) return v;
+  }
+  throw Error("stress-ng yaml: \"" + where + "/" + key + "\" is not a number: " +
+              quote(it->dump(-1, ' ', false, json::error_handler_t::replace), 80));
+}
+
+void apply_not_accounted(StressngStressor& s, std::vector<std::string>& notes) {
+  if (s.bogo_ops_per_s_usr_sys && *s.bogo_ops_per_s_usr_sys == 0) {
+    bool no_cpu_time = s.user_s && s.system_s && *s.user_s + *s.system_s == 0;
+    bool ops_done = s.bogo_ops && *s.bogo_ops > 0;
+    if (no_cpu_time || ops_done) {
+      s.bogo_ops_per_s_usr_sys.reset();
+      notes.push_back(s.stressor + ": usr+sys bogo ops/s is 0 with " +
+                      (no_cpu_time ? std::string("no user+system time accounted")
+                                   : std::string("bogo ops done")) +
+                      ": not accounted, stored as missing");
+    }
+  }
+  if (s.bogo_ops_per_s_real && *s.bogo_ops_per_s_real == 0 && s.wall_clock_s &&
+      *s.wall_clock_s == 0) {
+    s.bogo_ops_per_s_real.reset();
+    notes.push_back(s.stressor +
+                    ": real-time bogo ops/s is 0 with 0 wall-clock time: stored as missing");
+  }
+}
+
+}  // namespace
+
+std::optional<int> StressngTimes::cpus() const {
+  if (!run_time_s || !available_cpu_s || *run_time_s <= 0) return std::nullopt;
+  return static_cast<int>(std::lround(*available_cpu_s / *run_time_s));
+}
+
+json parse_yaml_subset(std::string_view text) {
+  if (text.size() > kMaxBytes)
+    throw Error("stress-ng yaml: " + std::to_string(text.size()) +
+                " bytes is more than the 64 MiB limit");
+  std::vector<YLine> lines;
+  bool started = false;
+  auto raw = split_lines(text);
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    std::string_view l = raw[i];
+    std::size_t indent = 0;
+    while (indent < l.size() && l[indent] == ' ') ++indent;
+    std::string_view content = trim(l.substr(indent));
+    if (content.empty() || content.front() == '#') continue;
+    if (indent < l.size() && l[indent] == '\t') yaml_fail(i + 1, "tab used for indentation", l);
+    if (indent == 0 && (content == "---" || content.substr(0, 4) == "--- ")) {
+      if (started || !lines.empty()) break;  // a second document: not read
+      started = true;
+      continue;
+    }
+    if (indent == 0 && content == "...") break;
+    lines.push_back({indent, content, i + 1});
+  }
+  return BlockParser(std::move(lines)).parse_document();
+}
+
+StressngResult parse_stressng_yaml(std::string_view text) {
+  json doc = parse_yaml_subset(text);
+  StressngResult r;
+  r.format = "yaml";
+  if (!doc.is_object())
+    throw Error("stress-ng yaml: the document is not a mapping: " + quote(text, 200));
+  if (auto si = doc.find("system-info"); si != doc.end() && si->is_object()) {
+    if (auto v = si->find("stress-ng-version"); v != si->end() && v->is_string())
+      r.version = v->get<std::string>();
+  }
+  auto metrics = doc.find("metrics");
+  if (metrics == doc.end() || !metrics->is_array())
+    throw Error("stress-ng yaml: no \"metrics\" list (was --metrics or --metrics-brief given?): " +
+                quote(text, 200));
+  static const std::map<std::string, std::optional<double> StressngStressor::*> known = {
+      {"bogo-ops", &StressngStressor::bogo_ops},
+      {"bogo-ops-per-second-real-time", &StressngStressor::bogo_ops_per_s_real},
+      {"bogo-ops-per-second-usr-sys-time", &StressngStressor::bogo_ops_per_s_usr_sys},
+      {"wall-clock-time", &StressngStressor::wall_clock_s},
+      {"user-time", &StressngStressor::user_s},
+      {"system-time", &StressngStressor::system_s},
+      {"cpu-usage-per-instance", &StressngStressor::cpu_usage_per_instance_pct},
+      {"max-rss", &StressngStressor::max_rss_kb}};
+  for (std::size_t i = 0; i < metrics->size(); ++i) {
+    const json& m = (*metrics)[i];
+    const std::string where = "metrics/" + std::to_string(i);
+    if (!m.is_object()) throw Error("stress-ng yaml: \"" + where + "\" is not a mapping");
+    auto name = m.find("stressor");
+    if (name == m.end() || !name->is_string() || name->get<std::string>().empty())
+      throw Error("stress-ng yaml: \"" + where + "\" has no \"stressor\"");
+    StressngStressor s;
+    s.stressor = name->get<std::string>();
+    for (const auto& [key, value] : m.items()) {
+      if (key == "stressor") continue;
+      if (auto k = known.find(key); k != known.end()) {
+        s.*(k->second) = number_field(m, key, where);
+      } else if (value.is_string()) {
+        if (auto v = to_double(value.get<std::string>())) s.extra[key] = *v;
+      }
+    }
+    apply_not_accounted(s, r.notes);
+    r.stressors.push_back(std::move(s));
+  }
+  if (auto t = doc.find("times"); t != doc.end() && t->is_object()) {
+    StressngTimes times;
+    times.run_time_s = number_field(*t, "run-time", "times");
+    times.available_cpu_s = number_field(*t, "available-cpu-time", "times");
+    times.user_s = number_field(*t, "user-time", "times");
+    times.system_s = number_field(*t, "system-time", "times");
+    times.total_s = number_field(*t, "total-time", "times");
+    r.times = times;
+  }
+  if (r.stressors.empty()) r.notes.push_back("the metrics list is empty");
+  return r;
+}
+
+StressngResult parse_stressng_text(std::string_view text) {
+  if (text.size() > kMaxBytes)
+    throw Error("stress-ng text: " + std::to_string(text.size()) +
+                " bytes is more than the 64 MiB limit");
+  StressngResult r;
+  r.format = "text";
+  StressngTimes times;
+  bool have_times = false;
+  auto seconds = [](std::string_view tok) -> std::optional<double> {
+    if (tok.empty() || tok.back() != 's') return std::nullopt;
+    return to_double(tok.substr(0, tok.size() - 1));
+  };
+  for (std::string_view line : split_lines(text)) {
+    std::string_view s = trim(line);
+    if (s.substr(0, 10) == "stress-ng:") {
+      s = trim(s.substr(10));
+      std::size_t colon = s.find(':');  // level: info, metrc, warn, fail, ...
+      if (colon != std::string_view::npos && colon < 8) s = trim(s.substr(colon + 1));
+      if (!s.empty() && s.front() == '[') {
+        std::size_t close = s.find(']');
+        if (close != std::string_view::npos) s = trim(s.substr(close + 1));
+      }
+    }
+    auto tok = split_ws(s);
+    if (tok.empty()) continue;
+    // --times block.
+    if (tok.size() == 5 && tok[0] == "for" && tok[1] == "a" && tok[3] == "run" &&
+        tok[4] == "time:") {
+      if ((times.run_time_s = seconds(tok[2]))) have_times = true;
+      continue;
+    }
+    if (tok.size() >= 3 && seconds(tok[0])) {
+      std::string what = std::string(tok[1]) + " " + std::string(tok[2]);
+      if (what == "available CPU") times.available_cpu_s = seconds(tok[0]);
+      if (what == "user time") times.user_s = seconds(tok[0]);
+      if (what == "system time") times.system_s = seconds(tok[0]);
+      if (what == "total time") times.total_s = seconds(tok[0]);
+      continue;
+    }
+    // Stressor rows: a name and 6 to 8 numbers.
+    if (tok.size() < 7 || tok.size() > 9 || to_double(tok[0])) continue;
+    std::vector<double> nums;
+    for (std::size_t i = 1; i < tok.size(); ++i) {
+      auto v = to_double(tok[i]);
+      if (!v) break;
+      nums.push_back(*v);
+    }
+    if (nums.size() + 1 != tok.size()) continue;
+    StressngStressor st;
+    st.stressor = std::string(tok[0]);
+    st.bogo_ops = nums[0];
+    st.wall_clock_s = nums[1];
+    st.user_s = nums[2];
+    st.system_s = nums[3];
+    st.bogo_ops_per_s_real = nums[4];
+    st.bogo_ops_per_s_usr_sys = nums[5];
+    if (nums.size() > 6) st.cpu_usage_per_instance_pct = nums[6];
+    if (nums.size() > 7) st.max_rss_kb = nums[7];
+    apply_not_accounted(st, r.notes);
+    r.stressors.push_back(std::move(st));
+  }
+  if (r.stressors.empty())
+    throw Error(
+        "stress-ng text: no stressor row (name, bogo ops, real/usr/sys time, two rates) in " +
+        quote(text, 300));
+  if (have_times) r.times = times;
+  return r;
+}
+
+Metrics stressng_metrics(const StressngResult& result, std::vector<std::string>* notes) {
+  Metrics m;
+  for (const auto& s : result.stressors) {
+    auto add = [&](const std::string& suffix, const char* unit, const std::optional<double>& v) {
+      const std::string name = s.stressor + "." + suffix;
+      if (!v || !add_metric_value(m, name, unit, false, "sum", *v)) {
+        if (notes && !m.count(name)) notes->push_back("stress-ng: " + name + ": no value");
+      }
+    };
+    add("bogo_ops", "count", s.bogo_ops);
+    add("bogo_ops_per_s_real", "bogo ops/s", s.bogo_ops_per_s_real);
+    add("bogo_ops_per_s_usr_sys", "bogo ops/s", s.bogo_ops_per_s_usr_sys);
+  }
+  return m;
+}
+
+}  // namespace isolab

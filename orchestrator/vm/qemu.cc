@@ -1,1 +1,161 @@
 #include "vm/qemu.h"
+
+#include <thread>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "vm/watch.h"
+
+namespace isolab {
+
+namespace fs = std::filesystem;
+
+const QemuArchQuirks& x86_64_quirks() {
+  static const QemuArchQuirks q{
+      .binary = "qemu-system-x86_64",
+      .machine = "q35,acpi=on",
+      .kvm_cpu = "host",
+      .tcg_cpu = "max",
+      .tcg_accel = "tcg,thread=multi",
+      .kvm_cpu_fallbacks = {"host", "host,-arch-capabilities", "qemu64"},
+      .console_tty = "ttyS0",
+      .result_tty = "ttyS1",
+  };
+  return q;
+}
+
+std::string qemu_escape_option_value(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    out += c;
+    if (c == ',') out += ',';
+  }
+  return out;
+}
+
+std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& arch) {
+  validate_vm_config(cfg);
+  std::string cpu = cfg.cpu_model.empty() ? (cfg.accel == Accel::kvm ? arch.kvm_cpu : arch.tcg_cpu)
+                                          : cfg.cpu_model;
+  std::vector<std::string> a = {
+      arch.binary,
+      "-name",
+      cfg.name,
+      "-machine",
+      arch.machine,
+      "-accel",
+      cfg.accel == Accel::kvm ? "kvm" : arch.tcg_accel,
+      "-cpu",
+      cpu,
+      "-smp",
+      std::to_string(cfg.vcpus),
+      "-m",
+      std::to_string(cfg.memory_mib),
+      // -nodefaults drops the default NIC, VGA, serial/parallel ports and monitor; the guest
+      // needs only the two serial ports added below (q35 keeps its built-in LPC/AHCI).
+      "-nodefaults",
+      "-no-user-config",
+      "-display",
+      "none",
+      "-monitor",
+      "none",
+      // File chardevs are opened with O_TRUNC by QEMU; the first -serial is ttyS0.
+      "-chardev",
+      "file,id=con,path=" + qemu_escape_option_value(cfg.console_log.string()),
+      "-serial",
+      "chardev:con",
+      "-chardev",
+      "file,id=res,path=" + qemu_escape_option_value(cfg.result_channel.string()),
+      "-serial",
+      "chardev:res",
+      "-kernel",
+      cfg.kernel.string(),
+  };
+  if (!cfg.initrd.empty()) {
+    a.push_back("-initrd");
+    a.push_back(cfg.initrd.string());
+  }
+  a.push_back("-append");
+  a.push_back(full_kernel_cmdline(cfg));
+  a.push_back("-no-reboot");
+  return a;
+}
+
+bool is_host_cpu_msr_error(std::string_view err) {
+  return err.find("failed to set MSR") != std::string_view::npos ||
+         err.find("kvm_buf_set_msrs") != std::string_view::npos;
+}
+
+namespace {
+
+std::string log_tail(const fs::path& p) {
+  std::string s;
+  try {
+    s = read_file(p, 1 << 20);
+  } catch (const std::exception&) {
+    return {};
+  }
+  // Keep the end: QEMU's last words are what explains its exit.
+  if (s.size() > 2000) s = s.substr(s.size() - 2000);
+  return sanitize_excerpt(s, 2000);
+}
+
+}  // namespace
+
+VmOutcome QemuBackend::run(const VmConfig& cfg) {
+  auto argv = qemu_argv(cfg);  // validates
+  prepare_output_files(cfg);
+  const fs::path qlog = effective_qemu_log(cfg);
+
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.stdout_path = qlog;
+  spec.stderr_to_stdout = true;
+
+  VmOutcome out;
+  out.accel = cfg.accel;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  ConsoleProgress progress;
+  std::unique_ptr<Process> proc = runner_.start(spec);  // its destructor kills the group
+  for (;;) {
+    std::optional<ProcessResult> r = proc->wait_for(poll_);
+    double now = elapsed();
+    observe_console(progress, file_size_or_zero(cfg.console_log), now);
+    if (r) {
+      out.seconds = now;
+      out.seconds_to_first_output = progress.first_output;
+      out.qemu_stderr_excerpt = log_tail(qlog);
+      if (!r->start_error.empty()) {
+        out.end = VmOutcome::qemu_failed;
+        out.detail = "QEMU " + r->describe();
+      } else if (r->term_signal == 0 && r->exit_code == 0) {
+        out.end = VmOutcome::powered_off;
+        out.qemu_exit_code = 0;
+        out.detail = "QEMU exited 0 (guest powered off, rebooted or panicked)";
+      } else {
+        out.qemu_exit_code = r->term_signal == 0 ? r->exit_code : -1;
+        out.end = is_host_cpu_msr_error(out.qemu_stderr_excerpt) ? VmOutcome::host_cpu_msr_error
+                                                                 : VmOutcome::qemu_failed;
+        out.detail = "QEMU " + r->describe() +
+                     (out.end == VmOutcome::host_cpu_msr_error
+                          ? " on a KVM MSR write: host CPU-model problem, not the kernel's"
+                          : "");
+      }
+      return out;
+    }
+    if (auto e = expired_timeout(cfg, progress, now)) {
+      proc->terminate(std::chrono::seconds(2));
+      out.end = *e;
+      out.seconds = elapsed();
+      out.seconds_to_first_output = progress.first_output;
+      out.qemu_stderr_excerpt = log_tail(qlog);
+      out.detail = describe_timeout(*e, cfg, progress);
+      return out;
+    }
+  }
+}
+
+}  // namespace isolab

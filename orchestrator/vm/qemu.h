@@ -1,1 +1,70 @@
+// QEMU direct kernel boot: the argv (pure), the per-architecture quirks, and the QEMU backend.
 #pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sys/process.h"
+#include "vm/vm.h"
+
+namespace isolab {
+
+// Everything that differs per guest architecture lives here (only x86_64 so far).
+struct QemuArchQuirks {
+  std::string binary;  // "qemu-system-x86_64"
+  // -machine value. q35 with ACPI on: without ACPI (or an MP table) a guest sees only the boot
+  // CPU and "poweroff -f" halts instead of ending QEMU (case O5).
+  std::string machine;
+  std::string kvm_cpu;    // default -cpu under KVM: "host"
+  std::string tcg_cpu;    // default -cpu under TCG: "max" (every feature TCG emulates)
+  std::string tcg_accel;  // -accel value for TCG: "tcg,thread=multi" (one host thread per vCPU)
+  // -cpu models to try in order under KVM when QEMU aborts with "failed to set MSR" (case O1,
+  // asterinas issue 2980): host, host without the IA32_ARCH_CAPABILITIES MSR (0x10a), then a
+  // named model that exposes no such MSR.
+  std::vector<std::string> kvm_cpu_fallbacks;
+  // The guest devices of the two serial ports, in order: console, result channel.
+  std::string console_tty;  // "ttyS0"
+  std::string result_tty;   // "ttyS1"
+};
+
+const QemuArchQuirks& x86_64_quirks();
+
+// QEMU's option parser splits values at ',' and reads ",," as a literal comma; paths inside
+// -chardev path=... go through this. "a,b" -> "a,,b".
+std::string qemu_escape_option_value(std::string_view v);
+
+// The QEMU command line for cfg, as an argv vector (never a shell string). Pure. Shape:
+//   qemu-system-x86_64 -name <name> -machine q35,acpi=on -accel kvm | -accel tcg,thread=multi
+//   -cpu <effective_cpu_model> -smp <vcpus> -m <memory_mib> -nodefaults -no-user-config
+//   -display none -monitor none
+//   -chardev file,id=con,path=<console_log> -serial chardev:con        (guest ttyS0)
+//   -chardev file,id=res,path=<result_channel> -serial chardev:res     (guest ttyS1)
+//   -kernel <kernel> [-initrd <initrd>] -append <full_kernel_cmdline> -no-reboot
+// -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0.
+// Throws isolab::Error via validate_vm_config for an invalid cfg.
+std::vector<std::string> qemu_argv(const VmConfig& cfg,
+                                   const QemuArchQuirks& arch = x86_64_quirks());
+
+// True when QEMU's stderr shows the KVM MSR abort of case O1 ("failed to set MSR 0x10a ...",
+// kvm_buf_set_msrs assertion).
+bool is_host_cpu_msr_error(std::string_view qemu_stderr);
+
+// Runs QEMU as a child of the ProcessRunner (own process group), polls the console size every
+// poll interval, enforces the VmConfig timeouts by terminating the group, and reports. The
+// result channel and the console are left in their files for the caller. On every exit path
+// (return, exception, destruction of the runner's Process) the QEMU group is killed.
+class QemuBackend : public VmBackend {
+ public:
+  explicit QemuBackend(ProcessRunner& runner,
+                       std::chrono::milliseconds poll = std::chrono::milliseconds(100))
+      : runner_(runner), poll_(poll) {}
+  VmOutcome run(const VmConfig& cfg) override;
+  std::string name() const override { return "qemu"; }
+
+ private:
+  ProcessRunner& runner_;
+  std::chrono::milliseconds poll_;
+};
+
+}  // namespace isolab

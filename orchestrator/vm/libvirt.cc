@@ -1,0 +1,257 @@
+#include "vm/libvirt.h"
+
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "vm/qemu.h"
+#include "vm/watch.h"
+
+#ifdef ISOLAB_HAVE_LIBVIRT
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#endif
+
+namespace isolab {
+
+namespace fs = std::filesystem;
+
+std::string xml_escape(std::string_view v, std::string_view field) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          throw Error("libvirt XML: " + std::string(field) + ": control byte " +
+                      std::to_string(static_cast<int>(c)) + " cannot be written in XML");
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string libvirt_cpu_xml(const std::string& model) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    auto comma = model.find(',', start);
+    parts.push_back(model.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::string features;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& f = parts[i];
+    if (f.size() < 2 || (f[0] != '+' && f[0] != '-'))
+      throw Error("cpu model '" + model + "': feature '" + f + "' is not +name or -name");
+    features += std::string("<feature policy='") + (f[0] == '+' ? "require" : "disable") +
+                "' name='" + xml_escape(f.substr(1), "cpu_model") + "'/>";
+  }
+  const std::string& base = parts[0];
+  if (base.empty()) throw Error("cpu model '" + model + "': empty model name");
+  if (base == "host") {
+    return features.empty() ? "<cpu mode='host-passthrough'/>"
+                            : "<cpu mode='host-passthrough'>" + features + "</cpu>";
+  }
+  if (base == "max")
+    return features.empty() ? "<cpu mode='maximum'/>"
+                            : "<cpu mode='maximum'>" + features + "</cpu>";
+  return "<cpu mode='custom' match='exact'><model fallback='allow'>" +
+         xml_escape(base, "cpu_model") + "</model>" + features + "</cpu>";
+}
+
+std::string libvirt_domain_xml(const VmConfig& cfg) {
+  validate_vm_config(cfg);
+  std::string x;
+  x += std::string("<domain type='") + (cfg.accel == Accel::kvm ? "kvm" : "qemu") + "'>\n";
+  x += "  <name>" + xml_escape(cfg.name, "name") + "</name>\n";
+  x += "  <memory unit='MiB'>" + std::to_string(cfg.memory_mib) + "</memory>\n";
+  x += "  <vcpu placement='static'>" + std::to_string(cfg.vcpus) + "</vcpu>\n";
+  x += "  <os>\n";
+  x += "    <type arch='x86_64' machine='q35'>hvm</type>\n";
+  x += "    <kernel>" + xml_escape(cfg.kernel.string(), "kernel") + "</kernel>\n";
+  if (!cfg.initrd.empty())
+    x += "    <initrd>" + xml_escape(cfg.initrd.string(), "initrd") + "</initrd>\n";
+  x += "    <cmdline>" + xml_escape(full_kernel_cmdline(cfg), "cmdline") + "</cmdline>\n";
+  x += "  </os>\n";
+  // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on power-off (case O5).
+  x += "  <features><acpi/></features>\n";
+  x += "  " + libvirt_cpu_xml(effective_cpu_model(cfg)) + "\n";
+  x += "  <clock offset='utc'/>\n";
+  // A transient domain disappears when destroyed; reboot (panic=-1) ends it too (case O3).
+  x += "  <on_poweroff>destroy</on_poweroff>\n";
+  x += "  <on_reboot>destroy</on_reboot>\n";
+  x += "  <on_crash>destroy</on_crash>\n";
+  x += "  <devices>\n";
+  x += "    <serial type='file'><source path='" +
+       xml_escape(cfg.console_log.string(), "console_log") + "'/><target port='0'/></serial>\n";
+  x += "    <serial type='file'><source path='" +
+       xml_escape(cfg.result_channel.string(), "result_channel") +
+       "'/><target port='1'/></serial>\n";
+  x += "    <controller type='usb' model='none'/>\n";
+  x += "    <memballoon model='none'/>\n";
+  x += "  </devices>\n";
+  x += "</domain>\n";
+  return x;
+}
+
+#ifdef ISOLAB_HAVE_LIBVIRT
+
+namespace {
+
+// libvirt prints every error to stderr by default; we report them ourselves.
+void quiet_libvirt_errors(void*, virErrorPtr) {}
+
+std::string last_error() {
+  const char* m = virGetLastErrorMessage();
+  return m ? m : "unknown libvirt error";
+}
+
+[[noreturn]] void throw_libvirt(const std::string& op) {
+  throw Error("libvirt " + op + ": " + last_error());
+}
+
+struct ConnDeleter {
+  void operator()(virConnectPtr c) const { virConnectClose(c); }
+};
+using ConnHandle = std::unique_ptr<virConnect, ConnDeleter>;
+
+// Destroys the domain if it still runs, then frees the handle.
+struct DomainDeleter {
+  void operator()(virDomainPtr d) const {
+    if (virDomainIsActive(d) == 1) virDomainDestroy(d);
+    virDomainFree(d);
+  }
+};
+using DomainHandle = std::unique_ptr<virDomain, DomainDeleter>;
+
+ConnHandle open_connection(const std::string& uri) {
+  virSetErrorFunc(nullptr, quiet_libvirt_errors);
+  ConnHandle c(virConnectOpen(uri.c_str()));
+  if (!c) throw_libvirt("virConnectOpen(" + uri + ")");
+  return c;
+}
+
+std::string version_string(unsigned long v) {
+  return std::to_string(v / 1000000) + "." + std::to_string(v / 1000 % 1000) + "." +
+         std::to_string(v % 1000);
+}
+
+// The per-domain log libvirtd keeps (QEMU's stderr and libvirt's own lines).
+std::string domain_log_tail(const std::string& name) {
+  try {
+    std::string s = read_file("/var/log/libvirt/qemu/" + name + ".log", 4 << 20);
+    if (s.size() > 2000) s = s.substr(s.size() - 2000);
+    return sanitize_excerpt(s, 2000);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+LibvirtReach libvirt_reachability(const std::string& uri) {
+  LibvirtReach r;
+  try {
+    ConnHandle c = open_connection(uri);
+    unsigned long lib = 0, hv = 0;
+    if (virConnectGetLibVersion(c.get(), &lib) < 0) throw_libvirt("virConnectGetLibVersion");
+    if (virConnectGetVersion(c.get(), &hv) < 0) throw_libvirt("virConnectGetVersion");
+    r.ok = true;
+    r.detail = "libvirt " + version_string(lib) + ", hypervisor " + version_string(hv);
+  } catch (const std::exception& e) {
+    r.detail = e.what();
+  }
+  return r;
+}
+
+VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
+  const std::string xml = libvirt_domain_xml(cfg);  // validates
+  prepare_output_files(cfg);
+  ConnHandle conn = open_connection(uri_);
+
+  VmOutcome out;
+  out.accel = cfg.accel;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  DomainHandle dom(virDomainCreateXML(conn.get(), xml.c_str(), VIR_DOMAIN_NONE));
+  if (!dom) {
+    std::string msg = last_error();
+    out.seconds = elapsed();
+    out.qemu_stderr_excerpt = sanitize_excerpt(msg, 2000);
+    out.end = is_host_cpu_msr_error(msg) ? VmOutcome::host_cpu_msr_error : VmOutcome::qemu_failed;
+    out.detail = "libvirt virDomainCreateXML: " + sanitize_excerpt(msg, 500);
+    return out;
+  }
+  ConsoleProgress progress;
+  for (;;) {
+    std::this_thread::sleep_for(poll_);
+    double now = elapsed();
+    observe_console(progress, file_size_or_zero(cfg.console_log), now);
+    // A transient domain that ended is gone: IsActive returns 0, or -1 with "no domain".
+    int active = virDomainIsActive(dom.get());
+    if (active != 1) {
+      out.seconds = now;
+      out.seconds_to_first_output = progress.first_output;
+      out.qemu_stderr_excerpt = domain_log_tail(cfg.name);
+      // libvirt logs "shutting down, reason=shutdown" for a guest power-off; "crashed" or
+      // "failed" mean QEMU itself died.
+      const std::string& log = out.qemu_stderr_excerpt;
+      auto last = log.rfind("reason=");
+      std::string reason = last == std::string::npos
+                               ? ""
+                               : log.substr(last + 7, log.find_first_of(" \n", last) - last - 7);
+      if (reason == "crashed" || reason == "failed") {
+        out.end =
+            is_host_cpu_msr_error(log) ? VmOutcome::host_cpu_msr_error : VmOutcome::qemu_failed;
+        out.detail = "libvirt: domain ended, reason=" + reason;
+      } else {
+        out.end = VmOutcome::powered_off;
+        out.qemu_exit_code = 0;
+        out.detail = "libvirt: domain ended" + (reason.empty() ? "" : ", reason=" + reason);
+      }
+      return out;
+    }
+    if (auto e = expired_timeout(cfg, progress, now)) {
+      if (virDomainDestroy(dom.get()) < 0 && virDomainIsActive(dom.get()) == 1)
+        throw_libvirt("virDomainDestroy(" + cfg.name + ")");
+      out.end = *e;
+      out.seconds = elapsed();
+      out.seconds_to_first_output = progress.first_output;
+      out.qemu_stderr_excerpt = domain_log_tail(cfg.name);
+      out.detail = describe_timeout(*e, cfg, progress);
+      return out;
+    }
+  }
+}
+
+#else  // !ISOLAB_HAVE_LIBVIRT
+
+LibvirtReach libvirt_reachability(const std::string&) { return {false, "built without libvirt"}; }
+
+VmOutcome LibvirtBackend::run(const VmConfig&) {
+  throw Error("libvirt backend: isolab was built without libvirt (libvirt-dev not found)");
+}
+
+#endif
+
+}  // namespace isolab

@@ -1,0 +1,155 @@
+#include "vm/vm.h"
+
+#include <fstream>
+#include <system_error>
+
+#include "base/error.h"
+#include "vm/watch.h"
+
+namespace isolab {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(Accel a) { return a == Accel::kvm ? "kvm" : "tcg"; }
+
+std::string accel_name(Accel a) { return std::string(to_string(a)); }
+std::string vm_end_name(VmOutcome::End e) { return std::string(to_string(e)); }
+
+std::string_view to_string(AccelMode m) {
+  switch (m) {
+    case AccelMode::auto_:
+      return "auto";
+    case AccelMode::kvm:
+      return "kvm";
+    case AccelMode::tcg:
+      return "tcg";
+  }
+  return "?";
+}
+
+AccelMode parse_accel_mode(std::string_view s) {
+  if (s == "auto") return AccelMode::auto_;
+  if (s == "kvm") return AccelMode::kvm;
+  if (s == "tcg") return AccelMode::tcg;
+  throw Error("accelerator: expected auto, kvm or tcg, got '" + std::string(s) + "'");
+}
+
+std::string_view to_string(VmOutcome::End e) {
+  switch (e) {
+    case VmOutcome::powered_off:
+      return "powered_off";
+    case VmOutcome::wall_timeout:
+      return "wall_timeout";
+    case VmOutcome::silence_timeout:
+      return "silence_timeout";
+    case VmOutcome::boot_timeout:
+      return "boot_timeout";
+    case VmOutcome::qemu_failed:
+      return "qemu_failed";
+    case VmOutcome::host_cpu_msr_error:
+      return "host_cpu_msr_error";
+  }
+  return "?";
+}
+
+void validate_vm_config(const VmConfig& cfg) {
+  auto bad = [&](const std::string& field, const std::string& why) {
+    throw Error("vm config '" + cfg.name + "': " + field + ": " + why);
+  };
+  if (cfg.name.empty()) bad("name", "empty");
+  for (char c : cfg.name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) bad("name", "character '" + std::string(1, c) + "' not in [A-Za-z0-9._-]");
+  }
+  if (cfg.kernel.empty()) bad("kernel", "empty path");
+  if (cfg.vcpus < 1 || cfg.vcpus > 255)
+    bad("vcpus", std::to_string(cfg.vcpus) + " is outside 1..255");
+  if (cfg.memory_mib < 64) bad("memory_mib", std::to_string(cfg.memory_mib) + " is below 64");
+  if (cfg.console_log.empty()) bad("console_log", "empty path");
+  if (cfg.result_channel.empty()) bad("result_channel", "empty path");
+  if (cfg.wall_timeout.count() < 0 || cfg.silence_timeout.count() < 0 ||
+      cfg.boot_timeout.count() < 0)
+    bad("timeouts", "negative");
+}
+
+std::string full_kernel_cmdline(const VmConfig& cfg) {
+  const char* ws = " \t\r\n";
+  std::string s = cfg.cmdline;
+  auto b = s.find_first_not_of(ws);
+  s = b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
+  if (!s.empty()) s += ' ';
+  return s + "console=ttyS0 panic=-1";
+}
+
+std::string effective_cpu_model(const VmConfig& cfg) {
+  if (!cfg.cpu_model.empty()) return cfg.cpu_model;
+  return cfg.accel == Accel::kvm ? "host" : "max";
+}
+
+void observe_console(ConsoleProgress& p, std::uintmax_t size_now, double now) {
+  if (size_now > p.size) {
+    if (p.first_output < 0) p.first_output = now;
+    p.last_growth = now;
+    p.size = size_now;
+  }
+}
+
+std::optional<VmOutcome::End> expired_timeout(const VmConfig& cfg, const ConsoleProgress& p,
+                                              double now) {
+  auto secs = [](std::chrono::seconds s) { return static_cast<double>(s.count()); };
+  if (cfg.wall_timeout.count() > 0 && now >= secs(cfg.wall_timeout)) return VmOutcome::wall_timeout;
+  if (p.first_output < 0) {
+    if (cfg.boot_timeout.count() > 0 && now >= secs(cfg.boot_timeout))
+      return VmOutcome::boot_timeout;
+  } else if (cfg.silence_timeout.count() > 0 && now - p.last_growth >= secs(cfg.silence_timeout)) {
+    return VmOutcome::silence_timeout;
+  }
+  return std::nullopt;
+}
+
+std::string describe_timeout(VmOutcome::End e, const VmConfig& cfg, const ConsoleProgress& p) {
+  auto fmt = [](double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", d);
+    return std::string(buf);
+  };
+  switch (e) {
+    case VmOutcome::wall_timeout:
+      return "still running after the wall-clock limit of " +
+             std::to_string(cfg.wall_timeout.count()) + " s; stopped";
+    case VmOutcome::boot_timeout:
+      return "no console output within " + std::to_string(cfg.boot_timeout.count()) + " s; stopped";
+    case VmOutcome::silence_timeout:
+      return "console silent for " + std::to_string(cfg.silence_timeout.count()) +
+             " s (last output at " + fmt(p.last_growth) + " s, " + std::to_string(p.size) +
+             " bytes); stopped";
+    default:
+      return std::string(to_string(e));
+  }
+}
+
+std::uintmax_t file_size_or_zero(const fs::path& path) {
+  std::error_code ec;
+  auto n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+fs::path effective_qemu_log(const VmConfig& cfg) {
+  if (!cfg.qemu_log.empty()) return cfg.qemu_log;
+  fs::path p = cfg.console_log;
+  p += ".qemu.log";
+  return p;
+}
+
+void prepare_output_files(const VmConfig& cfg) {
+  for (const fs::path& p : {cfg.console_log, cfg.result_channel, effective_qemu_log(cfg)}) {
+    std::error_code ec;
+    if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+    fs::remove(p, ec);
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("vm '" + cfg.name + "': cannot create output file " + p.string());
+  }
+}
+
+}  // namespace isolab

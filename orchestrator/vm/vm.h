@@ -1,0 +1,94 @@
+// The VM-backend interface: one boot of a kernel + initramfs (direct kernel boot) with the
+// console and a separate result channel going to host files, ended by the guest powering off or
+// by a timeout. Backends: QemuBackend (vm/qemu.h) and LibvirtBackend (vm/libvirt.h).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace isolab {
+
+// How the guest's vCPUs execute: hardware virtualization or QEMU's software emulator.
+enum class Accel { kvm, tcg };
+// What the user asked for: auto_ probes KVM and falls back to TCG (vm/accel.h).
+enum class AccelMode { auto_, kvm, tcg, automatic = auto_ };
+
+// "kvm" / "tcg"; "auto" / "kvm" / "tcg".
+std::string_view to_string(Accel a);
+std::string_view to_string(AccelMode m);
+std::string accel_name(Accel a);  // the same as std::string
+// Parses "auto", "kvm" or "tcg"; throws isolab::Error naming the bad value otherwise.
+AccelMode parse_accel_mode(std::string_view s);
+
+// One boot. Paths are host paths; the output files are created (truncated) by the backend.
+struct VmConfig {
+  std::string name;              // unique per boot; becomes QEMU -name / libvirt domain name
+  std::filesystem::path kernel;  // bzImage
+  std::filesystem::path initrd;  // cpio (may be empty: no -initrd)
+  // The isolation part of the kernel command line. The backends append the orchestrator's own
+  // "console=ttyS0 panic=-1" (see full_kernel_cmdline), so the caller must not pass console=.
+  std::string cmdline;
+  int vcpus = 2;         // >= 1
+  int memory_mib = 512;  // >= 64
+  Accel accel = Accel::tcg;
+  // "" = the default per accelerator (kvm: "host", tcg: "max"); otherwise passed to -cpu as is
+  // (e.g. "host,-arch-capabilities" after case O1, or a named model such as "qemu64").
+  std::string cpu_model;
+  std::filesystem::path console_log;       // receives the guest's ttyS0 (kernel console)
+  std::filesystem::path result_channel;    // receives the guest's ttyS1 (results, raw bytes)
+  std::filesystem::path qemu_log;          // QEMU's stdout+stderr ("" = console_log + ".qemu.log")
+  std::chrono::seconds wall_timeout{600};  // whole boot; 0 = none
+  std::chrono::seconds silence_timeout{120};  // console did not grow this long -> stop; 0 = none
+  std::chrono::seconds boot_timeout{60};  // no console byte at all within this -> stop; 0 = none
+};
+
+// Throws isolab::Error naming the field when cfg cannot describe a boot (empty name or kernel,
+// vcpus < 1 or > 255, memory_mib < 64, empty console_log/result_channel, name with characters
+// outside [A-Za-z0-9._-]).
+void validate_vm_config(const VmConfig& cfg);
+
+// cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which
+// -no-reboot / on_crash=destroy turn into the end of the VM; case O3). Leading/trailing blanks
+// of cfg.cmdline are trimmed.
+std::string full_kernel_cmdline(const VmConfig& cfg);
+
+// The -cpu model actually used: cfg.cpu_model, or "host" (kvm) / "max" (tcg) when empty.
+std::string effective_cpu_model(const VmConfig& cfg);
+
+// How a boot ended. The backend does not read the console: a guest panic with panic=-1 ends in
+// powered_off too (QEMU exits 0; case O3); the caller classifies the console log.
+struct VmOutcome {
+  enum End {
+    powered_off,        // the VM ended by itself with status 0 (poweroff, reboot, panic)
+    wall_timeout,       // still running at wall_timeout; stopped
+    silence_timeout,    // console silent for silence_timeout after first output; stopped
+    boot_timeout,       // no console output within boot_timeout; stopped
+    qemu_failed,        // QEMU could not start or exited non-zero / by signal on its own
+    host_cpu_msr_error  // QEMU aborted on "failed to set MSR" (case O1): host CPU-model problem
+  };
+  End end = qemu_failed;
+  int qemu_exit_code = -1;              // -1 when QEMU was stopped by us or did not start
+  std::string qemu_stderr_excerpt;      // sanitized tail of the QEMU log (<= 2000 bytes)
+  double seconds = 0;                   // wall time from start to end
+  double seconds_to_first_output = -1;  // first console byte; -1 = never
+  Accel accel = Accel::tcg;
+  std::string detail;  // one line for humans: why it ended, which timeout, ...
+};
+
+// "powered_off", "wall_timeout", ... (the names above).
+std::string_view to_string(VmOutcome::End e);
+std::string vm_end_name(VmOutcome::End e);  // the same as std::string
+
+class VmBackend {
+ public:
+  virtual ~VmBackend() = default;
+  // Boots cfg and returns when the VM has ended; never leaves the VM running, also when it
+  // throws. Throws isolab::Error for an invalid cfg (validate_vm_config) or a backend that is
+  // unusable as a whole (libvirt unreachable); a guest or QEMU failure is a VmOutcome.
+  virtual VmOutcome run(const VmConfig& cfg) = 0;
+  virtual std::string name() const = 0;  // "qemu" / "libvirt"
+};
+
+}  // namespace isolab

@@ -87,6 +87,7 @@ class CpioWriter {
     archive_entry_set_gid(e.get(), 0);
     archive_entry_set_mtime(e.get(), 0, 0);  // reproducible images
     archive_entry_set_nlink(e.get(), type == AE_IFDIR ? 2 : 1);
+    archive_entry_set_size(e.get(), 0);
     if (rdev) archive_entry_set_rdev(e.get(), rdev);
     return e;
   }

@@ -6,6 +6,13 @@
 
 namespace isolab {
 
+std::string trace_event_boot_param() {
+  return "trace_event=irq:irq_handler_entry,irq:softirq_entry,workqueue:workqueue_execute_start,"
+         "timer:hrtimer_expire_entry,timer:timer_expire_entry,irq_vectors:local_timer_entry,"
+         "irq_vectors:reschedule_entry,irq_vectors:call_function_entry,"
+         "irq_vectors:call_function_single_entry";
+}
+
 std::string sh_quote(const std::string& w) {
   std::string out = "'";
   for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -29,6 +36,7 @@ constexpr const char* kInitHead = R"INIT(#!/bin/busybox sh
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mkdir -p /tmp/out
 echo "isolab: init started"
@@ -126,18 +134,11 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     files.push_back({path, "#!/bin/sh\n" + s.script + "\n"});
     init += "echo \"isolab: step " + s.name + " start\"\n";
     if (!s.trace_cpus.empty()) {
-      // Count what interrupts the traced CPUs during the step (tracefs events).
+      // Events were enabled at boot (trace_event_boot_param()); only clear the buffer here.
       init += "T=/sys/kernel/tracing\n";
       init +=
-          "if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo > "
-          "$T/set_event\n";
-      init +=
-          "  for e in irq:irq_handler_entry irq:softirq_entry workqueue:workqueue_execute_start "
-          "timer:hrtimer_expire_entry timer:timer_expire_entry irq_vectors:local_timer_entry "
-          "irq_vectors:reschedule_entry irq_vectors:call_function_entry "
-          "irq_vectors:call_function_single_entry sched:sched_switch; do echo $e >> $T/set_event "
-          "2>/dev/null; done\n";
-      init += "  echo 1 > $T/tracing_on; fi\n";
+          "if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > "
+          "$T/tracing_on; fi\n";
     }
     init += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
             ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
@@ -146,9 +147,10 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
       init += "  for c in $(echo " + s.trace_cpus +
               " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | "
               "while read c; do "
-              "cat $T/per_cpu/cpu$c/trace >> " +
-              s.name + ".trace 2>/dev/null; done\n";
-      init += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo > $T/set_event; fi\n";
+              "echo \"# cpu $c\" >> " +
+              s.name + ".trace; cat $T/per_cpu/cpu$c/trace >> " + s.name +
+              ".trace 2>/dev/null; done\n";
+      init += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo 1 > $T/tracing_on; fi\n";
     }
     init += "echo \"isolab: step " + s.name + " exit $rc\"\n";
     init += "rec " + s.name + ".stdout $rc " + s.name + ".stdout\n";

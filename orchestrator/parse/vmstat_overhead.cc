@@ -1,0 +1,105 @@
+#include "parse/vmstat_overhead.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "parse/text_util.h"
+
+namespace isolab {
+
+using nlohmann::json;
+using parse_detail::quote;
+using parse_detail::split_lines;
+using parse_detail::trim;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& why, std::string_view text) {
+  throw Error("vmstat-overhead: " + why + ": " + quote(text, 200));
+}
+
+double num(const json& j, const char* key, std::string_view line, bool required = true) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) fail(std::string("field \"") + key + "\" is missing", line);
+    return NAN;
+  }
+  if (!it->is_number()) fail(std::string("field \"") + key + "\" is not a number", line);
+  double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0)
+    fail(std::string("field \"") + key + "\" is negative or not finite", line);
+  return v;
+}
+
+}  // namespace
+
+VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
+  std::string_view line;
+  for (auto l : split_lines(text)) {
+    auto t = trim(l);
+    if (!t.empty() && t.front() == '{') line = t;
+  }
+  if (line.empty()) fail("no JSON line in the output", text);
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::parse_error& e) {
+    fail(std::string("not valid JSON (byte ") + std::to_string(e.byte) + ")", line);
+  }
+  if (!j.is_object()) fail("not a JSON object", line);
+  if (j.value("tool", std::string()) != "vmstat-overhead")
+    fail("field \"tool\" is not \"vmstat-overhead\"", line);
+  if (!j.contains("version") || j["version"] != 1) fail("field \"version\" is not 1", line);
+  VmstatOverheadResult r;
+  auto str = [&](const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string())
+      fail(std::string("field \"") + key + "\" is not a string", line);
+    return it->get<std::string>();
+  };
+  r.mode = str("mode");
+  if (r.mode != "syscall" && r.mode != "idle") fail("field \"mode\" is not syscall or idle", line);
+  r.counter = str("counter");
+  if (r.counter != "tsc" && r.counter != "ns") fail("field \"counter\" is not tsc or ns", line);
+  if (auto it = j.find("cpu"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long>() < 0 || it->get<long>() > 1'000'000)
+      fail("field \"cpu\" is not a CPU number", line);
+    r.cpu = it->get<int>();
+  }
+  if (auto it = j.find("pinned"); it != j.end()) {
+    if (!it->is_boolean()) fail("field \"pinned\" is not a boolean", line);
+    r.pinned = it->get<bool>();
+  }
+  r.iterations = static_cast<long>(num(j, "iterations", line));
+  if (r.iterations < 1) fail("field \"iterations\" is 0", line);
+  double warmup = num(j, "warmup", line, false);
+  r.warmup = std::isfinite(warmup) ? static_cast<long>(warmup) : 0;
+  static_cast<long>(num(j, "warmup", line, false) >= 0 ? num(j, "warmup", line, false) : 0);
+  r.total = num(j, "total", line);
+  r.per_iteration = num(j, "per_iteration", line);
+  r.min = num(j, "min", line);
+  r.max = num(j, "max", line);
+  if (r.min > r.max || r.per_iteration < r.min * 0.999 || r.per_iteration > r.max * 1.001)
+    fail("min <= per_iteration <= max does not hold", line);
+  if (std::fabs(r.total / r.iterations - r.per_iteration) > 0.01 * r.per_iteration + 0.01)
+    fail("per_iteration is not total / iterations", line);
+  if (r.mode == "syscall") {
+    r.per_syscall = num(j, "per_syscall", line);
+  } else if (double s = num(j, "sleep_us", line, false); std::isfinite(s)) {
+    r.sleep_us = static_cast<long>(s);
+  }
+  return r;
+}
+
+Metrics vmstat_overhead_metrics(const VmstatOverheadResult& r) {
+  Metrics m;
+  if (r.mode == "syscall")
+    add_metric_value(m, "cycles_per_syscall", r.unit(), true, "mean",
+                     r.per_syscall.value_or(r.per_iteration / 2));
+  else
+    add_metric_value(m, "cycles_per_idle_loop", r.unit(), true, "mean", r.per_iteration);
+  return m;
+}
+
+}  // namespace isolab

@@ -1,0 +1,43 @@
+// Pure scanners over tool output: the first compiler error of a kernel build log, and the
+// file/hunk/line of a patch that does not apply (GNU patch --dry-run, git apply --check -v).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace isolab {
+
+// The first line of a make/gcc log that reports an error, in this order of preference:
+// a compiler diagnostic "<file>:<line>:<col>: error: ..." or "...: fatal error: ...";
+// a linker/assembler "<file>:<line>: error: ..." or "undefined reference to"; a make
+// "make[N]: *** ... Error N" line. Returned trimmed and sanitized (printable ASCII, at most
+// 400 bytes); "" when the log has none of these.
+std::string first_build_error(std::string_view log);
+
+// Where a patch failed to apply.
+struct PatchFailure {
+  std::string file;    // path inside the tree, "mm/vmstat.c"
+  int hunk = 0;        // 1-based hunk number within that file; 0 if unknown
+  int line = 0;        // line in the original file where the hunk was expected; 0 if unknown
+  std::string reason;  // "does not apply", "file not found", "already applied", ...
+  // "hunk #2 of mm/vmstat.c does not apply (at line 1234)", "mm/foo.c: file not found", ...
+  std::string describe() const;
+};
+
+// Parses `patch -p1 --dry-run --batch` output (GNU patch 2.7: "checking file F",
+// "Hunk #N FAILED at L.", "can't find file to patch", "Reversed (or previously applied)
+// patch detected"). Returns the first failure, nullopt if the output shows none.
+std::optional<PatchFailure> parse_patch_dry_run(std::string_view output);
+
+// Parses `git apply --check -v` stderr (apply.c: "error: patch failed: F:L",
+// "error: F: does not exist in index", "error: F: No such file or directory",
+// "error: F: already exists in working directory"). Hunk is unknown (0) here.
+std::optional<PatchFailure> parse_git_apply_check(std::string_view output);
+
+// The 1-based number of the hunk for `file` in a unified diff whose header is
+// "@@ -<old_line>,..." (git apply reports the failing hunk's original start line; GNU patch
+// numbers hunks per file). 0 when no hunk of that file starts at old_line.
+int hunk_number_at(std::string_view patch_text, const std::string& file, int old_line);
+
+}  // namespace isolab

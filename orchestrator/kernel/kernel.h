@@ -1,0 +1,95 @@
+// Kernel area entry point: from a kernel source + patch list + config fragments to a cached
+// bzImage whose release string carries the build key.
+//
+// Cache layout under KernelEnv::cache_dir (every published entry appears by rename(2) of a
+// temporary directory, so readers see a whole entry or none):
+//   src/<sha256(tarball)[0:16]>/       tarball unpacked once, git repo, pristine base commit
+//   src/<...>.json                     {tarball_sha256, base_commit, tree_id}
+//   src/tarball-hashes.json            sha256 of tarballs remembered by (path, size, mtime)
+//   git/<sha256(url)[0:16]>.git        mirror clone of a git source
+//   worktrees/<slot>/                  one checkout per build slot, switched between variants
+//   build/<slot>/                      O= build dir, reused across patch sets (incremental)
+//   kernels/<key>/{bzImage, config, kernel_release, meta.json, build.log}
+//   index/<input-key>                  inputs (before config) -> build key, for fast cache hits
+//   locks/<key>.lock, locks/slot-<slot>.lock, locks/src-<id>.lock   flock(2) files
+// A build slot is sha256(source tree id, base target, fragment contents)[0:16]: every variant
+// of one source with one config recipe shares the worktree and build dir, so a patch set makes
+// make rebuild only the files it touches (git checkout rewrites only changed files).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sys/process.h"
+
+namespace isolab {
+
+struct SourceSpec {
+  enum class Kind { tarball, git, prebuilt };
+  Kind kind = Kind::tarball;
+  // kind == tarball: a kernel source tarball with one top-level directory (kernel.org or
+  // Debian linux-source layout); any format `tar -xf` reads.
+  std::filesystem::path tarball = "/usr/src/linux-source-6.1.tar.xz";
+  // kind == git: a clone URL or local repository path, and a ref (branch, tag or commit).
+  std::string git_url;
+  std::string git_ref = "HEAD";
+  // kind == prebuilt: an existing bzImage and, optionally, its `uname -r` string.
+  std::filesystem::path prebuilt_bzimage;
+  std::string prebuilt_release;  // empty: unknown
+};
+
+struct KernelRequest {
+  SourceSpec source;
+  std::vector<std::filesystem::path> patches;    // applied in order (mbox: git am; diff: git apply)
+  std::string base_target = "tinyconfig";        // a kconfig target: tinyconfig, defconfig, ...
+  std::vector<std::filesystem::path> fragments;  // merged in order after base_target
+  std::string variant_name;                      // for logs and messages ("vanilla", "patched")
+};
+
+struct KernelEnv {
+  std::filesystem::path cache_dir;  // see default_cache_dir()
+  ProcessRunner& runner;            // every git/tar/make/gcc/patch goes through it
+  std::filesystem::path log_dir;    // build-<variant>.log goes here; empty: <cache>/logs
+  int jobs = 0;                     // make -j; <= 0: host CPUs
+  std::optional<bool> use_ccache;   // nullopt: use ccache when it is in PATH
+  std::function<void(const std::string&)> progress;  // one-line status messages; may be empty
+};
+
+struct PatchId {
+  std::filesystem::path path;  // as given in KernelRequest::patches
+  std::string sha256;          // of the file content
+};
+
+struct KernelArtifact {
+  std::filesystem::path bzimage;      // in the cache entry (or the prebuilt path)
+  std::string kernel_release;         // `make -s kernelrelease`, e.g. "6.1.158-isolab-3fa2c0d1e9b4"
+  std::string build_key;              // 64 hex, see compute_build_key (kernel/commands.h)
+  std::string config_sha256;          // of the final .config ("" for prebuilt)
+  std::vector<PatchId> patches;       // in application order
+  std::filesystem::path config_path;  // final .config in the cache entry ("" for prebuilt)
+  bool from_cache = false;            // nothing was built by this call
+  double build_seconds = 0;           // wall time of the make bzImage step (0 when cached)
+  std::filesystem::path log;          // this run's build log (or the cached copy)
+  std::string source_tree_id;         // git tree id of the base commit ("" for prebuilt)
+};
+
+// Returns a bzImage for the request, building it only when the cache has no entry for its
+// build key. Safe to call from several processes at once on one cache_dir (flock).
+// Steps: source (unpack tarball once / mirror git) -> patches (one commit per patch set) ->
+// config (base_target, merge_config.sh -m, olddefconfig, survival check) -> key -> build ->
+// publish. Throws isolab::Error whose message starts with "variant <name>: <step>: " and
+// names the failing input, e.g.
+//   "variant patched: build: make exited 2; first error: mm/vmstat.c:123:5: error: ...; log: <p>"
+//   "variant patched: patch: patches/x/0002-foo.patch: hunk #2 of mm/vmstat.c does not apply
+//    (at line 1234)"
+//   "variant iso: config: kernel-configs/isolation.config: CONFIG_NO_HZ_FULL=y was dropped by
+//    olddefconfig (final: is not set); check its dependencies"
+KernelArtifact ensure_kernel(const KernelRequest& request, const KernelEnv& env);
+
+// $ISOLAB_CACHE_DIR, else $HOME/.cache/isolab, else /var/tmp/isolab-cache.
+std::filesystem::path default_cache_dir();
+
+}  // namespace isolab

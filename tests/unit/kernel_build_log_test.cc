@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+
+#include "base/files.h"
+#include "kernel/build_log.h"
+
+using namespace isolab;
+
+namespace {
+
+const std::string kData = std::string(ISOLAB_TEST_DATA_DIR) + "/kernel/";
+
+// Captured with tests/data/kernel/patch-fail/0001-mm-vmstat-two-hunks.patch against a
+// linux-source-6.1 mm/vmstat.c whose quiet_vmstat() context had drifted (hunk #2).
+TEST(KernelPatchFailure, GnuPatchDryRunNamesHunk) {
+  auto f = parse_patch_dry_run(read_file(kData + "patch-fail/patch-dry-run-hunk2.txt"));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->file, "mm/vmstat.c");
+  EXPECT_EQ(f->hunk, 2);
+  EXPECT_EQ(f->line, 1985);
+  EXPECT_EQ(f->describe(), "hunk #2 of mm/vmstat.c does not apply (at line 1985)");
+}
+
+TEST(KernelPatchFailure, GitApplyCheckNamesFileAndLine) {
+  auto f = parse_git_apply_check(read_file(kData + "patch-fail/git-apply-check-hunk2.txt"));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->file, "mm/vmstat.c");
+  EXPECT_EQ(f->line, 1984);
+  EXPECT_EQ(f->hunk, 0);
+  // git am prints the same "patch failed" line.
+  auto am = parse_git_apply_check(read_file(kData + "patch-fail/git-am-hunk2.txt"));
+  ASSERT_TRUE(am.has_value());
+  EXPECT_EQ(am->line, 1984);
+}
+
+TEST(KernelPatchFailure, HunkNumberFromGitLine) {
+  std::string patch = read_file(kData + "patch-fail/0001-mm-vmstat-two-hunks.patch");
+  EXPECT_EQ(hunk_number_at(patch, "mm/vmstat.c", 1984), 2);
+  EXPECT_EQ(hunk_number_at(patch, "mm/vmstat.c", 1861), 1);
+  EXPECT_EQ(hunk_number_at(patch, "mm/vmstat.c", 1000), 0);
+  EXPECT_EQ(hunk_number_at(patch, "mm/other.c", 1984), 0);
+  std::string plain = read_file(kData + "patch-fail/plain-two-hunks.diff");
+  EXPECT_EQ(hunk_number_at(plain, "mm/vmstat.c", 1984), 2);
+}
+
+TEST(KernelPatchFailure, MissingFile) {
+  auto p = parse_patch_dry_run(read_file(kData + "patch-fail/patch-dry-run-missing-file.txt"));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->reason, "file to patch not found (patch input line 14)");
+  auto g = parse_git_apply_check(read_file(kData + "patch-fail/git-apply-check-missing-file.txt"));
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->describe(), "mm/vmstat.c: file not found");
+}
+
+TEST(KernelPatchFailure, AlreadyApplied) {
+  auto p = parse_patch_dry_run(read_file(kData + "patch-fail/patch-dry-run-already-applied.txt"));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->describe(), "mm/vmstat.c: is already applied (reversed or previously applied)");
+}
+
+TEST(KernelPatchFailure, CleanOutputIsNoFailure) {
+  EXPECT_FALSE(parse_patch_dry_run("checking file mm/vmstat.c\n").has_value());
+  EXPECT_FALSE(
+      parse_git_apply_check("Checking patch mm/vmstat.c...\nApplied patch mm/vmstat.c cleanly.\n")
+          .has_value());
+  EXPECT_FALSE(parse_patch_dry_run(std::string(100000, '\xff')).has_value());
+}
+
+TEST(KernelBuildError, CompilerErrorBeforeMakeLines) {
+  std::string log =
+      "  CC      mm/vmstat.o\n"
+      "mm/vmstat.c: In function 'quiet_vmstat':\n"
+      "mm/vmstat.c:1990:9: warning: unused variable 'x' [-Wunused-variable]\n"
+      "make[3]: *** [scripts/Makefile.build:250: mm/vmstat.o] Error 1\n"
+      "mm/vmstat.c:1993:17: error: 'foo' undeclared (first use in this function)\n";
+  EXPECT_EQ(first_build_error(log),
+            "mm/vmstat.c:1993:17: error: 'foo' undeclared (first use in this function)");
+}
+
+TEST(KernelBuildError, LinkerAndMakeFallbacks) {
+  EXPECT_EQ(first_build_error("  LD      vmlinux.o\nld: mm/vmstat.o: in function `x':\n"
+                              "vmstat.c:(.text+0x1): undefined reference to `bar'\n"),
+            "vmstat.c:(.text+0x1): undefined reference to `bar'");
+  EXPECT_EQ(first_build_error("make[1]: *** No rule to make target 'bzImagex'.  Stop.\n"),
+            "make[1]: *** No rule to make target 'bzImagex'.  Stop.");
+  EXPECT_EQ(first_build_error("  CC      init/main.o\n  LD      vmlinux\n"), "");
+}
+
+}  // namespace

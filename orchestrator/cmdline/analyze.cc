@@ -1,0 +1,840 @@
+#include "cmdline/analyze.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace isolab {
+
+namespace {
+
+constexpr auto K = ParamAction::kKept;
+constexpr auto D = ParamAction::kDropped;
+constexpr auto R = ParamAction::kReplaced;
+
+constexpr std::string_view kLatency = "affects latency or timer behaviour";
+constexpr std::string_view kIsol = "CPU isolation parameter";
+constexpr std::string_view kCpus = "limits the CPUs the kernel uses";
+constexpr std::string_view kMem = "affects memory behaviour";
+constexpr std::string_view kMitig = "speculation mitigations change syscall and interrupt cost";
+constexpr std::string_view kRcuWhy = "RCU behaviour affects noise on isolated CPUs";
+constexpr std::string_view kHostBoot = "host boot loader / root file system setting";
+constexpr std::string_view kHostDracut = "host initramfs (dracut) setting";
+constexpr std::string_view kHostDisplay = "host display / boot splash setting";
+constexpr std::string_view kHostPower =
+    "host CPU power management driver; does nothing in an emulated guest";
+constexpr std::string_view kHostIommu = "host IOMMU setting; the guest has no IOMMU";
+constexpr std::string_view kHostLsm =
+    "host security module setting; the guest initramfs has no policy";
+constexpr std::string_view kHostUserspace = "host userspace (systemd / locale) setting";
+
+}  // namespace
+
+// The one classification table. Patterns are normalized names ('-' -> '_'); a pattern ending in
+// '.' or '*' is a prefix.
+const std::vector<ParamRule>& classification_table() {
+  static const std::vector<ParamRule> table = {
+      // Isolation.
+      {"isolcpus", K, kIsol, true},
+      {"nohz_full", K, kIsol, true},
+      {"nohz", K, "nohz=on|off switches dynticks, which nohz_full needs", true},
+      {"rcu_nocbs", K, kIsol, true},
+      {"rcu_nocb_poll", K, kIsol, true},
+      {"irqaffinity", K, kIsol, true},
+      {"kthread_cpus", K, kIsol, true},
+      {"housekeeping", K, kIsol, true},
+      // Timers, tick, watchdogs, clocks.
+      {"skew_tick", K, kLatency},
+      {"nosoftlockup", K, kLatency},
+      {"nowatchdog", K, kLatency},
+      {"nmi_watchdog", K, kLatency},
+      {"watchdog_thresh", K, kLatency},
+      {"softlockup_panic", K, kLatency},
+      {"tsc", K, "clocksource watchdog / TSC trust affects the tick and timekeeping"},
+      {"clocksource", K, kLatency},
+      {"hpet", K, kLatency},
+      {"highres", K, kLatency},
+      {"lapic", K, kLatency},
+      {"nolapic_timer", K, kLatency},
+      {"idle", K, kLatency},
+      {"cpuidle.", K, kLatency},
+      {"threadirqs", K, kLatency},
+      {"preempt", K, kLatency},
+      {"mce", K, kLatency},
+      {"audit", K, "audit adds work to every syscall"},
+      {"rcupdate.", K, kRcuWhy},
+      {"rcutree.", K, kRcuWhy},
+      {"rcu_nocb*", K, kRcuWhy},
+      {"workqueue.", K, "workqueue placement affects isolated CPUs"},
+      {"sched_", K, kLatency},
+      {"psi", K, kLatency},
+      {"ftrace", K, "tracing affects latency"},
+      {"trace_", K, "tracing affects latency"},
+      {"tp_printk", K, "tracing affects latency"},
+      // CPU counts.
+      {"nr_cpus", K, kCpus},
+      {"maxcpus", K, kCpus},
+      {"possible_cpus", K, kCpus},
+      {"nosmp", K, kCpus},
+      {"nosmt", K, kCpus},
+      // Mitigations.
+      {"mitigations", K, kMitig},
+      {"pti", K, kMitig},
+      {"nopti", K, kMitig},
+      {"spectre_v1", K, kMitig},
+      {"spectre_v2", K, kMitig},
+      {"nospectre_v1", K, kMitig},
+      {"nospectre_v2", K, kMitig},
+      {"spec_store_bypass_disable", K, kMitig},
+      {"ssbd", K, kMitig},
+      {"l1tf", K, kMitig},
+      {"mds", K, kMitig},
+      {"tsx", K, kMitig},
+      {"tsx_async_abort", K, kMitig},
+      {"retbleed", K, kMitig},
+      {"srbds", K, kMitig},
+      {"mmio_stale_data", K, kMitig},
+      // Memory.
+      {"transparent_hugepage", K, kMem},
+      {"hugepages", K, kMem},
+      {"hugepagesz", K, kMem},
+      {"default_hugepagesz", K, kMem},
+      {"numa_balancing", K, kMem},
+      {"init_on_alloc", K, kMem},
+      {"init_on_free", K, kMem},
+      {"slab_nomerge", K, kMem},
+      {"page_alloc.", K, kMem},
+      {"nokaslr", K, kMem},
+      {"mem", D, "guest memory is set by the orchestrator (QEMU -m)"},
+      // Host-specific.
+      {"BOOT_IMAGE", D, kHostBoot},
+      {"root", D, kHostBoot},
+      {"ro", D, kHostBoot},
+      {"rw", D, kHostBoot},
+      {"rootflags", D, kHostBoot},
+      {"rootfstype", D, kHostBoot},
+      {"rootwait", D, kHostBoot},
+      {"rootdelay", D, kHostBoot},
+      {"initrd", D, kHostBoot},
+      {"boot", D, kHostBoot},
+      {"resume", D, "host hibernation device"},
+      {"resume_offset", D, "host hibernation device"},
+      {"noresume", D, "host hibernation setting"},
+      {"crashkernel", D, "host kdump memory reservation"},
+      {"rd.", D, kHostDracut},
+      {"rd_", D, kHostDracut},
+      {"rhgb", D, kHostDisplay},
+      {"splash", D, kHostDisplay},
+      {"plymouth.", D, kHostDisplay},
+      {"nomodeset", D, kHostDisplay},
+      {"video", D, kHostDisplay},
+      {"vga", D, kHostDisplay},
+      {"fbcon", D, kHostDisplay},
+      {"i915.", D, kHostDisplay},
+      {"amdgpu.", D, kHostDisplay},
+      {"nouveau.", D, kHostDisplay},
+      {"intel_pstate", D, kHostPower},
+      {"amd_pstate", D, kHostPower},
+      {"intel_idle.", D, kHostPower},
+      {"processor.", D, kHostPower},
+      {"cpufreq.", D, kHostPower},
+      {"pcie_aspm", D, kHostPower},
+      {"intel_iommu", D, kHostIommu},
+      {"amd_iommu", D, kHostIommu},
+      {"iommu", D, kHostIommu},
+      {"iommu.", D, kHostIommu},
+      {"selinux", D, kHostLsm},
+      {"enforcing", D, kHostLsm},
+      {"security", D, kHostLsm},
+      {"apparmor", D, kHostLsm},
+      {"lsm", D, kHostLsm},
+      {"systemd.", D, kHostUserspace},
+      {"LANG", D, kHostUserspace},
+      {"KEYTABLE", D, kHostUserspace},
+      {"SYSFONT", D, kHostUserspace},
+      {"vconsole.", D, kHostUserspace},
+      {"biosdevname", D, "host network device naming"},
+      {"net.ifnames", D, "host network device naming"},
+      {"fsck.", D, "host file system check setting"},
+      {"module_blacklist", D, "host driver selection"},
+      {"modprobe.", D, "host driver selection"},
+      {"acpi_osi", D, "host firmware workaround"},
+      {"acpi_backlight", D, "host firmware workaround"},
+      {"kvm.", D, "host hypervisor setting"},
+      {"kvm_intel.", D, "host hypervisor setting"},
+      {"kvm_amd.", D, "host hypervisor setting"},
+      {"quiet", D, "panic detection needs the kernel's messages on the console"},
+      // Replaced by the orchestrator's own.
+      {"console", R, "the orchestrator sets its own serial console"},
+      {"earlycon", R, "the orchestrator sets its own serial console"},
+      {"earlyprintk", R, "the orchestrator sets its own serial console"},
+      {"loglevel", R, "the orchestrator sets the log level so panics reach the console"},
+      {"panic", R, "the orchestrator sets panic=-1 so that QEMU exits at once on a panic"},
+      {"init", R, "the orchestrator's initramfs runs its own init"},
+      {"rdinit", R, "the orchestrator's initramfs runs its own init"},
+  };
+  return table;
+}
+
+const ParamRule* find_rule(std::string_view name) {
+  const ParamRule* best = nullptr;
+  for (const ParamRule& r : classification_table()) {
+    const std::string_view p = r.pattern;
+    const bool prefix = !p.empty() && (p.back() == '.' || p.back() == '*' || p.back() == '_');
+    if (!prefix) {
+      if (p == name) return &r;
+      continue;
+    }
+    const std::string_view stem = p.back() == '*' ? p.substr(0, p.size() - 1) : p;
+    if (name.size() > stem.size() && name.substr(0, stem.size()) == stem &&
+        (!best || best->pattern.size() < p.size()))
+      best = &r;
+  }
+  return best;
+}
+
+const char* action_name(ParamAction a) {
+  switch (a) {
+    case ParamAction::kKept:
+      return "kept";
+    case ParamAction::kDropped:
+      return "dropped";
+    case ParamAction::kReplaced:
+      return "replaced";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Strips "<N>" and "[    0.000000] " prefixes of a dmesg line; sets has_timestamp.
+std::string_view strip_dmesg_prefix(std::string_view l, bool& has_timestamp) {
+  has_timestamp = false;
+  if (l.size() >= 3 && l[0] == '<') {
+    const size_t gt = l.find('>');
+    if (gt != std::string_view::npos && gt <= 4) l.remove_prefix(gt + 1);
+  }
+  if (!l.empty() && l[0] == '[') {
+    const size_t rb = l.find(']');
+    if (rb != std::string_view::npos && rb < 32) {
+      const std::string_view inner = l.substr(1, rb - 1);
+      if (inner.find_first_not_of(" 0123456789.") == std::string_view::npos &&
+          inner.find('.') != std::string_view::npos) {
+        has_timestamp = true;
+        l.remove_prefix(rb + 1);
+        if (!l.empty() && l[0] == ' ') l.remove_prefix(1);
+      }
+    }
+  }
+  return l;
+}
+
+// Lenient integer as get_option()/simple_strtol() read it: optional '-', decimal digits.
+std::optional<long> get_option_int(const std::optional<std::string>& v) {
+  if (!v || v->empty()) return std::nullopt;
+  size_t i = 0;
+  bool neg = false;
+  if ((*v)[0] == '-') {
+    neg = true;
+    i = 1;
+  }
+  long n = 0;
+  size_t digits = 0;
+  for (; i < v->size() && std::isdigit(static_cast<unsigned char>((*v)[i])) && digits < 9;
+       ++i, ++digits)
+    n = n * 10 + ((*v)[i] - '0');
+  if (digits == 0) return std::nullopt;
+  return neg ? -n : n;
+}
+
+enum HkType { kTimer, kRcu, kMisc, kSched, kTick, kDomain, kWq, kManagedIrq, kKthread, kHkMax };
+constexpr unsigned bit(HkType t) { return 1u << t; }
+
+struct Model {
+  Model(const AnalyzeOptions& o, Analysis& an) : opt(o), a(an) {}
+  const AnalyzeOptions& opt;
+  Analysis& a;
+  unsigned width = 1;  // CPU list parse width
+  unsigned setup_max_cpus = 0;
+  CpuSet possible, present;
+  unsigned hk_flags = 0;
+  std::array<CpuSet, kHkMax> hk;
+  unsigned isolcpus_applied_flags = 0;
+  bool nocb_setup = false;
+  CpuSet nocb_mask;
+  bool ver_at_least(int maj, int min) const {
+    return opt.kernel.major > maj || (opt.kernel.major == maj && opt.kernel.minor >= min);
+  }
+  void msg(std::string m) { a.expected_kernel_messages.push_back(std::move(m)); }
+  void warn(std::string w) { a.warnings.push_back(std::move(w)); }
+
+  // kernel/sched/isolation.c housekeeping_setup().
+  void housekeeping_setup(const std::string& param, std::string_view list, unsigned flags) {
+    if ((flags & bit(kTick)) && !(hk_flags & bit(kTick)) && !opt.kernel.no_hz_full) {
+      msg("Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL");
+      warn(param +
+           ": the kernel is assumed to be built without CONFIG_NO_HZ_FULL; nohz_full is "
+           "ignored");
+      return;
+    }
+    CpuListParse p = try_parse_cpulist(list, width);
+    if (!p.ok()) {
+      msg("Housekeeping: nohz_full= or isolcpus= incorrect CPU range");
+      warn(param + ": " + p.message + "; the kernel ignores the whole parameter");
+      return;
+    }
+    CpuSet non_hk = p.set;
+    if (!non_hk.subset_of(possible)) {
+      const std::string beyond = (non_hk - possible).to_list();
+      if (ver_at_least(5, 13)) {
+        warn(param + ": CPUs " + beyond + " do not exist (" + std::to_string(possible.nbits()) +
+             " possible CPUs); the kernel trims the list to the possible CPUs");
+      } else {
+        msg("Housekeeping: nohz_full= or isolcpus= incorrect CPU range");
+        warn(param + ": CPUs " + beyond +
+             " are not possible; kernels before 5.13 ignore the whole parameter");
+        return;
+      }
+    }
+    non_hk = (non_hk & possible).resized(possible.nbits());
+    CpuSet staging = possible - non_hk;
+    const auto first = (present & staging).first();
+    if (!first || *first >= std::max(setup_max_cpus, 1u)) {
+      staging.set(0);
+      non_hk.reset(0);
+      if (!hk_flags) msg("Housekeeping: must include one present CPU, using boot CPU:0");
+      warn(param +
+           ": no present housekeeping CPU would be left; the kernel keeps the boot CPU 0 "
+           "as housekeeping");
+    }
+    if (non_hk.empty()) {
+      warn(param + ": no CPU left to isolate; the parameter has no effect");
+      return;
+    }
+    if (!hk_flags) {
+      for (unsigned t = 0; t < kHkMax; ++t)
+        if (flags & (1u << t)) hk[t] = staging;
+    } else {
+      const unsigned common = flags & hk_flags;
+      for (unsigned t = 0; t < kHkMax; ++t)
+        if ((common & (1u << t)) && !(staging == hk[t])) {
+          msg("Housekeeping: nohz_full= must match isolcpus=");
+          warn(param +
+               ": its CPUs differ from an earlier isolcpus=/nohz_full=; the kernel "
+               "ignores it");
+          return;
+        }
+      for (unsigned t = 0; t < kHkMax; ++t)
+        if ((flags & ~hk_flags) & (1u << t)) hk[t] = staging;
+    }
+    if ((flags & bit(kTick)) && !(hk_flags & bit(kTick))) {
+      a.nohz_full = non_hk;
+      a.nohz_full_active = true;
+    }
+    hk_flags |= flags;
+  }
+
+  // housekeeping_isolcpus_setup().
+  void isolcpus(const CmdlineToken& t) {
+    const std::string& s = *t.value;
+    size_t p = 0;
+    unsigned flags = 0;
+    auto isalpha_at = [&](size_t i) {
+      return i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]));
+    };
+    while (isalpha_at(p)) {
+      if (s.compare(p, 5, "nohz,") == 0) {
+        p += 5;
+        flags |= bit(kTick);
+        continue;
+      }
+      if (s.compare(p, 7, "domain,") == 0) {
+        p += 7;
+        flags |= bit(kDomain);
+        continue;
+      }
+      if (s.compare(p, 12, "managed_irq,") == 0) {
+        p += 12;
+        flags |= bit(kManagedIrq);
+        continue;
+      }
+      const size_t begin = p;
+      bool illegal = false;
+      for (; p < s.size() && s[p] != ','; ++p)
+        if (!std::isalpha(static_cast<unsigned char>(s[p])) && s[p] != '_') illegal = true;
+      const std::string flag = s.substr(begin, p - begin);
+      if (illegal) {
+        msg("isolcpus: Invalid flag " + flag);
+        warn(t.raw + ": flag '" + flag +
+             "' has characters other than letters and '_'; the kernel rejects the parameter");
+        return;
+      }
+      msg("isolcpus: Skipped unknown flag " + flag);
+      warn(t.raw + ": unknown flag '" + flag + "' is skipped by the kernel");
+      if (p >= s.size()) {
+        warn(t.raw +
+             ": no CPU list after the flags (the 6.1 kernel then reads past the end of "
+             "the parameter); treated as an empty list");
+        return;
+      }
+      ++p;
+    }
+    if (!flags) flags = bit(kDomain);
+    const unsigned before = hk_flags;
+    housekeeping_setup(t.raw, std::string_view(s).substr(std::min(p, s.size())), flags);
+    if (hk_flags != before || (hk_flags & flags) == flags) isolcpus_applied_flags |= flags;
+  }
+
+  // rcu_nocb_setup() in kernel/rcu/tree_nocb.h.
+  void rcu_nocbs(const CmdlineToken& t) {
+    nocb_mask = CpuSet(width);
+    if (t.value) {
+      CpuListParse p = try_parse_cpulist(*t.value, width);
+      if (!p.ok()) {
+        msg("rcu_nocbs= bad CPU range, all CPUs set");
+        warn(t.raw + ": " + p.message + "; the kernel offloads all CPUs instead");
+        nocb_mask = CpuSet::all(width);
+      } else {
+        nocb_mask = p.set;
+      }
+    }
+    nocb_setup = true;
+  }
+
+  // irq_affinity_setup() in kernel/irq/irqdesc.c.
+  void irqaffinity(const CmdlineToken& t) {
+    CpuListParse p = try_parse_cpulist(*t.value, width);
+    if (!p.ok())
+      warn(t.raw + ": " + p.message + "; the kernel silently keeps the CPUs parsed before it (" +
+           (p.set.to_list().empty() ? std::string("none") : p.set.to_list()) + ") plus CPU 0");
+    CpuSet m = p.set.resized(std::max(width, 1u));
+    m.set(0);
+    if (!t.value->empty() && !p.set.test(0) && p.ok())
+      warn(t.raw + ": the kernel always adds the boot CPU 0 to the default IRQ affinity");
+    a.irqaffinity = m;
+    a.irqaffinity_given = true;
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> find_cmdline_in_dmesg(std::string_view text) {
+  std::optional<std::string> kernel_line;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view l = text.substr(pos, nl - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    bool ts = false;
+    l = strip_dmesg_prefix(l, ts);
+    constexpr std::string_view kArch = "Command line: ";
+    constexpr std::string_view kInit = "Kernel command line: ";
+    if (l.substr(0, kArch.size()) == kArch) return std::string(l.substr(kArch.size()));
+    if (!kernel_line && l.substr(0, kInit.size()) == kInit)
+      kernel_line = std::string(l.substr(kInit.size()));
+    pos = nl + 1;
+  }
+  return kernel_line;
+}
+
+std::string Analysis::guest_cmdline() const {
+  std::string out;
+  for (const auto& k : kept) out += (out.empty() ? "" : " ") + k;
+  return out;
+}
+
+Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
+  if (text.size() > kMaxCmdlineBytes * 16)
+    throw Error("input of " + std::to_string(text.size()) + " bytes is too large to analyze");
+  Analysis a;
+  if (auto l = find_cmdline_in_dmesg(text)) {
+    a.source_line = *l;
+    a.from_dmesg = true;
+  } else {
+    size_t nonempty = 0;
+    bool any_ts = false;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string_view::npos) nl = text.size();
+      std::string_view l = text.substr(pos, nl - pos);
+      bool ts = false;
+      strip_dmesg_prefix(l, ts);
+      any_ts = any_ts || ts;
+      if (!trim(l).empty()) ++nonempty;
+      pos = nl + 1;
+    }
+    if (any_ts)
+      throw Error(
+          "input looks like dmesg (timestamped lines) but has no 'Command line:' or "
+          "'Kernel command line:' line");
+    if (nonempty > 1)
+      throw Error("input has " + std::to_string(nonempty) +
+                  " non-empty lines; expected one kernel command line or dmesg text");
+    a.source_line = std::string(trim(text));
+  }
+  a.tokens = tokenize_cmdline(a.source_line);
+  if (a.source_line.size() + 1 > kX86CommandLineSize)
+    a.warnings.push_back("command line is " + std::to_string(a.source_line.size()) +
+                         " bytes; x86 COMMAND_LINE_SIZE is 2048 including the NUL, so the boot "
+                         "loader or kernel truncates it");
+
+  // Classification.
+  std::vector<const CmdlineToken*> kept_tokens;
+  for (const CmdlineToken& t : a.tokens) {
+    if (t.after_dashes) {
+      a.dropped.push_back({t.raw, "argument for the host's init (after --)"});
+      continue;
+    }
+    if (t.name.empty()) {
+      a.dropped.push_back({t.raw, "empty parameter name"});
+      continue;
+    }
+    const ParamRule* r = find_rule(t.normalized);
+    if (!r) {
+      a.kept.push_back(t.raw);
+      kept_tokens.push_back(&t);
+      a.warnings.push_back("unknown parameter '" + t.raw +
+                           "' kept as written; check that it means the same in the guest");
+      continue;
+    }
+    switch (r->action) {
+      case ParamAction::kKept:
+        a.kept.push_back(t.raw);
+        kept_tokens.push_back(&t);
+        if (r->isolation) a.isolation_params.push_back(t.canonical());
+        break;
+      case ParamAction::kDropped:
+        a.dropped.push_back({t.raw, std::string(r->reason)});
+        break;
+      case ParamAction::kReplaced:
+        a.replaced.push_back({t.raw, std::string(r->reason)});
+        break;
+    }
+  }
+
+  auto is = [](const CmdlineToken* t, std::string_view n) { return t->normalized == n; };
+
+  // vCPUs: highest CPU named explicitly by a CPU list.
+  std::optional<unsigned> highest;
+  std::string highest_by;
+  for (const CmdlineToken* t : kept_tokens) {
+    if (!t->value) continue;
+    std::string_view list;
+    if (is(t, "isolcpus")) {
+      std::string_view v = *t->value;
+      size_t p = 0;
+      while (p < v.size() && std::isalpha(static_cast<unsigned char>(v[p]))) {
+        const size_t c = v.find(',', p);
+        p = c == std::string_view::npos ? v.size() : c + 1;
+      }
+      list = v.substr(p);
+    } else if (is(t, "nohz_full") || is(t, "rcu_nocbs") || is(t, "irqaffinity")) {
+      list = *t->value;
+    } else {
+      continue;
+    }
+    const CpuListParse p = try_parse_cpulist(list, kMaxCpus);
+    if (p.highest_explicit && (!highest || *p.highest_explicit > *highest)) {
+      highest = p.highest_explicit;
+      highest_by = t->raw;
+    }
+  }
+  const unsigned needed = highest ? *highest + 1 : 1;
+  if (opt.vcpus) {
+    if (*opt.vcpus == 0 || *opt.vcpus > kMaxCpus)
+      throw Error("vCPU override " + std::to_string(*opt.vcpus) + " is outside 1.." +
+                  std::to_string(kMaxCpus));
+    a.vcpus = *opt.vcpus;
+    a.vcpus_overridden = true;
+    if (a.vcpus < needed)
+      a.warnings.push_back("vCPU override " + std::to_string(a.vcpus) + " is smaller than the " +
+                           std::to_string(needed) + " CPUs '" + highest_by + "' names: CPUs >= " +
+                           std::to_string(a.vcpus) + " do not exist in the guest");
+  } else {
+    a.vcpus = needed;
+    if (!highest)
+      a.warnings.push_back(
+          "no CPU list names a CPU: the guest gets 1 vCPU unless a vCPU count is given");
+  }
+
+  // CPU counts (arch/x86/kernel/smpboot.c prefill_possible_map(), kernel/smp.c).
+  const KernelAssumptions& k = opt.kernel;
+  if (k.major < 4 || (k.major == 4 && k.minor < 15))
+    a.warnings.push_back("kernel " + std::to_string(k.major) + "." + std::to_string(k.minor) +
+                         " is older than 4.15; CPU list handling is modelled as 4.15");
+  const unsigned nr_cpus_config = std::clamp(k.nr_cpus_config, 1u, kMaxCpus);
+  unsigned nr_cpu_ids = nr_cpus_config;
+  unsigned setup_max_cpus = nr_cpus_config;
+  std::optional<long> possible_cpus;
+  for (const CmdlineToken* t : kept_tokens) {
+    if (is(t, "nr_cpus")) {
+      auto n = get_option_int(t->value);
+      if (n && *n > 0 && static_cast<unsigned long>(*n) < nr_cpu_ids)
+        nr_cpu_ids = static_cast<unsigned>(*n);
+      else if (!n)
+        a.warnings.push_back(t->raw + ": not a number; ignored by the kernel");
+    } else if (is(t, "maxcpus")) {
+      auto n = get_option_int(t->value);
+      if (n && *n >= 0)
+        setup_max_cpus = static_cast<unsigned>(std::min<long>(*n, kMaxCpus));
+      else
+        a.warnings.push_back(t->raw + ": not a number; ignored by the kernel");
+    } else if (is(t, "nosmp")) {
+      setup_max_cpus = 0;
+    } else if (is(t, "possible_cpus")) {
+      auto n = get_option_int(t->value);
+      if (n && *n > 0)
+        possible_cpus = std::min<long>(*n, kMaxCpus);
+      else
+        a.warnings.push_back(t->raw + ": not a positive number; ignored");
+    }
+  }
+  unsigned possible = possible_cpus ? static_cast<unsigned>(*possible_cpus) : a.vcpus;
+  if (possible > nr_cpu_ids) {
+    a.warnings.push_back(std::to_string(possible) + " CPUs exceed nr_cpus/NR_CPUS limit of " +
+                         std::to_string(nr_cpu_ids) + ": CPUs >= " + std::to_string(nr_cpu_ids) +
+                         " are not used");
+    possible = nr_cpu_ids;
+  }
+  if (setup_max_cpus == 0) possible = 1;
+  a.possible = possible;
+  const unsigned present_n = std::min(a.vcpus, possible);
+  a.online = std::min(present_n, std::max(setup_max_cpus, 1u));
+  if (a.online < a.vcpus)
+    a.warnings.push_back("only " + std::to_string(a.online) + " of " + std::to_string(a.vcpus) +
+                         " vCPUs come online at boot (nr_cpus=/maxcpus=/possible_cpus=/nosmp)");
+
+  Model m(opt, a);
+  m.setup_max_cpus = setup_max_cpus;
+  m.possible = CpuSet::all(possible);
+  m.present = CpuSet(possible);
+  for (unsigned c = 0; c < present_n; ++c) m.present.set(c);
+  m.width = m.ver_at_least(6, 1) ? possible : nr_cpus_config;
+  a.nohz_full = CpuSet(possible);
+  a.irqaffinity = CpuSet::all(possible);
+
+  bool nohz_full_requested = false, isolcpus_requested = false;
+  for (const CmdlineToken* t : kept_tokens) {
+    // __setup("isolcpus=") etc. match only with the '=' (init/main.c obsolete_checksetup()).
+    const bool list_param = is(t, "isolcpus") || is(t, "nohz_full") || is(t, "irqaffinity");
+    if (list_param && !t->value) {
+      a.warnings.push_back("'" + t->raw +
+                           "' has no '=': the kernel does not recognise it and "
+                           "passes it to init");
+      continue;
+    }
+    if (is(t, "isolcpus")) {
+      isolcpus_requested = true;
+      if (t->value->rfind("nohz,", 0) == 0 || t->value->find(",nohz,") != std::string::npos)
+        nohz_full_requested = true;
+      m.isolcpus(*t);
+    } else if (is(t, "nohz_full")) {
+      nohz_full_requested = true;
+      m.housekeeping_setup(
+          t->raw, *t->value,
+          bit(kTick) | bit(kWq) | bit(kTimer) | bit(kRcu) | bit(kMisc) | bit(kKthread));
+    } else if (is(t, "rcu_nocbs")) {
+      m.rcu_nocbs(*t);
+    } else if (is(t, "irqaffinity")) {
+      m.irqaffinity(*t);
+    } else if (is(t, "nohz")) {
+      a.nohz_off = t->value && *t->value == "off";
+    }
+  }
+  a.irqaffinity = a.irqaffinity.resized(possible);
+  a.nohz_full = a.nohz_full.resized(possible);
+
+  // tick_nohz_init().
+  if (a.nohz_full_active) {
+    if (k.pm_sleep_smp && a.nohz_full.test(0)) {
+      m.msg("NO_HZ: Clearing 0 from nohz_full range for timekeeping");
+      a.nohz_full.reset(0);
+    }
+    m.msg("NO_HZ: Full dynticks CPUs: " + a.nohz_full.to_list() + ".");
+  }
+  // rcu_init_nohz().
+  a.rcu_nocbs = CpuSet(possible);
+  if (a.nohz_full_active && !a.nohz_full.empty()) m.nocb_setup = true;
+  if (m.nocb_setup) {
+    CpuSet mask = m.nocb_mask;
+    if (a.nohz_full_active) mask = mask | a.nohz_full;
+    if (!mask.subset_of(m.possible)) {
+      m.msg(
+          "rcu: \tNote: kernel parameter 'rcu_nocbs=', 'nohz_full', or 'isolcpus=' contains "
+          "nonexistent CPUs.");
+      a.warnings.push_back("rcu_nocbs/nohz_full name CPUs " + (mask - m.possible).to_list() +
+                           " that do not exist; RCU trims them");
+    }
+    a.rcu_nocbs = (mask & m.possible).resized(possible);
+    a.rcu_offload_active = true;
+    m.msg(a.rcu_nocbs.empty()
+              ? std::string("rcu: \tOffload RCU callbacks from CPUs: (none).")
+              : "rcu: \tOffload RCU callbacks from CPUs: " + a.rcu_nocbs.to_list() + ".");
+  }
+
+  // Final sets.
+  const unsigned f = m.hk_flags;
+  a.isolated =
+      (f & bit(kDomain)) ? (m.possible - m.hk[kDomain]).resized(possible) : CpuSet(possible);
+  a.housekeeping = (m.possible - (a.isolated | a.nohz_full)).resized(possible);
+  a.managed_irq_isolated = (f & bit(kManagedIrq))
+                               ? (m.possible - m.hk[kManagedIrq]).resized(possible)
+                               : CpuSet(possible);
+  CpuSet wq = (f & bit(kWq)) ? m.hk[kWq] : m.possible;
+  if (f & bit(kDomain)) wq = wq & m.hk[kDomain];
+  a.workqueue_cpumask = wq.resized(possible);
+  const unsigned fl = m.isolcpus_applied_flags;
+  if (fl & bit(kTick)) a.isolcpus_flags.push_back("nohz");
+  if (fl & bit(kDomain)) a.isolcpus_flags.push_back("domain");
+  if (fl & bit(kManagedIrq)) a.isolcpus_flags.push_back("managed_irq");
+
+  // Warnings a kernel developer wants.
+  const CpuSet isolating = a.isolated | a.nohz_full;
+  if (a.nohz_full.test(0))
+    a.warnings.push_back(
+        "boot CPU 0 is in nohz_full: it keeps timekeeping and housekeeping "
+        "duties, so its tick does not stop reliably");
+  if (a.isolated.test(0))
+    a.warnings.push_back("boot CPU 0 is in isolcpus: unbound work and boot-time IRQs land there");
+  if (a.irqaffinity_given && a.irqaffinity.intersects(isolating))
+    a.warnings.push_back("irqaffinity CPUs " + (a.irqaffinity & isolating).to_list() +
+                         " overlap isolated/nohz_full CPUs");
+  if (a.housekeeping.empty() || (a.housekeeping & m.present).empty())
+    a.warnings.push_back("no housekeeping CPU left");
+  if (a.nohz_full_active && !a.nohz_full.empty()) {
+    bool rcu_given = false;
+    for (const CmdlineToken* t : kept_tokens) rcu_given = rcu_given || is(t, "rcu_nocbs");
+    if (!rcu_given)
+      a.warnings.push_back(
+          "nohz_full without rcu_nocbs: in 6.1 NO_HZ_FULL selects RCU_NOCB_CPU "
+          "and rcu_init_nohz() offloads the nohz_full CPUs anyway (" +
+          a.rcu_nocbs.to_list() + ")");
+    else if (!a.nohz_full.subset_of(m.nocb_mask))
+      a.warnings.push_back("rcu_nocbs does not cover nohz_full CPUs " +
+                           (a.nohz_full - m.nocb_mask).to_list() +
+                           "; the kernel offloads them anyway");
+    if (a.nohz_off)
+      a.warnings.push_back(
+          "nohz=off with nohz_full: dynticks are disabled, so the tick never "
+          "stops on the nohz_full CPUs");
+  }
+  if ((nohz_full_requested || isolcpus_requested) && isolating.empty())
+    a.warnings.push_back("isolation parameters were given but no CPU ends up isolated");
+  return a;
+}
+
+nlohmann::json to_json(const Analysis& a) {
+  nlohmann::json j;
+  j["source_line"] = a.source_line;
+  j["from_dmesg"] = a.from_dmesg;
+  j["vcpus"] = a.vcpus;
+  j["vcpus_overridden"] = a.vcpus_overridden;
+  j["possible"] = a.possible;
+  j["online"] = a.online;
+  j["housekeeping"] = a.housekeeping.to_list();
+  j["isolated"] = a.isolated.to_list();
+  j["nohz_full"] = a.nohz_full.to_list();
+  j["rcu_nocbs"] = a.rcu_nocbs.to_list();
+  j["irqaffinity"] = a.irqaffinity.to_list();
+  j["managed_irq_isolated"] = a.managed_irq_isolated.to_list();
+  j["workqueue_cpumask"] = a.workqueue_cpumask.to_list();
+  j["isolcpus_flags"] = a.isolcpus_flags;
+  j["kept"] = a.kept;
+  j["guest_cmdline"] = a.guest_cmdline();
+  auto verdicts = [](const std::vector<ParamVerdict>& v) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& x : v) arr.push_back({{"param", x.param}, {"reason", x.reason}});
+    return arr;
+  };
+  j["dropped"] = verdicts(a.dropped);
+  j["replaced"] = verdicts(a.replaced);
+  j["warnings"] = a.warnings;
+  j["expected_kernel_messages"] = a.expected_kernel_messages;
+  j["isolation_params"] = a.isolation_params;
+  return j;
+}
+
+std::string to_text(const Analysis& a) {
+  std::ostringstream o;
+  auto list = [](const CpuSet& s) { return s.empty() ? std::string("(none)") : s.to_list(); };
+  o << "vCPUs:         " << a.vcpus << (a.vcpus_overridden ? " (override)" : "") << "\n"
+    << "possible/online: " << a.possible << "/" << a.online << "\n"
+    << "housekeeping:  " << list(a.housekeeping) << "\n"
+    << "isolated:      " << list(a.isolated) << "\n"
+    << "nohz_full:     " << list(a.nohz_full) << "\n"
+    << "rcu_nocbs:     " << list(a.rcu_nocbs) << "\n"
+    << "irqaffinity:   " << list(a.irqaffinity) << "\n"
+    << "isolcpus flags: ";
+  for (size_t i = 0; i < a.isolcpus_flags.size(); ++i) o << (i ? "," : "") << a.isolcpus_flags[i];
+  o << "\nguest command line: " << a.guest_cmdline() << "\n";
+  for (const auto& d : a.dropped) o << "dropped  " << d.param << "  (" << d.reason << ")\n";
+  for (const auto& r : a.replaced) o << "replaced " << r.param << "  (" << r.reason << ")\n";
+  for (const auto& w : a.warnings) o << "warning: " << w << "\n";
+  return o.str();
+}
+
+ExpectedIsolation expected_isolation(const Analysis& a) {
+  ExpectedIsolation e;
+  e.vcpus = a.vcpus;
+  e.possible = CpuSet::all(a.possible);
+  e.online = CpuSet(a.possible);
+  for (unsigned c = 0; c < a.online; ++c) e.online.set(c);
+  e.housekeeping = a.housekeeping;
+  e.isolated = a.isolated;
+  e.nohz_full_requested = false;
+  for (const auto& t : a.tokens) {
+    if (t.after_dashes) continue;
+    if (t.normalized == "nohz_full" && t.value) e.nohz_full_requested = true;
+    if (t.normalized == "isolcpus" && t.value &&
+        (t.value->rfind("nohz,", 0) == 0 || t.value->find(",nohz,") != std::string::npos))
+      e.nohz_full_requested = true;
+  }
+  e.nohz_full = a.nohz_full;
+  if (a.rcu_offload_active) e.rcu_offload = a.rcu_nocbs;
+  e.irq_default_affinity = a.irqaffinity;
+  e.irqaffinity_requested = a.irqaffinity_given;
+  e.irq_avoid = e.online - a.irqaffinity;
+  e.managed_irq = !a.managed_irq_isolated.empty();
+  e.managed_irq_avoid = a.managed_irq_isolated;
+  e.workqueue_cpumask = a.workqueue_cpumask;
+  e.nohz_off = a.nohz_off;
+  e.required_params = a.isolation_params;
+  e.expected_kernel_messages = a.expected_kernel_messages;
+  return e;
+}
+
+nlohmann::json to_json(const ExpectedIsolation& e) {
+  return {
+      {"vcpus", e.vcpus},
+      {"possible", e.possible.to_list()},
+      {"online", e.online.to_list()},
+      {"housekeeping", e.housekeeping.to_list()},
+      {"isolated", e.isolated.to_list()},
+      {"nohz_full_requested", e.nohz_full_requested},
+      {"nohz_full", e.nohz_full.to_list()},
+      {"rcu_offload", e.rcu_offload ? nlohmann::json(e.rcu_offload->to_list()) : nullptr},
+      {"irq_default_affinity", e.irq_default_affinity.to_list()},
+      {"irq_default_affinity_mask", e.irq_default_affinity.to_mask()},
+      {"irqaffinity_requested", e.irqaffinity_requested},
+      {"irq_avoid", e.irq_avoid.to_list()},
+      {"managed_irq", e.managed_irq},
+      {"managed_irq_avoid", e.managed_irq_avoid.to_list()},
+      {"workqueue_cpumask", e.workqueue_cpumask.to_list()},
+      {"nohz_off", e.nohz_off},
+      {"required_params", e.required_params},
+      {"expected_kernel_messages", e.expected_kernel_messages},
+  };
+}
+
+}  // namespace isolab

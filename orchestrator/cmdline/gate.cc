@@ -1,0 +1,553 @@
+#include "cmdline/gate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace isolab {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view l = text.substr(pos, nl - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    out.push_back(l);
+    pos = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const size_t b = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+std::optional<uint64_t> parse_u64(std::string_view s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
+// Collapses whitespace runs so that "rcu: \tOffload" and "rcu: Offload" compare equal.
+std::string squash(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : trim(s)) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+std::string strip_timestamp(std::string_view l) {
+  if (l.size() >= 3 && l[0] == '<') {
+    const size_t gt = l.find('>');
+    if (gt != std::string_view::npos && gt <= 4) l.remove_prefix(gt + 1);
+  }
+  if (!l.empty() && l[0] == '[') {
+    const size_t rb = l.find(']');
+    if (rb != std::string_view::npos && rb < 32 &&
+        l.substr(1, rb - 1).find_first_not_of(" 0123456789.") == std::string_view::npos) {
+      l.remove_prefix(rb + 1);
+      if (!l.empty() && l[0] == ' ') l.remove_prefix(1);
+    }
+  }
+  return std::string(l);
+}
+
+std::string list_or_none(const CpuSet& s) { return s.empty() ? "(none)" : s.to_list(); }
+
+std::string fmt_rate(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f/s", r);
+  return buf;
+}
+
+bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+}  // namespace
+
+const InterruptRow* InterruptsSnapshot::find(std::string_view name) const {
+  for (const auto& r : rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+InterruptsSnapshot parse_proc_interrupts(std::string_view text) {
+  InterruptsSnapshot s;
+  const auto lines = split_lines(text);
+  size_t i = 0;
+  for (; i < lines.size(); ++i) {
+    const auto toks = split_ws(lines[i]);
+    if (toks.empty()) continue;
+    for (auto t : toks) {
+      if (t.size() < 4 || t.substr(0, 3) != "CPU")
+        throw Error("/proc/interrupts line " + std::to_string(i + 1) +
+                    ": expected a header of CPU columns, got '" +
+                    std::string(lines[i].substr(0, 80)) + "'");
+      auto n = parse_u64(t.substr(3));
+      if (!n || *n >= kMaxCpus)
+        throw Error("/proc/interrupts line " + std::to_string(i + 1) + ": bad CPU column '" +
+                    std::string(t.substr(0, 40)) + "'");
+      s.cpus.push_back(static_cast<unsigned>(*n));
+    }
+    break;
+  }
+  if (s.cpus.empty()) throw Error("/proc/interrupts: no header of CPU columns");
+  for (++i; i < lines.size(); ++i) {
+    std::string_view l = trim(lines[i]);
+    const size_t colon = l.find(':');
+    if (l.empty() || colon == std::string_view::npos || colon == 0) continue;
+    InterruptRow row;
+    row.name = std::string(trim(l.substr(0, colon)));
+    if (row.name.find(' ') != std::string::npos) continue;
+    std::string_view rest = l.substr(colon + 1);
+    size_t col = 0;
+    size_t p = 0;
+    while (col < s.cpus.size()) {
+      size_t b = p;
+      while (b < rest.size() && std::isspace(static_cast<unsigned char>(rest[b]))) ++b;
+      size_t e = b;
+      while (e < rest.size() && !std::isspace(static_cast<unsigned char>(rest[e]))) ++e;
+      auto n = parse_u64(rest.substr(b, e - b));
+      if (!n) break;
+      row.counts[s.cpus[col++]] = *n;
+      p = e;
+    }
+    row.description = std::string(trim(rest.substr(p)));
+    s.rows.push_back(std::move(row));
+  }
+  return s;
+}
+
+std::string ClockState::summary() const {
+  std::string out = clocksource.empty() ? "clocksource unknown" : "clocksource " + clocksource;
+  if (tsc_unstable) out += "; TSC unstable";
+  if (sched_clock_unstable) out += "; sched_clock unstable";
+  if (sched_clock_stable) out += "; sched_clock stable";
+  return out;
+}
+
+GuestFacts parse_guest_facts(const std::map<std::string, std::string>& records) {
+  GuestFacts f;
+  auto get = [&](const std::string& key, bool required) -> const std::string* {
+    auto it = records.find(key);
+    if (it == records.end()) {
+      if (required) f.problems.push_back(key + ": missing");
+      return nullptr;
+    }
+    if (it->second.size() > kMaxRecordBytes) {
+      f.problems.push_back(key + ": " + std::to_string(it->second.size()) +
+                           " bytes, over the limit of " + std::to_string(kMaxRecordBytes));
+      return nullptr;
+    }
+    return &it->second;
+  };
+  auto cpulist = [&](const std::string& key, bool required) -> std::optional<CpuSet> {
+    const std::string* v = get(key, required);
+    if (!v) return std::nullopt;
+    CpuListParse p = try_parse_cpulist(*v, kMaxCpus);
+    if (!p.ok()) {
+      f.problems.push_back(key + ": " + p.message);
+      return std::nullopt;
+    }
+    return p.set;
+  };
+  auto mask = [&](const std::string& key, bool required) -> std::optional<CpuSet> {
+    const std::string* v = get(key, required);
+    if (!v) return std::nullopt;
+    try {
+      return parse_cpumask_hex(trim(*v), kMaxCpus);
+    } catch (const Error& e) {
+      f.problems.push_back(key + ": " + e.what());
+      return std::nullopt;
+    }
+  };
+
+  if (const std::string* v = get("cmdline", true)) {
+    f.cmdline = std::string(trim(*v));
+    try {
+      f.cmdline_tokens = tokenize_cmdline(f.cmdline);
+    } catch (const Error& e) {
+      f.problems.push_back(std::string("cmdline: ") + e.what());
+    }
+  }
+  if (const std::string* v = get("uname_r", false))
+    f.uname_r = std::string(trim(*v)).substr(0, 200);
+  f.cpu_online = cpulist("cpu_online", true);
+  f.cpu_possible = cpulist("cpu_possible", false);
+  f.isolated = cpulist("isolated", true);
+  f.nohz_full = cpulist("nohz_full", false);
+  f.default_smp_affinity = mask("default_smp_affinity", false);
+  f.workqueue_cpumask = mask("workqueue_cpumask", false);
+
+  if (const std::string* v = get("dmesg", true)) {
+    f.has_dmesg = true;
+    for (auto l : split_lines(*v)) {
+      std::string s = strip_timestamp(l.substr(0, 4096));
+      constexpr std::string_view kOffload = "Offload RCU callbacks from CPUs:";
+      const size_t at = s.find(kOffload);
+      if (at != std::string::npos) {
+        std::string_view list = trim(std::string_view(s).substr(at + kOffload.size()));
+        if (!list.empty() && list.back() == '.') list.remove_suffix(1);
+        if (list == "(none)") {
+          f.rcu_offload = CpuSet(kMaxCpus);
+        } else {
+          CpuListParse p = try_parse_cpulist(list, kMaxCpus);
+          if (p.ok())
+            f.rcu_offload = p.set;
+          else
+            f.problems.push_back("dmesg: RCU offload line: " + p.message);
+        }
+      }
+      if (contains(s, "Marking TSC unstable") || contains(s, "clocksource 'tsc' as unstable") ||
+          contains(s, "Marking clocksource 'tsc' as unstable")) {
+        f.clock.tsc_unstable = true;
+        f.clock.lines.push_back(s);
+      }
+      if (contains(s, "sched_clock: Marking unstable")) {
+        f.clock.sched_clock_unstable = true;
+        f.clock.lines.push_back(s);
+      }
+      if (contains(s, "sched_clock: Marking stable")) {
+        f.clock.sched_clock_stable = true;
+        f.clock.lines.push_back(s);
+      }
+      constexpr std::string_view kSwitched = "clocksource: Switched to clocksource ";
+      const size_t sw = s.find(kSwitched);
+      if (sw != std::string::npos) {
+        f.clock.clocksource = std::string(trim(std::string_view(s).substr(sw + kSwitched.size())));
+        f.clock.lines.push_back(s);
+      }
+      f.dmesg_lines.push_back(std::move(s));
+    }
+  }
+
+  if (const std::string* v = get("irq_affinity", false)) {
+    f.has_irq_affinity = true;
+    size_t n = 0;
+    for (auto l : split_lines(*v)) {
+      ++n;
+      const auto toks = split_ws(l);
+      if (toks.empty()) continue;
+      if (toks.size() != 2) {
+        f.problems.push_back("irq_affinity line " + std::to_string(n) +
+                             ": expected '<irq> <cpulist>', got '" + std::string(l.substr(0, 80)) +
+                             "'");
+        continue;
+      }
+      CpuListParse p = try_parse_cpulist(toks[1], kMaxCpus);
+      if (!p.ok()) {
+        f.problems.push_back("irq_affinity line " + std::to_string(n) + ": " + p.message);
+        continue;
+      }
+      f.irq_affinity.push_back({std::string(toks[0]), p.set});
+    }
+  }
+
+  for (const char* key : {"interrupts_before", "interrupts_after"}) {
+    const std::string* v = get(key, false);
+    if (!v) continue;
+    try {
+      auto snap = parse_proc_interrupts(*v);
+      (std::string(key) == "interrupts_before" ? f.interrupts_before : f.interrupts_after) =
+          std::move(snap);
+    } catch (const Error& e) {
+      f.problems.push_back(std::string(key) + ": " + e.what());
+    }
+  }
+  if (const std::string* v = get("busy_window_s", false)) {
+    const std::string s(trim(*v));
+    char* end = nullptr;
+    const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d) || d <= 0)
+      f.problems.push_back("busy_window_s: '" + s.substr(0, 40) +
+                           "' is not a positive number of seconds");
+    else
+      f.busy_window_s = d;
+  }
+  return f;
+}
+
+GateReport evaluate_gate(const ExpectedIsolation& e, const GuestFacts& f) {
+  GateReport r;
+  auto add = [&](std::string check, std::string expected, std::string effective, bool pass,
+                 std::string detail, bool warning = false) {
+    r.rows.push_back({std::move(check), std::move(expected), std::move(effective), pass, warning,
+                      std::move(detail)});
+  };
+
+  if (!f.problems.empty()) {
+    std::string d;
+    for (const auto& p : f.problems) d += (d.empty() ? "" : "; ") + p;
+    add("guest records", "complete and parsable", std::to_string(f.problems.size()) + " problems",
+        false, d);
+  }
+
+  // Command line.
+  {
+    std::vector<std::string> missing;
+    for (const auto& req : e.required_params) {
+      bool found = false;
+      for (const auto& t : f.cmdline_tokens)
+        found = found || (!t.after_dashes && t.canonical() == req);
+      if (!found) missing.push_back(req);
+    }
+    std::string m;
+    for (const auto& x : missing) m += (m.empty() ? "" : " ") + x;
+    std::string req;
+    for (const auto& x : e.required_params) req += (req.empty() ? "" : " ") + x;
+    add("cmdline", req.empty() ? "(no isolation parameters)" : req, f.cmdline, missing.empty(),
+        missing.empty() ? "" : "missing from /proc/cmdline: " + m);
+  }
+
+  // Online CPUs.
+  if (f.cpu_online) {
+    const bool ok = *f.cpu_online == e.online;
+    add("online CPUs", list_or_none(e.online) + " (" + std::to_string(e.online.count()) + ")",
+        list_or_none(*f.cpu_online) + " (" + std::to_string(f.cpu_online->count()) + ")", ok,
+        ok ? ""
+           : "the guest saw " + std::to_string(f.cpu_online->count()) + " CPUs online of " +
+                 std::to_string(e.vcpus) +
+                 " requested (secondary CPUs not enumerated: ACPI/MP table missing, or "
+                 "maxcpus=/nr_cpus=)");
+  } else {
+    add("online CPUs", list_or_none(e.online), "(unknown)", false,
+        "no /sys/devices/system/cpu/online record");
+  }
+
+  if (f.isolated) {
+    const bool ok = *f.isolated == e.isolated;
+    add("isolated", list_or_none(e.isolated), list_or_none(*f.isolated), ok,
+        ok ? "" : "/sys/devices/system/cpu/isolated differs (isolcpus domain CPUs)");
+  } else {
+    add("isolated", list_or_none(e.isolated), "(unknown)", false,
+        "no /sys/devices/system/cpu/isolated record");
+  }
+
+  // nohz_full.
+  bool nohz_unsupported = false;
+  for (const auto& l : f.dmesg_lines)
+    nohz_unsupported = nohz_unsupported || contains(l, "Housekeeping: nohz unsupported");
+  if (e.nohz_full_requested) {
+    if (!f.nohz_full) {
+      add("nohz_full", list_or_none(e.nohz_full), "(no sysfs file)", false,
+          "/sys/devices/system/cpu/nohz_full does not exist: kernel built without "
+          "CONFIG_NO_HZ_FULL");
+    } else {
+      const bool ok = *f.nohz_full == e.nohz_full;
+      add("nohz_full", list_or_none(e.nohz_full), list_or_none(*f.nohz_full), ok,
+          ok ? "" : "/sys/devices/system/cpu/nohz_full differs");
+    }
+  } else {
+    const bool ok = !f.nohz_full || f.nohz_full->empty();
+    add("nohz_full", "(none)", f.nohz_full ? list_or_none(*f.nohz_full) : "(no sysfs file)", ok,
+        ok ? "" : "nohz_full CPUs present although none were requested");
+  }
+  if (nohz_unsupported)
+    add("CONFIG_NO_HZ_FULL", "built in", "missing", false,
+        "dmesg: 'Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL': the kernel "
+        "ignored nohz_full; rebuild with CONFIG_NO_HZ_FULL=y (check the final .config)");
+
+  // RCU offload.
+  if (e.rcu_offload) {
+    if (!f.rcu_offload) {
+      add("RCU offload", list_or_none(*e.rcu_offload), "(no dmesg line)", false,
+          "no 'Offload RCU callbacks from CPUs:' line in dmesg: kernel without "
+          "CONFIG_RCU_NOCB_CPU, or dmesg incomplete");
+    } else {
+      const bool ok = *f.rcu_offload == *e.rcu_offload;
+      add("RCU offload", list_or_none(*e.rcu_offload), list_or_none(*f.rcu_offload), ok,
+          ok ? "" : "dmesg 'Offload RCU callbacks from CPUs:' differs");
+    }
+  } else if (f.rcu_offload && !f.rcu_offload->empty()) {
+    add("RCU offload", "(none)", list_or_none(*f.rcu_offload), true,
+        "RCU offloads CPUs although none were requested (CONFIG_RCU_NOCB_CPU_DEFAULT_ALL?)", true);
+  }
+
+  // IRQ default affinity.
+  if (f.default_smp_affinity) {
+    const bool ok = *f.default_smp_affinity == e.irq_default_affinity;
+    add("irq default affinity", list_or_none(e.irq_default_affinity),
+        list_or_none(*f.default_smp_affinity), ok,
+        ok ? "" : "/proc/irq/default_smp_affinity differs from irqaffinity=");
+  } else if (e.irqaffinity_requested) {
+    add("irq default affinity", list_or_none(e.irq_default_affinity), "(unknown)", false,
+        "no /proc/irq/default_smp_affinity record");
+  }
+
+  // IRQ effective affinity.
+  {
+    const CpuSet avoid = e.irq_avoid | e.isolated | e.nohz_full;
+    std::string on_isolated;
+    for (const auto& irq : f.irq_affinity)
+      if (irq.cpus.intersects(avoid))
+        on_isolated += (on_isolated.empty() ? "" : ", ") + irq.irq + "->" + irq.cpus.to_list();
+    if (!avoid.empty() && f.has_irq_affinity)
+      add("irq effective affinity", "none on " + avoid.to_list(),
+          on_isolated.empty() ? "none on " + avoid.to_list() : on_isolated, true,
+          on_isolated.empty()
+              ? ""
+              : "IRQs with effective affinity on isolated CPUs (managed or per-CPU queue IRQs "
+                "are placed there by the kernel; others are noise)",
+          !on_isolated.empty());
+  }
+
+  // Workqueue cpumask.
+  if (f.workqueue_cpumask) {
+    const bool ok = *f.workqueue_cpumask == e.workqueue_cpumask;
+    add("workqueue cpumask", list_or_none(e.workqueue_cpumask), list_or_none(*f.workqueue_cpumask),
+        ok, ok ? "" : "/sys/devices/virtual/workqueue/cpumask differs");
+  }
+
+  // dmesg messages that change the meaning of the command line.
+  if (f.has_dmesg) {
+    std::vector<std::string> expected;
+    for (const auto& m : e.expected_kernel_messages) expected.push_back(squash(m));
+    std::string unexpected, seen;
+    for (const auto& l : f.dmesg_lines) {
+      const std::string s = squash(l);
+      const bool relevant = s.rfind("Housekeeping:", 0) == 0 || s.rfind("isolcpus:", 0) == 0 ||
+                            s.rfind("NO_HZ:", 0) == 0 || s.rfind("rcu_nocbs=", 0) == 0;
+      if (!relevant) continue;
+      seen += (seen.empty() ? "" : " | ") + s;
+      if (std::find(expected.begin(), expected.end(), s) == expected.end())
+        unexpected += (unexpected.empty() ? "" : " | ") + s;
+    }
+    add("dmesg isolation messages", "only the expected ones", seen.empty() ? "(none)" : seen,
+        unexpected.empty(), unexpected.empty() ? "" : "unexpected: " + unexpected);
+  }
+
+  // The tick on nohz_full CPUs.
+  std::optional<bool> tick_stopped;
+  const CpuSet tick_cpus = e.nohz_full & e.online;
+  if (e.nohz_full_requested && !tick_cpus.empty()) {
+    const std::string exp =
+        "<= " + fmt_rate(kTickStoppedMaxPerSecond) + " LOC on " + tick_cpus.to_list();
+    const InterruptRow* b = f.interrupts_before ? f.interrupts_before->find("LOC") : nullptr;
+    const InterruptRow* a = f.interrupts_after ? f.interrupts_after->find("LOC") : nullptr;
+    if (!b || !a || !f.busy_window_s) {
+      add("tick stopped", exp, "(not measured)", false,
+          "needs interrupts_before/after with a LOC row and busy_window_s");
+    } else if (*f.busy_window_s < kMinBusyWindowS) {
+      add("tick stopped", exp, "(window too short)", false,
+          "busy window " + std::to_string(*f.busy_window_s) + " s is shorter than 1 s");
+    } else {
+      auto rate = [&](unsigned cpu) -> std::optional<double> {
+        auto ib = b->counts.find(cpu), ia = a->counts.find(cpu);
+        if (ib == b->counts.end() || ia == a->counts.end() || ia->second < ib->second)
+          return std::nullopt;
+        return static_cast<double>(ia->second - ib->second) / *f.busy_window_s;
+      };
+      bool ok = true;
+      std::string eff, bad;
+      for (unsigned cpu : tick_cpus.cpus()) {
+        auto rt = rate(cpu);
+        eff += (eff.empty() ? "" : ", ") + ("CPU" + std::to_string(cpu) + " ") +
+               (rt ? fmt_rate(*rt) : "?");
+        if (!rt || *rt > kTickStoppedMaxPerSecond) {
+          ok = false;
+          bad += (bad.empty() ? "" : ", ") + ("CPU" + std::to_string(cpu));
+        }
+      }
+      std::optional<double> ref;
+      for (unsigned cpu : (e.online - e.nohz_full).cpus())
+        if (auto rt = rate(cpu); rt && (!ref || *rt > *ref)) ref = rt;
+      std::string detail =
+          "housekeeping reference " + (ref ? fmt_rate(*ref) : "n/a") + "; " + f.clock.summary();
+      if (!ok)
+        detail =
+            "tick did not stop on " + bad + (e.nohz_off ? " (nohz=off given)" : "") + "; " + detail;
+      add("tick stopped", exp, eff, ok, detail);
+      tick_stopped = ok;
+    }
+  }
+
+  // Clock state (case O6): recorded; fails only when the tick did not stop.
+  {
+    const bool unstable = f.clock.tsc_unstable || f.clock.sched_clock_unstable;
+    const bool fail = unstable && tick_stopped.has_value() && !*tick_stopped;
+    std::string detail;
+    for (const auto& l : f.clock.lines) detail += (detail.empty() ? "" : " | ") + l;
+    if (fail) detail = "unstable clock and the tick did not stop: " + detail;
+    add("clock", "tick can stop", f.clock.summary(), !fail, detail, unstable && !fail);
+  }
+
+  r.pass = true;
+  std::string reasons;
+  int n = 0;
+  for (const auto& row : r.rows) {
+    if (row.pass) continue;
+    r.pass = false;
+    if (n++ < 3)
+      reasons += (reasons.empty() ? "" : "; ") + row.check +
+                 (row.detail.empty() ? ": expected " + row.expected + ", got " + row.effective
+                                     : ": " + row.detail);
+  }
+  r.reason = r.pass ? "PASS" : "FAIL: " + reasons;
+  return r;
+}
+
+nlohmann::json to_json(const GateReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& x : r.rows)
+    rows.push_back({{"check", x.check},
+                    {"expected", x.expected},
+                    {"effective", x.effective},
+                    {"pass", x.pass},
+                    {"warning", x.warning},
+                    {"detail", x.detail}});
+  return {{"pass", r.pass}, {"reason", r.reason}, {"rows", rows}};
+}
+
+std::string to_text(const GateReport& r) {
+  auto clip = [](const std::string& s, size_t w) {
+    return s.size() <= w ? s + std::string(w - s.size(), ' ') : s.substr(0, w - 3) + "...";
+  };
+  std::ostringstream o;
+  o << clip("check", 26) << " " << clip("expected", 28) << " " << clip("effective", 28)
+    << " result\n";
+  for (const auto& x : r.rows) {
+    o << clip(x.check, 26) << " " << clip(x.expected, 28) << " " << clip(x.effective, 28) << " "
+      << (x.pass ? (x.warning ? "WARN" : "PASS") : "FAIL");
+    if (!x.detail.empty()) o << "  " << x.detail;
+    o << "\n";
+  }
+  o << (r.pass ? "gate: PASS" : "gate: " + r.reason) << "\n";
+  return o.str();
+}
+
+}  // namespace isolab

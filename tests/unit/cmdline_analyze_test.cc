@@ -1,0 +1,253 @@
+// Cases K2-K5: deriving the guest and its expected isolation from a command line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "cmdline/analyze.h"
+
+namespace isolab {
+namespace {
+
+const char* kK5 =
+    "BOOT_IMAGE=(hd0,msdos1)/vmlinuz-tip root=/dev/mapper/<vg>-root ro "
+    "resume=/dev/mapper/<vg>-swap rd.lvm.lv=<vg>/root rd.lvm.lv=<vg>/swap rhgb quiet skew_tick=1 "
+    "isolcpus=managed_irq,domain,5,6,7 intel_pstate=disable nosoftlockup tsc=nowatchdog nohz=on "
+    "nohz_full=5,6,7 rcu_nocbs=5,6,7 irqaffinity=0,1,2,3,4 console=ttyS0,115200 nomodeset";
+
+bool has_warning(const Analysis& a, std::string_view needle) {
+  return std::any_of(a.warnings.begin(), a.warnings.end(),
+                     [&](const std::string& w) { return w.find(needle) != std::string::npos; });
+}
+bool has_message(const Analysis& a, std::string_view m) {
+  return std::find(a.expected_kernel_messages.begin(), a.expected_kernel_messages.end(), m) !=
+         a.expected_kernel_messages.end();
+}
+std::string reason_of(const std::vector<ParamVerdict>& v, std::string_view param) {
+  for (const auto& x : v)
+    if (x.param == param) return x.reason;
+  return "";
+}
+
+void check_k5(const Analysis& a) {
+  EXPECT_EQ(a.vcpus, 8u);
+  EXPECT_EQ(a.isolated.to_list(), "5-7");
+  EXPECT_EQ(a.housekeeping.to_list(), "0-4");
+  EXPECT_EQ(a.nohz_full.to_list(), "5-7");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "5-7");
+  EXPECT_EQ(a.irqaffinity.to_list(), "0-4");
+  EXPECT_EQ(a.isolcpus_flags, (std::vector<std::string>{"domain", "managed_irq"}));
+  std::vector<std::string> dropped;
+  for (const auto& d : a.dropped) {
+    dropped.push_back(d.param);
+    EXPECT_FALSE(d.reason.empty()) << d.param;
+  }
+  EXPECT_EQ(dropped,
+            (std::vector<std::string>{
+                "BOOT_IMAGE=(hd0,msdos1)/vmlinuz-tip", "root=/dev/mapper/<vg>-root", "ro",
+                "resume=/dev/mapper/<vg>-swap", "rd.lvm.lv=<vg>/root", "rd.lvm.lv=<vg>/swap",
+                "rhgb", "quiet", "intel_pstate=disable", "nomodeset"}));
+  EXPECT_NE(reason_of(a.dropped, "quiet").find("panic detection"), std::string::npos);
+  EXPECT_NE(reason_of(a.dropped, "intel_pstate=disable").find("emulated"), std::string::npos);
+  ASSERT_EQ(a.replaced.size(), 1u);
+  EXPECT_EQ(a.replaced[0].param, "console=ttyS0,115200");
+  EXPECT_EQ(a.guest_cmdline(),
+            "skew_tick=1 isolcpus=managed_irq,domain,5,6,7 nosoftlockup tsc=nowatchdog nohz=on "
+            "nohz_full=5,6,7 rcu_nocbs=5,6,7 irqaffinity=0,1,2,3,4");
+  EXPECT_TRUE(has_message(a, "NO_HZ: Full dynticks CPUs: 5-7."));
+  EXPECT_TRUE(has_message(a, "rcu: \tOffload RCU callbacks from CPUs: 5-7."));
+  EXPECT_FALSE(has_warning(a, "unknown parameter"));
+  ExpectedIsolation e = expected_isolation(a);
+  EXPECT_EQ(e.online.to_list(), "0-7");
+  EXPECT_EQ(e.irq_default_affinity.to_mask(), "1f");
+  EXPECT_EQ(e.irq_avoid.to_list(), "5-7");
+  EXPECT_TRUE(e.managed_irq);
+  EXPECT_EQ(e.managed_irq_avoid.to_list(), "5-7");
+  EXPECT_EQ(e.workqueue_cpumask.to_list(), "0-4");
+  EXPECT_TRUE(e.nohz_full_requested);
+  EXPECT_EQ(e.rcu_offload->to_list(), "5-7");
+}
+
+TEST(CmdlineAnalyze, K5PlainLine) { check_k5(analyze(kK5)); }
+
+TEST(CmdlineAnalyze, K5AsDmesgLine) {
+  const std::string dmesg = std::string("[    0.000000] Linux version 6.1.0-tip\n") +
+                            "[    0.000000] Command line: " + kK5 + "\n" +
+                            "[    0.000000] x86/fpu: x87 FPU will use FXSAVE\n";
+  Analysis a = analyze(dmesg);
+  EXPECT_TRUE(a.from_dmesg);
+  check_k5(a);
+  Analysis b = analyze(std::string("[    0.041000] Kernel command line: ") + kK5 + "\n");
+  check_k5(b);
+}
+
+TEST(CmdlineAnalyze, K5JsonAndText) {
+  nlohmann::json j = to_json(analyze(kK5));
+  EXPECT_EQ(j["vcpus"], 8);
+  EXPECT_EQ(j["isolated"], "5-7");
+  EXPECT_EQ(j["dropped"].size(), 10u);
+  EXPECT_EQ(j["dropped"][0]["param"], "BOOT_IMAGE=(hd0,msdos1)/vmlinuz-tip");
+  EXPECT_NE(to_text(analyze(kK5)).find("isolated:      5-7"), std::string::npos);
+}
+
+TEST(CmdlineAnalyze, K4GeneratedLine) {
+  Analysis a = analyze(
+      "isolcpus=nohz,domain,managed_irq,3 nohz_full=3 mitigations=off intel_pstate=disable "
+      "intel_idle.max_cstate=0 processor.max_cstate=0 nosoftlockup mce=ignore_ce audit=0 "
+      "tsc=nowatchdog");
+  EXPECT_EQ(a.vcpus, 4u);
+  EXPECT_EQ(a.housekeeping.to_list(), "0-2");
+  EXPECT_EQ(a.isolated.to_list(), "3");
+  EXPECT_EQ(a.nohz_full.to_list(), "3");
+  for (const char* k : {"mitigations=off", "nosoftlockup", "tsc=nowatchdog", "audit=0"})
+    EXPECT_NE(std::find(a.kept.begin(), a.kept.end(), k), a.kept.end()) << k;
+  ASSERT_EQ(a.dropped.size(), 3u);
+  EXPECT_EQ(a.dropped[0].param, "intel_pstate=disable");
+  EXPECT_EQ(a.dropped[1].param, "intel_idle.max_cstate=0");
+  EXPECT_EQ(a.dropped[2].param, "processor.max_cstate=0");
+  for (const auto& d : a.dropped) EXPECT_NE(d.reason.find("emulated guest"), std::string::npos);
+  // isolcpus=nohz then nohz_full= on the same CPUs: no "must match" complaint.
+  EXPECT_FALSE(has_message(a, "Housekeeping: nohz_full= must match isolcpus="));
+}
+
+TEST(CmdlineAnalyze, K3SysfsSemantics) {
+  Analysis a = analyze("isolcpus=managed_irq,domain,2-47");
+  EXPECT_EQ(a.vcpus, 48u);
+  EXPECT_EQ(a.isolated.to_list(), "2-47");
+  EXPECT_EQ(analyze("isolcpus=2-47").isolated.to_list(), "2-47");
+  Analysis n = analyze("nohz_full=2-47");
+  EXPECT_EQ(n.isolated.to_list(), "");
+  EXPECT_EQ(n.nohz_full.to_list(), "2-47");
+  Analysis in = analyze("isolcpus=nohz,2-47");
+  EXPECT_EQ(in.isolated.to_list(), "");
+  EXPECT_EQ(in.nohz_full.to_list(), "2-47");
+  EXPECT_EQ(in.isolcpus_flags, std::vector<std::string>{"nohz"});
+}
+
+TEST(CmdlineAnalyze, K3UnknownAndInvalidFlags) {
+  Analysis a = analyze("isolcpus=foo,1-3");
+  EXPECT_TRUE(has_message(a, "isolcpus: Skipped unknown flag foo"));
+  EXPECT_EQ(a.isolated.to_list(), "1-3");
+  Analysis b = analyze("isolcpus=fo0,1-3");
+  EXPECT_TRUE(has_message(b, "isolcpus: Invalid flag fo0"));
+  EXPECT_EQ(b.isolated.to_list(), "");
+  EXPECT_TRUE(has_warning(b, "rejects the parameter"));
+}
+
+TEST(CmdlineAnalyze, K2CpusThatDoNotExist61) {
+  // 6.1 parses CPU lists with nr_cpu_ids bits: 2-15 on 6 possible CPUs is ERANGE and the
+  // whole parameter is ignored (rcu_nocbs= then offloads all CPUs).
+  AnalyzeOptions o;
+  o.vcpus = 6;
+  Analysis a = analyze("nohz_full=2-15 rcu_nocbs=2-15", o);
+  EXPECT_EQ(a.nohz_full.to_list(), "");
+  EXPECT_TRUE(has_message(a, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
+  EXPECT_TRUE(has_message(a, "rcu_nocbs= bad CPU range, all CPUs set"));
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "0-5");
+  EXPECT_TRUE(has_warning(a, "vCPU override 6 is smaller"));
+  // `N` is the last possible CPU.
+  Analysis n = analyze("nohz_full=2-N rcu_nocbs=2-N", o);
+  EXPECT_EQ(n.nohz_full.to_list(), "2-5");
+  EXPECT_EQ(n.rcu_nocbs.to_list(), "2-5");
+  EXPECT_TRUE(has_message(n, "rcu: \tOffload RCU callbacks from CPUs: 2-5."));
+}
+
+TEST(CmdlineAnalyze, K2CpusThatDoNotExist515) {
+  AnalyzeOptions o;
+  o.vcpus = 6;
+  o.kernel.major = 5;
+  o.kernel.minor = 15;
+  Analysis a = analyze("nohz_full=2-15 rcu_nocbs=2-15", o);
+  EXPECT_EQ(a.nohz_full.to_list(), "2-5");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "2-5");
+  Analysis same = analyze("nohz_full=2-5 rcu_nocbs=2-5", o);
+  EXPECT_EQ(same.nohz_full.to_list(), "2-5");
+  EXPECT_TRUE(has_message(same, "NO_HZ: Full dynticks CPUs: 2-5."));
+  // N is NR_CPUS-1 (63) at parse time on these kernels, trimmed to 2-5.
+  EXPECT_EQ(analyze("nohz_full=2-N", o).nohz_full.to_list(), "2-5");
+  o.kernel.minor = 10;
+  Analysis old = analyze("nohz_full=2-15 rcu_nocbs=2-15", o);
+  EXPECT_EQ(old.nohz_full.to_list(), "");
+  EXPECT_TRUE(has_message(old, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
+}
+
+TEST(CmdlineAnalyze, O4KernelWithoutNoHzFull) {
+  AnalyzeOptions o;
+  o.kernel.no_hz_full = false;
+  Analysis a = analyze("nohz_full=2-3", o);
+  EXPECT_TRUE(has_message(a, "Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL"));
+  EXPECT_EQ(a.nohz_full.to_list(), "");
+  EXPECT_EQ(a.vcpus, 4u);
+}
+
+TEST(CmdlineAnalyze, DeveloperWarnings) {
+  EXPECT_TRUE(has_warning(analyze("nohz_full=0-3 rcu_nocbs=0-3 nr_cpus=8"), "boot CPU 0"));
+  EXPECT_TRUE(has_warning(analyze("isolcpus=2-3 irqaffinity=0-2"), "overlap"));
+  EXPECT_TRUE(has_warning(analyze("nohz_full=1-3"), "nohz_full without rcu_nocbs"));
+  EXPECT_EQ(analyze("nohz_full=1-3").rcu_nocbs.to_list(), "1-3");
+  EXPECT_TRUE(has_warning(analyze("nohz=off nohz_full=1-3 rcu_nocbs=1-3"), "nohz=off"));
+  // All CPUs isolated: the kernel keeps the boot CPU as housekeeping.
+  Analysis all = analyze("isolcpus=0-3");
+  EXPECT_EQ(all.isolated.to_list(), "1-3");
+  EXPECT_TRUE(has_message(all, "Housekeeping: must include one present CPU, using boot CPU:0"));
+  // nr_cpus= below the CPUs the lists name.
+  Analysis nr = analyze("isolcpus=4-7 nr_cpus=4");
+  EXPECT_EQ(nr.possible, 4u);
+  EXPECT_TRUE(has_message(nr, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
+  Analysis mc = analyze("isolcpus=4-7 maxcpus=2");
+  EXPECT_EQ(mc.online, 2u);
+  EXPECT_TRUE(has_warning(mc, "only 2 of 8 vCPUs"));
+  // irqaffinity always gets the boot CPU.
+  EXPECT_EQ(analyze("isolcpus=0,4-7 irqaffinity=1-3").irqaffinity.to_list(), "0-3");
+  // Mismatching second call is ignored by the kernel.
+  Analysis mm = analyze("isolcpus=nohz,domain,2-3 nohz_full=1-3");
+  EXPECT_TRUE(has_message(mm, "Housekeeping: nohz_full= must match isolcpus="));
+  EXPECT_EQ(mm.nohz_full.to_list(), "2-3");
+}
+
+TEST(CmdlineAnalyze, UnknownKeptWithWarningAndDashesDropped) {
+  Analysis a = analyze("frobnicate=1 isolcpus=1 -- single");
+  EXPECT_EQ(a.kept, (std::vector<std::string>{"frobnicate=1", "isolcpus=1"}));
+  EXPECT_TRUE(has_warning(a, "unknown parameter 'frobnicate=1'"));
+  ASSERT_EQ(a.dropped.size(), 1u);
+  EXPECT_EQ(a.dropped[0].param, "single");
+  EXPECT_EQ(a.vcpus, 2u);
+}
+
+TEST(CmdlineAnalyze, TableLookup) {
+  EXPECT_EQ(find_rule("rd.lvm.lv")->action, ParamAction::kDropped);
+  EXPECT_EQ(find_rule("rcutree.kthread_prio")->action, ParamAction::kKept);
+  EXPECT_EQ(find_rule("console")->action, ParamAction::kReplaced);
+  EXPECT_EQ(find_rule("rd"), nullptr);
+  EXPECT_EQ(find_rule("intel_idle.max_cstate")->action, ParamAction::kDropped);
+}
+
+TEST(CmdlineAnalyze, BadInputGetsClearMessages) {
+  // Unbalanced quotes are tolerated, as by the kernel.
+  Analysis q = analyze("isolcpus=\"1-3 nohz_full=1-3");
+  EXPECT_EQ(q.isolated.to_list(), "");  // the value "1-3 nohz_full=1-3" is not a CPU list
+  EXPECT_TRUE(has_warning(q, "EINVAL"));
+  Analysis r = analyze("isolcpus=10-1");
+  EXPECT_TRUE(has_warning(r, "'10-1'"));
+  EXPECT_TRUE(has_warning(r, "EINVAL"));
+  Analysis g = analyze("isolcpus=0-31:0/0");
+  EXPECT_TRUE(has_warning(g, "'0-31:0/0'"));
+  std::string longline;
+  while (longline.size() < 10000) longline += "skew_tick=1 ";
+  Analysis l = analyze(longline + "isolcpus=3");
+  EXPECT_EQ(l.isolated.to_list(), "3");
+  EXPECT_TRUE(has_warning(l, "COMMAND_LINE_SIZE"));
+  try {
+    analyze(std::string("isolcpus=1\x02\x03", 12));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("0x02"), std::string::npos);
+  }
+  EXPECT_THROW(analyze("[    0.000000] Linux version 6.1\n[    0.1] foo\n"), Error);
+  AnalyzeOptions zero;
+  zero.vcpus = 0;
+  EXPECT_THROW(analyze("isolcpus=1", zero), Error);
+}
+
+}  // namespace
+}  // namespace isolab

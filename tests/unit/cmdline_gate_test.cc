@@ -1,0 +1,184 @@
+// The in-guest isolation gate: cases O4, O5, O6 and K5.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cmdline/gate.h"
+
+namespace isolab {
+namespace {
+
+const GateRow* row(const GateReport& r, std::string_view check) {
+  for (const auto& x : r.rows)
+    if (x.check == check) return &x;
+  return nullptr;
+}
+
+std::string interrupts(uint64_t loc0, uint64_t loc1) {
+  return "           CPU0       CPU1       \n"
+         "  0:         41          0   IO-APIC   2-edge      timer\n"
+         "  4:          0        512   IO-APIC   4-edge      ttyS0\n"
+         "NMI:          0          0   Non-maskable interrupts\n"
+         "LOC:     " +
+         std::to_string(loc0) + "     " + std::to_string(loc1) +
+         "   Local timer interrupts\n"
+         "ERR:          0\n"
+         "MIS:          0\n";
+}
+
+// Case O6: 2 vCPUs, nohz_full=1 isolcpus=1 under TCG; TSC unstable, tick stops on CPU 1.
+std::map<std::string, std::string> o6_records(uint64_t cpu1_after) {
+  return {
+      {"cmdline", "console=ttyS0 panic=-1 nohz_full=1 isolcpus=1\n"},
+      {"uname_r", "6.1.0\n"},
+      {"cpu_online", "0-1\n"},
+      {"cpu_possible", "0-1\n"},
+      {"isolated", "1\n"},
+      {"nohz_full", "1\n"},
+      {"dmesg",
+       "[    0.000000] Command line: console=ttyS0 panic=-1 nohz_full=1 isolcpus=1\n"
+       "[    0.010000] NO_HZ: Full dynticks CPUs: 1.\n"
+       "[    0.011000] rcu: \tOffload RCU callbacks from CPUs: 1.\n"
+       "[    0.500000] tsc: Marking TSC unstable due to TSCs unsynchronized\n"
+       "[    1.200000] clocksource: Switched to clocksource hpet\n"},
+      {"irq_affinity", "0 0\n4 0\n"},
+      {"default_smp_affinity", "3\n"},
+      {"workqueue_cpumask", "1\n"},
+      {"interrupts_before", interrupts(1000, 200)},
+      {"interrupts_after", interrupts(1750, cpu1_after)},
+      {"busy_window_s", "3\n"},
+  };
+}
+
+ExpectedIsolation o6_expected() { return expected_isolation(analyze("nohz_full=1 isolcpus=1")); }
+
+TEST(CmdlineGate, O6ClockUnstableButTickStoppedPasses) {
+  GuestFacts f = parse_guest_facts(o6_records(201));
+  EXPECT_TRUE(f.problems.empty()) << f.problems.front();
+  EXPECT_TRUE(f.clock.tsc_unstable);
+  EXPECT_EQ(f.clock.clocksource, "hpet");
+  GateReport r = evaluate_gate(o6_expected(), f);
+  EXPECT_TRUE(r.pass) << to_text(r);
+  EXPECT_EQ(r.reason, "PASS");
+  const GateRow* tick = row(r, "tick stopped");
+  ASSERT_NE(tick, nullptr);
+  EXPECT_TRUE(tick->pass);
+  EXPECT_EQ(tick->effective, "CPU1 0.3/s");
+  EXPECT_NE(tick->detail.find("housekeeping reference 250.0/s"), std::string::npos);
+  EXPECT_NE(tick->detail.find("TSC unstable"), std::string::npos);
+  const GateRow* clock = row(r, "clock");
+  EXPECT_TRUE(clock->pass);
+  EXPECT_TRUE(clock->warning);
+}
+
+TEST(CmdlineGate, O6TickNotStoppedFailsOnClockGrounds) {
+  GateReport r = evaluate_gate(o6_expected(), parse_guest_facts(o6_records(200 + 750)));
+  EXPECT_FALSE(r.pass);
+  EXPECT_FALSE(row(r, "tick stopped")->pass);
+  EXPECT_EQ(row(r, "tick stopped")->effective, "CPU1 250.0/s");
+  EXPECT_FALSE(row(r, "clock")->pass);
+  EXPECT_NE(r.reason.find("tick did not stop on CPU1"), std::string::npos) << r.reason;
+}
+
+TEST(CmdlineGate, O5OneCpuOnlineOfEightFails) {
+  const char* line = "isolcpus=managed_irq,domain,5,6,7 nohz_full=5,6,7 rcu_nocbs=5,6,7";
+  ExpectedIsolation e = expected_isolation(analyze(line));
+  GuestFacts f = parse_guest_facts({{"cmdline", line},
+                                    {"cpu_online", "0\n"},
+                                    {"isolated", "\n"},
+                                    {"nohz_full", "\n"},
+                                    {"dmesg", "[    0.000000] Command line: x\n"}});
+  GateReport r = evaluate_gate(e, f);
+  EXPECT_FALSE(r.pass);
+  const GateRow* online = row(r, "online CPUs");
+  EXPECT_FALSE(online->pass);
+  EXPECT_EQ(online->expected, "0-7 (8)");
+  EXPECT_EQ(online->effective, "0 (1)");
+  EXPECT_EQ(r.reason.rfind("FAIL: online CPUs: the guest saw 1 CPUs online of 8", 0), 0u)
+      << r.reason;
+  EXPECT_FALSE(row(r, "nohz_full")->pass);
+  EXPECT_FALSE(row(r, "isolated")->pass);
+}
+
+TEST(CmdlineGate, O4NoHzFullMissing) {
+  const char* line = "nohz_full=2-3";
+  ExpectedIsolation e = expected_isolation(analyze(line));
+  GuestFacts f = parse_guest_facts(
+      {{"cmdline", line},
+       {"cpu_online", "0-3"},
+       {"isolated", ""},
+       {"dmesg", "[    0.020000] Housekeeping: nohz unsupported. Build with CONFIG_NO_HZ_FULL\n"}});
+  GateReport r = evaluate_gate(e, f);
+  EXPECT_FALSE(r.pass);
+  EXPECT_NE(row(r, "nohz_full")->detail.find("CONFIG_NO_HZ_FULL"), std::string::npos);
+  ASSERT_NE(row(r, "CONFIG_NO_HZ_FULL"), nullptr);
+  EXPECT_FALSE(row(r, "CONFIG_NO_HZ_FULL")->pass);
+  EXPECT_NE(r.reason.find("CONFIG_NO_HZ_FULL"), std::string::npos);
+}
+
+TEST(CmdlineGate, MissingParamAndIrqWarning) {
+  ExpectedIsolation e = o6_expected();
+  auto rec = o6_records(201);
+  rec["cmdline"] = "console=ttyS0 nohz_full=1";
+  rec["irq_affinity"] = "0 0\n24 1\n";
+  GateReport r = evaluate_gate(e, parse_guest_facts(rec));
+  EXPECT_FALSE(r.pass);
+  EXPECT_NE(row(r, "cmdline")->detail.find("isolcpus=1"), std::string::npos);
+  const GateRow* irq = row(r, "irq effective affinity");
+  EXPECT_TRUE(irq->pass);
+  EXPECT_TRUE(irq->warning);
+  EXPECT_EQ(irq->effective, "24->1");
+}
+
+TEST(CmdlineGate, UntrustedRecordsBecomeProblemsNotCrashes) {
+  auto rec = o6_records(201);
+  rec["cpu_online"] = std::string("\x01\xff garbage", 10);
+  rec["interrupts_after"] = "no header here\n";
+  rec["busy_window_s"] = "nan";
+  rec["default_smp_affinity"] = "zz";
+  GuestFacts f = parse_guest_facts(rec);
+  EXPECT_EQ(f.problems.size(), 4u);
+  GateReport r = evaluate_gate(o6_expected(), f);
+  EXPECT_FALSE(r.pass);
+  EXPECT_FALSE(row(r, "guest records")->pass);
+  EXPECT_NE(row(r, "guest records")->detail.find("busy_window_s"), std::string::npos);
+  nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["pass"], false);
+}
+
+TEST(CmdlineGate, ProcInterruptsWithOfflineColumns) {
+  InterruptsSnapshot s = parse_proc_interrupts(
+      "           CPU0       CPU2\n"
+      " 24:          1          2   PCI-MSI 65536-edge      virtio0-config\n"
+      "LOC:        100        3   Local timer interrupts\n"
+      "ERR:          0\n");
+  EXPECT_EQ(s.cpus, (std::vector<unsigned>{0, 2}));
+  const InterruptRow* loc = s.find("LOC");
+  ASSERT_NE(loc, nullptr);
+  EXPECT_EQ(loc->counts.at(2), 3u);
+  EXPECT_EQ(loc->description, "Local timer interrupts");
+  EXPECT_EQ(s.find("ERR")->counts.size(), 1u);
+  EXPECT_EQ(s.find("24")->description, "PCI-MSI 65536-edge      virtio0-config");
+}
+
+// Real guest captures, when another helper has stored them.
+TEST(CmdlineGate, RealGuestDmesgIfPresent) {
+  const std::filesystem::path p =
+      std::filesystem::path(ISOLAB_TEST_DATA_DIR) / "guest" / "dmesg-isolation-6.1.txt";
+  if (!std::filesystem::exists(p)) GTEST_SKIP() << p << " not captured yet";
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Analysis a = analyze(ss.str());
+  EXPECT_TRUE(a.from_dmesg);
+  GuestFacts f = parse_guest_facts({{"dmesg", ss.str()}});
+  if (a.rcu_offload_active) {
+    ASSERT_TRUE(f.rcu_offload.has_value());
+    EXPECT_EQ(*f.rcu_offload, a.rcu_nocbs);
+  }
+}
+
+}  // namespace
+}  // namespace isolab

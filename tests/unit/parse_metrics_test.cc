@@ -1,0 +1,79 @@
+// Metric / Metrics: JSON shape of result.json cells[].metrics, NaN never stored, reduction.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "base/error.h"
+#include "parse/metrics.h"
+
+namespace isolab {
+namespace {
+
+TEST(Metrics, JsonRoundTripHasTheSchemaShape) {
+  Metrics m;
+  EXPECT_TRUE(add_metric_value(m, "latency_max_us", "us", true, "max", 31));
+  EXPECT_TRUE(add_metric_value(m, "latency_max_us", "us", true, "max", 40));
+  EXPECT_TRUE(add_metric_value(m, "cpu.bogo_ops_per_s_real", "bogo ops/s", false, "sum", 1234.5));
+  nlohmann::json j = m;
+  EXPECT_EQ(
+      j.dump(),
+      R"({"cpu.bogo_ops_per_s_real":{"aggregate":"sum","better":"higher","unit":"bogo ops/s","values":[1234.5]},)"
+      R"("latency_max_us":{"aggregate":"max","better":"lower","unit":"us","values":[31.0,40.0]}})");
+  EXPECT_EQ(j.get<Metrics>(), m);
+}
+
+TEST(Metrics, NonFiniteValuesAreNeverStored) {
+  Metrics m;
+  EXPECT_FALSE(add_metric_value(m, "x", "us", true, "mean", std::nan("")));
+  EXPECT_FALSE(
+      add_metric_value(m, "x", "us", true, "mean", std::numeric_limits<double>::infinity()));
+  EXPECT_TRUE(m.empty());  // no value, no metric
+  Metric bad{"us", true, "mean", {1, std::nan("")}};
+  nlohmann::json j;
+  EXPECT_THROW(to_json(j, bad), Error);
+}
+
+TEST(Metrics, MismatchedRedefinitionIsAnError) {
+  Metrics m;
+  add_metric_value(m, "x", "us", true, "mean", 1);
+  EXPECT_THROW(add_metric_value(m, "x", "ns", true, "mean", 1), Error);
+  EXPECT_THROW(add_metric_value(m, "x", "us", false, "mean", 1), Error);
+  EXPECT_THROW(add_metric_value(m, "x", "us", true, "max", 1), Error);
+  EXPECT_THROW(add_metric_value(m, "y", "us", true, "median", 1), Error);
+  Metrics other;
+  add_metric_value(other, "x", "us", true, "mean", 3);
+  merge_metrics(m, other);
+  EXPECT_EQ(m.at("x").values, (std::vector<double>{1, 3}));
+}
+
+TEST(Metrics, Reduce) {
+  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "mean", {5.2, 5.9, 6.1}}), 5.733333333333333);
+  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "max", {31, 40, 28}}), 40);
+  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "min", {31, 40, 28}}), 28);
+  EXPECT_DOUBLE_EQ(reduce_metric({"count", false, "sum", {1, 2, 3.5}}), 6.5);
+  EXPECT_THROW(reduce_metric({"us", true, "mean", {}}), Error);
+  EXPECT_THROW(reduce_metric({"us", true, "median", {1}}), Error);
+}
+
+TEST(Metrics, FromJsonNamesTheBadField) {
+  auto expect_error = [](const char* text, const char* field) {
+    try {
+      nlohmann::json::parse(text).get<Metric>();
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr(field)) << text;
+    }
+  };
+  expect_error(R"({"better":"lower","aggregate":"max","values":[1]})", "\"unit\"");
+  expect_error(R"({"unit":"us","better":"less","aggregate":"max","values":[1]})", "\"better\"");
+  expect_error(R"({"unit":"us","better":"lower","aggregate":"p50","values":[1]})", "\"aggregate\"");
+  expect_error(R"({"unit":"us","better":"lower","aggregate":"max","values":[]})", "\"values\"");
+  expect_error(R"({"unit":"us","better":"lower","aggregate":"max","values":[1,"2"]})", "values/1");
+  expect_error(R"({"unit":"us","better":"lower","aggregate":"max","values":[1,null]})", "values/1");
+  expect_error(R"([1,2])", "expected an object");
+}
+
+}  // namespace
+}  // namespace isolab

@@ -1,0 +1,239 @@
+#include "compare/commands.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "compare/calibrate.h"
+#include "compare/compare.h"
+#include "compare/history.h"
+#include "compare/report.h"
+
+namespace isolab {
+
+namespace {
+
+constexpr std::size_t kMaxResultBytes = 512u << 20;
+
+std::filesystem::path result_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) return p / "result.json";
+  return p;
+}
+
+nlohmann::json parse_json_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec) throw Error(file.string() + ": cannot read: " + ec.message());
+  if (size > kMaxResultBytes) {
+    throw Error(file.string() + ": " + std::to_string(size) + " bytes, larger than the " +
+                std::to_string(kMaxResultBytes) + " byte limit");
+  }
+  const std::string text = read_file(file, kMaxResultBytes);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(file.string() + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
+                e.what());
+  }
+}
+
+std::vector<std::string> variant_order(const nlohmann::json& run) {
+  std::vector<std::string> v;
+  if (!run.is_object()) return v;
+  if (auto it = run.find("variant_order"); it != run.end() && it->is_array()) {
+    for (const auto& x : *it) {
+      if (x.is_string()) v.push_back(x.get<std::string>());
+    }
+  }
+  return v;
+}
+
+bool has_variant(const nlohmann::json& run, const std::string& name) {
+  const auto order = variant_order(run);
+  if (std::find(order.begin(), order.end(), name) != order.end()) return true;
+  if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
+    return it->contains(name);
+  }
+  return false;
+}
+
+CompareSettings settings_of(const nlohmann::json& run) {
+  if (!run.is_object()) return {};
+  auto spec = run.find("spec");
+  if (spec == run.end() || !spec->is_object()) return {};
+  auto section = spec->find("compare");
+  if (section == spec->end()) return {};
+  return settings_from_json(*section, "/spec/compare");
+}
+
+}  // namespace
+
+nlohmann::json load_result(const std::filesystem::path& run_dir_or_file) {
+  return parse_json_file(result_path(run_dir_or_file));
+}
+
+int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    if (o.run_dirs.empty() || o.run_dirs.size() > 2) {
+      throw Error("compare: give one run directory (its two variants) or two (A then B)");
+    }
+    const ReportFormat format = parse_report_format(o.format);
+    const nlohmann::json run_a = load_result(o.run_dirs[0]);
+    const nlohmann::json run_b = o.run_dirs.size() == 2 ? load_result(o.run_dirs[1]) : run_a;
+    const std::string b_file = result_path(o.run_dirs.back()).string();
+    CompareSettings settings;
+    try {
+      settings = settings_of(run_b);
+    } catch (const Error& e) {
+      throw Error(b_file + ": " + e.what());
+    }
+    if (o.noise_floor_file) {
+      const nlohmann::json cal = parse_json_file(*o.noise_floor_file);
+      try {
+        settings.noise_floors_pct = noise_floors_from_json(cal);
+      } catch (const Error& e) {
+        throw Error(o.noise_floor_file->string() + ": " + e.what());
+      }
+    }
+    std::string va = o.variant_a, vb = o.variant_b;
+    const auto order_a = variant_order(run_a), order_b = variant_order(run_b);
+    if (o.run_dirs.size() == 1) {
+      if (va.empty() || vb.empty()) {
+        if (order_a.size() < 2) {
+          throw Error(result_path(o.run_dirs[0]).string() +
+                      ": variant_order has fewer than two variants; give --variant-a and "
+                      "--variant-b, or two run directories");
+        }
+        if (va.empty()) va = order_a[0];
+        if (vb.empty()) vb = order_a[1];
+      }
+    } else {
+      if (va.empty()) {
+        if (order_a.empty())
+          throw Error(result_path(o.run_dirs[0]).string() + ": no variant_order");
+        va = order_a[0];
+      }
+      if (vb.empty()) {
+        if (has_variant(run_b, va)) {
+          vb = va;
+        } else if (!order_b.empty()) {
+          vb = order_b[0];
+        } else {
+          throw Error(b_file + ": no variant_order");
+        }
+      }
+    }
+    Comparison c;
+    try {
+      c = compare_runs(run_a, va, run_b, vb, settings, o.force);
+    } catch (const ComparisonRefused& e) {
+      err << "isolab compare: " << e.what() << "\n";
+      return 2;
+    }
+    out << render(c, format);
+    if (o.history_db) {
+      HistoryDb db = HistoryDb::open(*o.history_db);
+      index_run(db, run_a, result_path(o.run_dirs[0]).parent_path());
+      if (o.run_dirs.size() == 2) index_run(db, run_b, result_path(o.run_dirs[1]).parent_path());
+      record_comparison(db, c);
+    }
+    return compare_exit_status(c);
+  } catch (const std::exception& e) {
+    err << "isolab compare: error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int calibrate_report_command(const CalibrateCommandOptions& o, std::ostream& out,
+                             std::ostream& err) {
+  try {
+    if (o.format != "text" && o.format != "json") {
+      throw Error("--format: calibrate writes text or json, not '" + o.format + "'");
+    }
+    const nlohmann::json run = load_result(o.run_dir);
+    CalibrationOptions co;
+    co.splits = o.splits;
+    co.seed = o.seed;
+    co.variants = o.variants;
+    CompareSettings settings;
+    try {
+      settings = settings_of(run);
+    } catch (const Error& e) {
+      throw Error(result_path(o.run_dir).string() + ": " + e.what());
+    }
+    const Calibration cal = calibrate_from_run(run, settings, co);
+    const std::string json_text =
+        calibration_to_json(cal).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\n";
+    if (o.output) write_file_atomic(*o.output, json_text);
+    out << (o.format == "json" ? json_text : render_calibration_text(cal));
+    return 0;
+  } catch (const std::exception& e) {
+    err << "isolab calibrate: error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int history_command(const HistoryCommandOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    if (o.format != "text" && o.format != "json") {
+      throw Error("--format: history writes text or json, not '" + o.format + "'");
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.results_dir, ec)) {
+      throw Error(o.results_dir.string() + ": results directory does not exist");
+    }
+    HistoryDb db = HistoryDb::open_in(o.results_dir);
+    if (o.scan) {
+      std::vector<std::filesystem::path> dirs;
+      for (const auto& e : std::filesystem::directory_iterator(o.results_dir, ec)) {
+        if (e.is_directory() && std::filesystem::exists(e.path() / "result.json")) {
+          dirs.push_back(e.path());
+        }
+      }
+      std::sort(dirs.begin(), dirs.end());
+      for (const auto& d : dirs) {
+        try {
+          index_run(db, load_result(d), d);
+        } catch (const Error& e) {
+          err << "isolab history: skipping " << d.string() << ": " << e.what() << "\n";
+        }
+      }
+    }
+    if (o.last_good) {
+      if (!o.spec_name || !o.variant) {
+        throw Error("history --last-good needs --spec and --variant");
+      }
+      const auto r = last_good_run(db, *o.spec_name, *o.variant);
+      if (o.format == "json") {
+        out << (r ? nlohmann::json{{"run_id", r->run_id},
+                                   {"started_at", r->started_at},
+                                   {"path", r->path}}
+                  : nlohmann::json())
+                   .dump(2)
+            << "\n";
+      } else if (r) {
+        out << r->run_id << "\t" << r->started_at << "\t" << r->path << "\n";
+      } else {
+        out << "(no good run of " << *o.spec_name << " with variant " << *o.variant << ")\n";
+      }
+      return 0;
+    }
+    if (o.metric.empty()) throw Error("history: give a metric name, e.g. latency.latency_max_us");
+    const auto rows = history(db, o.metric, o.variant, o.spec_name);
+    if (o.format == "json") {
+      out << history_to_json(o.metric, rows)
+                 .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+          << "\n";
+    } else {
+      out << render_history_text(o.metric, rows);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    err << "isolab history: error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace isolab

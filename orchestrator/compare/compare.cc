@@ -1,0 +1,369 @@
+#include "compare/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace isolab {
+
+namespace {
+
+std::string token(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string str_or(const nlohmann::json& j, const char* key, const std::string& dflt = "") {
+  if (!j.is_object()) return dflt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return dflt;
+  return it->get<std::string>();
+}
+
+// value of a boolean field; dflt when absent or not a boolean.
+bool bool_or(const nlohmann::json& j, const char* key, bool dflt) {
+  if (!j.is_object()) return dflt;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_boolean()) return dflt;
+  return it->get<bool>();
+}
+
+nlohmann::json field(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nlohmann::json() : *it;
+}
+
+std::string value_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "(absent)";
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void check_run(const nlohmann::json& run) {
+  if (!run.is_object()) throw Error("result.json: top level must be an object");
+  if (auto it = run.find("schema_version"); it != run.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() != 1) {
+      throw SpecError("/schema_version", "unsupported result.json schema_version " + it->dump() +
+                                             " (this isolab reads 1)");
+    }
+  }
+  auto cells = run.find("cells");
+  if (cells == run.end() || !cells->is_array()) {
+    throw SpecError("/cells", "result.json must have a cells array");
+  }
+}
+
+std::vector<std::string> run_variant_names(const nlohmann::json& run) {
+  std::vector<std::string> names;
+  auto add = [&](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  if (auto it = run.find("variant_order"); it != run.end() && it->is_array()) {
+    for (const auto& v : *it) {
+      if (v.is_string()) add(v.get<std::string>());
+    }
+  }
+  if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
+    for (const auto& [k, v] : it->items()) add(k);
+  }
+  for (const auto& c : run["cells"]) {
+    if (c.is_object()) add(str_or(c, "variant"));
+  }
+  return names;
+}
+
+double aggregate(const std::string& how, const std::vector<double>& v) {
+  if (how == "max") return *std::max_element(v.begin(), v.end());
+  if (how == "min") return *std::min_element(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  if (how == "sum") return sum;
+  return sum / static_cast<double>(v.size());
+}
+
+std::string gate_row_text(const nlohmann::json& row) {
+  std::string s = str_or(row, "check", "?") + ": expected " + value_text(field(row, "expected")) +
+                  ", effective " + value_text(field(row, "effective"));
+  const std::string detail = str_or(row, "detail");
+  if (!detail.empty()) s += " (" + detail + ")";
+  return s;
+}
+
+}  // namespace
+
+bool is_kernel_failure_class(const std::string& c) {
+  static const std::set<std::string> kernel = {"build",   "boot",      "panic", "oops",
+                                               "warning", "rcu_stall", "lockup"};
+  return kernel.count(c) > 0;
+}
+
+VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
+  check_run(run);
+  const auto names = run_variant_names(run);
+  if (std::find(names.begin(), names.end(), variant) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw Error("variant '" + variant + "' is not in run " + str_or(run, "run_id", "(no run_id)") +
+                " (variants: " + (list.empty() ? "none" : list) + ")");
+  }
+  VariantData d;
+  d.run_id = str_or(run, "run_id");
+  d.variant = variant;
+  if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
+    if (auto v = it->find(variant); v != it->end()) d.kernel_release = str_or(*v, "kernel_release");
+  }
+  const auto& cells = run["cells"];
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& c = cells[i];
+    const std::string cp = "/cells/" + std::to_string(i);
+    if (!c.is_object()) throw SpecError(cp, "cell must be an object");
+    if (str_or(c, "variant") != variant) continue;
+    const bool warmup = bool_or(c, "warmup", false);
+    const std::string status = str_or(c, "status");
+    if (status != "ok" && status != "invalid" && status != "failed") {
+      throw SpecError(cp + "/status", "cell status must be ok, invalid or failed, got " +
+                                          value_text(field(c, "status")));
+    }
+    if (status != "ok") {
+      CellIssue issue;
+      issue.variant = variant;
+      issue.cell_id = str_or(c, "id", "cell " + std::to_string(i));
+      issue.status = status;
+      issue.failure_class = str_or(c, "failure_class");
+      issue.reason = str_or(c, "reason");
+      if (auto g = c.find("gate"); g != c.end() && g->is_object()) {
+        if (auto rows = g->find("rows"); rows != g->end() && rows->is_array()) {
+          for (const auto& row : *rows) {
+            if (row.is_object() && !bool_or(row, "pass", true)) {
+              issue.gate_failures.push_back(gate_row_text(row));
+            }
+          }
+        }
+      }
+      issue.kernel_failure = is_kernel_failure_class(issue.failure_class);
+      if (warmup) issue.reason = "(warmup) " + issue.reason;
+      d.issues.push_back(std::move(issue));
+      continue;
+    }
+    if (warmup) continue;
+    ++d.cells_ok;
+    const std::string cell_id = str_or(c, "id", "cell " + std::to_string(i));
+    const std::string acc = str_or(c, "accelerator");
+    if (!acc.empty()) d.cell_accelerators.insert(acc);
+    if (auto ms = c.find("metrics"); ms != c.end() && !ms->is_null()) {
+      if (!ms->is_object()) throw SpecError(cp + "/metrics", "metrics must be an object");
+      for (const auto& [name, m] : ms->items()) {
+        const std::string mp = cp + "/metrics/" + token(name);
+        if (!m.is_object()) throw SpecError(mp, "metric must be an object");
+        const nlohmann::json agg = field(m, "aggregate");
+        const std::string how = agg.is_null() ? "mean" : str_or(m, "aggregate", "?");
+        if (how != "mean" && how != "max" && how != "min" && how != "sum") {
+          throw SpecError(mp + "/aggregate",
+                          "aggregate must be mean, max, min or sum, got " + agg.dump());
+        }
+        auto vs = m.find("values");
+        if (vs == m.end() || !vs->is_array()) {
+          throw SpecError(mp + "/values", "metric values must be an array");
+        }
+        std::vector<double> values;
+        for (std::size_t k = 0; k < vs->size(); ++k) {
+          const auto& v = (*vs)[k];
+          if (v.is_null()) continue;  // missing (e.g. usr+sys rate not accounted)
+          if (!v.is_number() || !std::isfinite(v.get<double>())) {
+            throw SpecError(mp + "/values/" + std::to_string(k),
+                            "metric value must be a finite number or null, got " + value_text(v));
+          }
+          values.push_back(v.get<double>());
+        }
+        auto& s = d.metrics[name];
+        const std::string unit = str_or(m, "unit");
+        const std::string better = str_or(m, "better");
+        if (s.cell_ids.empty() && s.unit.empty() && s.better.empty()) {
+          s.unit = unit;
+          s.better = better;
+        } else if (s.better != better || s.unit != unit) {
+          throw SpecError(mp, "unit/better (" + unit + ", " + better +
+                                  ") differ from earlier cells of the variant (" + s.unit + ", " +
+                                  s.better + ")");
+        }
+        if (values.empty()) continue;
+        s.values.push_back(aggregate(how, values));
+        s.cell_ids.push_back(cell_id);
+      }
+    }
+    if (auto hs = c.find("histograms"); hs != c.end() && !hs->is_null()) {
+      if (!hs->is_object()) throw SpecError(cp + "/histograms", "histograms must be an object");
+      for (const auto& [name, h] : hs->items()) {
+        const std::string hp = cp + "/histograms/" + token(name);
+        merge_histogram(d.histograms[name], histogram_from_json(h, hp));
+        if (!d.histogram_units.count(name)) d.histogram_units[name] = str_or(h, "unit", "us");
+      }
+    }
+  }
+  return d;
+}
+
+std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
+                                                    const nlohmann::json& run_b) {
+  std::vector<std::string> diffs;
+  const auto ka = field(run_a, "comparison_key");
+  const auto kb = field(run_b, "comparison_key");
+  if (!ka.is_object() || !kb.is_object()) {
+    if (!ka.is_object()) diffs.push_back("comparison_key: missing in A");
+    if (!kb.is_object()) diffs.push_back("comparison_key: missing in B");
+    return diffs;
+  }
+  std::set<std::string> keys;
+  for (const auto& [k, v] : ka.items()) keys.insert(k);
+  for (const auto& [k, v] : kb.items()) keys.insert(k);
+  for (const auto& k : keys) {
+    const auto va = field(ka, k.c_str());
+    const auto vb = field(kb, k.c_str());
+    if (va != vb) diffs.push_back(k + ": A=" + value_text(va) + ", B=" + value_text(vb));
+  }
+  return diffs;
+}
+
+ComparisonRefused::ComparisonRefused(std::vector<std::string> differences)
+    : Error([&] {
+        std::string m = "refusing to compare unlike runs (use --force to compare anyway):";
+        for (const auto& d : differences) m += "\n  " + d;
+        return m;
+      }()),
+      differences_(std::move(differences)) {}
+
+std::size_t Comparison::count(Verdict v) const {
+  return static_cast<std::size_t>(std::count_if(
+      metrics.begin(), metrics.end(), [&](const MetricRow& r) { return r.verdict.verdict == v; }));
+}
+
+std::size_t Comparison::kernel_failures_b() const {
+  return static_cast<std::size_t>(
+      std::count_if(issues.begin(), issues.end(),
+                    [](const CellIssue& i) { return i.side == "B" && i.kernel_failure; }));
+}
+
+std::size_t Comparison::regressions() const {
+  return count(Verdict::regressed) + kernel_failures_b();
+}
+
+int compare_exit_status(const Comparison& c) { return c.regressions() > 0 ? 1 : 0; }
+
+Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
+                        const nlohmann::json& run_b, const std::string& variant_b,
+                        const CompareSettings& settings, bool force) {
+  check_run(run_a);
+  check_run(run_b);
+  Comparison cmp;
+  cmp.run_a = str_or(run_a, "run_id");
+  cmp.run_b = str_or(run_b, "run_id");
+  cmp.same_run = (&run_a == &run_b) || (!cmp.run_a.empty() && cmp.run_a == cmp.run_b);
+  if (cmp.same_run && variant_a == variant_b) {
+    throw Error("A and B are the same variant '" + variant_a + "' of the same run");
+  }
+  VariantData a = extract_variant(run_a, variant_a);
+  VariantData b = extract_variant(run_b, variant_b);
+
+  std::vector<std::string> diffs;
+  if (!cmp.same_run) diffs = comparison_key_differences(run_a, run_b);
+  if (!a.cell_accelerators.empty() && !b.cell_accelerators.empty() &&
+      a.cell_accelerators != b.cell_accelerators) {
+    auto join = [](const std::set<std::string>& s) {
+      std::string out;
+      for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
+      return out;
+    };
+    diffs.push_back("cells.accelerator: A=" + join(a.cell_accelerators) +
+                    ", B=" + join(b.cell_accelerators));
+  }
+  if (!diffs.empty()) {
+    if (!force) throw ComparisonRefused(diffs);
+    cmp.forced = true;
+    cmp.differences = diffs;
+  }
+
+  cmp.spec_name = str_or(run_b, "spec_name", str_or(run_a, "spec_name"));
+  cmp.variant_a = variant_a;
+  cmp.variant_b = variant_b;
+  cmp.kernel_a = a.kernel_release;
+  cmp.kernel_b = b.kernel_release;
+  cmp.cells_a = a.cells_ok;
+  cmp.cells_b = b.cells_ok;
+  cmp.settings = settings;
+
+  std::set<std::string> names;
+  for (const auto& [n, s] : a.metrics) names.insert(n);
+  for (const auto& [n, s] : b.metrics) names.insert(n);
+  for (const auto& name : names) {
+    MetricRow row;
+    row.name = name;
+    const auto ia = a.metrics.find(name);
+    const auto ib = b.metrics.find(name);
+    const MetricSamples* sa = ia != a.metrics.end() ? &ia->second : nullptr;
+    const MetricSamples* sb = ib != b.metrics.end() ? &ib->second : nullptr;
+    row.unit = sb ? sb->unit : sa->unit;
+    row.better = sb ? sb->better : sa->better;
+    if (sa && sb && (sa->unit != sb->unit || sa->better != sb->better)) {
+      throw Error("metric " + name + ": A and B disagree on unit/better (A: " + sa->unit + ", " +
+                  sa->better + "; B: " + sb->unit + ", " + sb->better + ")");
+    }
+    if (sa) row.a_values = sa->values;
+    if (sb) row.b_values = sb->values;
+    row.test = test_metric(row.a_values, row.b_values, settings);
+    row.change_pct = 100.0 * row.test.change;
+    if (row.test.ci) {
+      row.ci_low_pct = 100.0 * row.test.ci->low;
+      row.ci_high_pct = 100.0 * row.test.ci->high;
+    }
+    row.verdict = decide_verdict(row.test, better_from_string(row.better),
+                                 settings.threshold_pct_for(name), settings);
+    if (!sa || !sb) row.verdict.reason = std::string("metric missing in ") + (sa ? "B" : "A");
+    cmp.metrics.push_back(std::move(row));
+  }
+
+  std::set<std::string> hnames;
+  for (const auto& [n, h] : a.histograms) hnames.insert(n);
+  for (const auto& [n, h] : b.histograms) hnames.insert(n);
+  for (const auto& n : hnames) {
+    TailRow t;
+    t.histogram = n;
+    t.unit = b.histogram_units.count(n) ? b.histogram_units[n] : a.histogram_units[n];
+    if (a.histograms.count(n)) t.a = histogram_tail(a.histograms[n]);
+    if (b.histograms.count(n)) t.b = histogram_tail(b.histograms[n]);
+    cmp.tails.push_back(std::move(t));
+  }
+
+  for (auto& i : a.issues) {
+    i.side = "A";
+    cmp.issues.push_back(std::move(i));
+  }
+  for (auto& i : b.issues) {
+    i.side = "B";
+    cmp.issues.push_back(std::move(i));
+  }
+  return cmp;
+}
+
+Comparison compare_run_variants(const nlohmann::json& run, const CompareSettings& settings) {
+  check_run(run);
+  auto it = run.find("variant_order");
+  if (it == run.end() || !it->is_array() || it->size() < 2 || !(*it)[0].is_string() ||
+      !(*it)[1].is_string()) {
+    throw SpecError("/variant_order",
+                    "a one-run comparison needs variant_order with two variant names");
+  }
+  return compare_runs(run, (*it)[0].get<std::string>(), run, (*it)[1].get<std::string>(), settings,
+                      false);
+}
+
+}  // namespace isolab

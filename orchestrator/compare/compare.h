@@ -1,0 +1,151 @@
+// A/B comparison of result.json documents (schema_version 1, see RESULT_SCHEMA.md).
+//
+// Per metric, the sample of a variant is one value per cell: aggregate(values) of that cell's
+// metric (mean|max|min|sum; JSON null values are missing and skipped, a cell whose values are
+// all null contributes nothing to that metric). Only cells with status "ok" and warmup false
+// contribute. Cells that are "invalid" or "failed" are listed as issues with their reason and
+// failed gate rows; a kernel failure (failure_class build, boot, panic, oops, warning,
+// rcu_stall or lockup) of a B cell counts as one regression of its own. Infrastructure,
+// timeout and workload failures, and gate-invalid cells, are listed but are not regressions.
+//
+// Exit status contract of the compare command (compare_exit_status):
+//   0 no regression, 1 at least one regression, 2 error or invalid/refused comparison.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "compare/stats.h"
+#include "compare/verdict.h"
+
+namespace isolab {
+
+// The values of one metric in one variant of one run.
+struct MetricSamples {
+  std::string unit;
+  std::string better;                 // as written in result.json ("lower", "higher", ...)
+  std::vector<double> values;         // one per contributing cell that had a value
+  std::vector<std::string> cell_ids;  // parallel to values
+};
+
+// A cell that did not contribute because it was invalid or failed.
+struct CellIssue {
+  std::string side;  // "A" or "B"
+  std::string variant;
+  std::string cell_id;
+  std::string status;         // "invalid" | "failed"
+  std::string failure_class;  // "" when null
+  std::string reason;
+  std::vector<std::string> gate_failures;  // "check: expected X, effective Y (detail)"
+  bool kernel_failure = false;             // see the class list at the top of this file
+};
+
+// Everything compare needs from one variant of one run.
+struct VariantData {
+  std::string run_id;
+  std::string variant;
+  std::string kernel_release;  // variants.<v>.kernel_release, "" when absent
+  std::size_t cells_ok = 0;    // contributing cells (status ok, not warmup)
+  std::map<std::string, MetricSamples> metrics;
+  std::map<std::string, Histogram> histograms;  // merged over contributing cells
+  std::map<std::string, std::string> histogram_units;
+  std::vector<CellIssue> issues;  // side left empty; compare_runs fills it
+  std::set<std::string> cell_accelerators;
+};
+
+// Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
+// schema_version 1 or the variant is not in it, and isolab::SpecError with the JSON pointer
+// (e.g. "/cells/3/metrics/latency.latency_max_us/values/1") for a malformed field: a value
+// that is neither a number nor null, an unknown aggregate, an unknown status.
+VariantData extract_variant(const nlohmann::json& run, const std::string& variant);
+
+// True for the failure classes that are the kernel's fault (build, boot, panic, oops, warning,
+// rcu_stall, lockup).
+bool is_kernel_failure_class(const std::string& failure_class);
+
+// Differences of the comparison_key objects of two runs, one line each
+// ("accelerator: A=tcg, B=kvm"), over the union of their keys; a missing comparison_key is a
+// difference. Also a difference: the accelerators the contributing cells actually used.
+std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
+                                                    const nlohmann::json& run_b);
+
+// Thrown when two runs are not comparable and force was not given; what() lists every
+// difference and names --force.
+class ComparisonRefused : public Error {
+ public:
+  explicit ComparisonRefused(std::vector<std::string> differences);
+  const std::vector<std::string>& differences() const { return differences_; }
+
+ private:
+  std::vector<std::string> differences_;
+};
+
+struct MetricRow {
+  std::string name;
+  std::string unit;
+  std::string better;
+  std::vector<double> a_values;
+  std::vector<double> b_values;
+  MetricTest test;
+  double change_pct = 0;  // NaN when undefined
+  std::optional<double> ci_low_pct;
+  std::optional<double> ci_high_pct;
+  VerdictResult verdict;
+};
+
+// Tail latencies of one histogram, per variant, from the histograms merged over contributing
+// cells (nearest-rank, see histogram_percentile). Informational: tails do not move the verdict,
+// since a merged histogram is one sample, with no replication to test against.
+struct TailRow {
+  std::string histogram;
+  std::string unit;
+  HistogramTail a;
+  HistogramTail b;
+};
+
+struct Comparison {
+  std::string spec_name;
+  std::string run_a;
+  std::string run_b;
+  std::string variant_a;
+  std::string variant_b;
+  std::string kernel_a;
+  std::string kernel_b;
+  bool same_run = false;
+  std::size_t cells_a = 0;  // contributing cells
+  std::size_t cells_b = 0;
+  bool forced = false;
+  std::vector<std::string> differences;  // non-empty only when forced
+  CompareSettings settings;
+  std::vector<MetricRow> metrics;  // sorted by name
+  std::vector<TailRow> tails;
+  std::vector<CellIssue> issues;
+
+  std::size_t count(Verdict v) const;
+  std::size_t kernel_failures_b() const;
+  // Metric regressions plus kernel-failure cells of B.
+  std::size_t regressions() const;
+};
+
+// 0 when comparison.regressions() == 0, else 1.
+int compare_exit_status(const Comparison& c);
+
+// Compares variant_b of run_b against variant_a of run_a (A is the baseline). Unless force,
+// throws ComparisonRefused when comparison_key_differences() is non-empty; with force the
+// result carries forced = true and the differences. Throws isolab::Error when the two sides
+// are the same variant of the same run, or as extract_variant does.
+Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
+                        const nlohmann::json& run_b, const std::string& variant_b,
+                        const CompareSettings& settings, bool force);
+
+// One run's two variants: variant_order[0] (A) against variant_order[1] (B). Throws
+// isolab::Error when variant_order has fewer than two entries.
+Comparison compare_run_variants(const nlohmann::json& run, const CompareSettings& settings);
+
+}  // namespace isolab

@@ -1,0 +1,473 @@
+#include "compare/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace isolab {
+
+namespace {
+
+std::string num(double v, const char* f = "%.8g") {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string opt_bucket(const std::optional<std::int64_t>& v, std::uint64_t overflows) {
+  if (v) return std::to_string(*v);
+  return overflows > 0 ? "overflow" : "n/a";
+}
+
+nlohmann::json jnum(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+nlohmann::json jopt(const std::optional<double>& v) { return v ? jnum(*v) : nlohmann::json(); }
+
+nlohmann::json jbucket(const std::optional<std::int64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json stats_json(const SampleStats& s, const std::vector<double>& values) {
+  return {{"n", s.n},
+          {"median", jnum(s.median)},
+          {"mean", jnum(s.mean)},
+          {"stddev", jnum(s.stddev)},
+          {"min", jnum(s.min)},
+          {"max", jnum(s.max)},
+          {"cv", jnum(s.cv)},
+          {"values", values}};
+}
+
+std::string p_text(const MetricRow& r) {
+  if (r.test.a.n == 0 || r.test.b.n == 0) return "n/a";
+  return num(r.test.mann_whitney.p_two_sided, "%.3g");
+}
+
+std::string pad(const std::string& s, std::size_t w, bool right = false) {
+  // Width by code points, so "µs" lines up.
+  std::size_t cps = 0;
+  for (unsigned char ch : s) cps += (ch & 0xC0) != 0x80;
+  if (cps >= w) return s;
+  const std::string fill(w - cps, ' ');
+  return right ? fill + s : s + fill;
+}
+
+std::string header_line(const Comparison& c) {
+  auto side = [](const std::string& v, const std::string& run, const std::string& kernel) {
+    std::string s = v;
+    std::string extra;
+    if (!run.empty()) extra += "run " + run;
+    if (!kernel.empty()) extra += (extra.empty() ? "" : ", ") + kernel;
+    if (!extra.empty()) s += " (" + extra + ")";
+    return s;
+  };
+  return "A = " + side(c.variant_a, c.run_a, c.kernel_a) +
+         "\nB = " + side(c.variant_b, c.run_b, c.kernel_b);
+}
+
+std::string settings_line(const Comparison& c) {
+  const auto& s = c.settings;
+  return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) +
+         "; two-sided Mann-Whitney U, alpha " + num(s.alpha, "%.3g") + ", min_samples " +
+         std::to_string(s.min_samples) + ", threshold " + num(s.default_threshold_pct, "%.3g") +
+         "% (or per-metric/noise floor); " + num(100 * s.confidence_level, "%.3g") +
+         "% bootstrap CI of the median change, " + std::to_string(s.bootstrap_resamples) +
+         " resamples, seed " + std::to_string(s.seed);
+}
+
+std::string issue_line(const CellIssue& i) {
+  std::string s = i.side + " " + i.cell_id + ": " + i.status;
+  if (!i.failure_class.empty()) s += " (" + i.failure_class + ")";
+  if (!i.reason.empty()) s += ": " + i.reason;
+  if (i.kernel_failure && i.side == "B") s += " [kernel failure: counts as a regression]";
+  return s;
+}
+
+std::string summary_line(const Comparison& c) {
+  return std::to_string(c.count(Verdict::regressed)) + " regressed, " +
+         std::to_string(c.count(Verdict::improved)) + " improved, " +
+         std::to_string(c.count(Verdict::no_change)) + " no significant change, " +
+         std::to_string(c.count(Verdict::inconclusive)) + " inconclusive; " +
+         std::to_string(c.kernel_failures_b()) + " kernel failure(s) in B; exit status " +
+         std::to_string(compare_exit_status(c));
+}
+
+// Keeps the raw Markdown readable as plain text (mailing lists): only what breaks a table row
+// or could become HTML is escaped.
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') {
+      out += "\\|";
+    } else if (ch == '<') {
+      out += "&lt;";
+    } else if (ch == '>') {
+      out += "&gt;";
+    } else if (ch == '\n' || ch == '\r') {
+      out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid.
+std::size_t utf8_len(const std::string& s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  std::size_t len;
+  std::uint32_t cp;
+  if (b < 0x80) return 1;
+  if ((b & 0xE0) == 0xC0) {
+    len = 2;
+    cp = b & 0x1F;
+  } else if ((b & 0xF0) == 0xE0) {
+    len = 3;
+    cp = b & 0x0F;
+  } else if ((b & 0xF8) == 0xF0) {
+    len = 4;
+    cp = b & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  const bool overlong =
+      (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+  const bool bad =
+      overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF;
+  return bad ? 0 : len;
+}
+
+}  // namespace
+
+ReportFormat parse_report_format(const std::string& s) {
+  if (s == "text") return ReportFormat::text;
+  if (s == "json") return ReportFormat::json;
+  if (s == "markdown" || s == "md") return ReportFormat::markdown;
+  if (s == "junit") return ReportFormat::junit;
+  throw Error("--format: unknown report format '" + s + "' (text, json, markdown, junit)");
+}
+
+std::string format_change(const MetricRow& r) {
+  if (!std::isfinite(r.change_pct)) return "n/a";
+  std::string s = num(r.change_pct, "%+.2f") + "%";
+  if (r.ci_low_pct && r.ci_high_pct) {
+    s += " [" + num(*r.ci_low_pct, "%.1f") + ", " + num(*r.ci_high_pct, "%.1f") + "]";
+  } else {
+    s += " [CI n/a]";
+  }
+  return s;
+}
+
+std::string render_text(const Comparison& c) {
+  std::ostringstream o;
+  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
+  o << header_line(c) << "\n" << settings_line(c) << "\n";
+  if (c.forced) {
+    o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
+    for (const auto& d : c.differences) o << "  - " << d << "\n";
+  }
+  o << "\n";
+  std::size_t wname = 6, wunit = 4;
+  for (const auto& r : c.metrics) {
+    wname = std::max(wname, r.name.size());
+    wunit = std::max(wunit, r.unit.size());
+  }
+  const std::string ci_head = "change [" + num(100 * c.settings.confidence_level, "%.3g") + "% CI]";
+  o << pad("metric", wname) << "  " << pad("unit", wunit) << "  " << pad("A median", 12, true)
+    << "  " << pad("B median", 12, true) << "  " << pad(ci_head, 26) << "  " << pad("p", 8, true)
+    << "  " << pad("nA", 3, true) << " " << pad("nB", 3, true) << "  "
+    << "verdict\n";
+  for (const auto& r : c.metrics) {
+    o << pad(r.name, wname) << "  " << pad(r.unit, wunit) << "  "
+      << pad(num(r.test.a.median), 12, true) << "  " << pad(num(r.test.b.median), 12, true) << "  "
+      << pad(format_change(r), 26) << "  " << pad(p_text(r), 8, true) << "  "
+      << pad(std::to_string(r.test.a.n), 3, true) << " " << pad(std::to_string(r.test.b.n), 3, true)
+      << "  " << verdict_name(r.verdict.verdict) << "\n";
+  }
+  if (c.metrics.empty()) o << "(no metrics)\n";
+  bool any_reason = false;
+  for (const auto& r : c.metrics) {
+    if (r.verdict.verdict == Verdict::no_change) continue;
+    if (!any_reason) o << "\nwhy:\n";
+    any_reason = true;
+    o << "  " << r.name << ": " << verdict_name(r.verdict.verdict) << ": " << r.verdict.reason
+      << "\n";
+  }
+  if (!c.tails.empty()) {
+    o << "\ntails of merged histograms (nearest rank; informational, not tested):\n";
+    for (const auto& t : c.tails) {
+      o << "  " << t.histogram << " (" << t.unit << "): p99 A "
+        << opt_bucket(t.a.p99, t.a.overflows) << " B " << opt_bucket(t.b.p99, t.b.overflows)
+        << "; p99.9 A " << opt_bucket(t.a.p99_9, t.a.overflows) << " B "
+        << opt_bucket(t.b.p99_9, t.b.overflows) << "; max A " << opt_bucket(t.a.max, t.a.overflows)
+        << " B " << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B "
+        << t.b.samples << "\n";
+    }
+  }
+  if (!c.issues.empty()) {
+    o << "\ncells that did not count:\n";
+    for (const auto& i : c.issues) {
+      o << "  " << issue_line(i) << "\n";
+      for (const auto& g : i.gate_failures) o << "    gate: " << g << "\n";
+    }
+  }
+  o << "\n" << summary_line(c) << "\n";
+  return o.str();
+}
+
+nlohmann::json render_json(const Comparison& c) {
+  nlohmann::json j;
+  j["schema"] = "isolab-comparison";
+  j["version"] = 1;
+  j["spec_name"] = c.spec_name;
+  j["run_a"] = c.run_a;
+  j["run_b"] = c.run_b;
+  j["variant_a"] = c.variant_a;
+  j["variant_b"] = c.variant_b;
+  j["kernel_a"] = c.kernel_a;
+  j["kernel_b"] = c.kernel_b;
+  j["cells_a"] = c.cells_a;
+  j["cells_b"] = c.cells_b;
+  j["forced"] = c.forced;
+  j["differences"] = c.differences;
+  j["settings"] = settings_to_json(c.settings);
+  j["metrics"] = nlohmann::json::array();
+  for (const auto& r : c.metrics) {
+    j["metrics"].push_back(
+        {{"name", r.name},
+         {"unit", r.unit},
+         {"better", r.better},
+         {"a", stats_json(r.test.a, r.a_values)},
+         {"b", stats_json(r.test.b, r.b_values)},
+         {"change_pct", jnum(r.change_pct)},
+         {"ci_low_pct", jopt(r.ci_low_pct)},
+         {"ci_high_pct", jopt(r.ci_high_pct)},
+         {"p_value",
+          (r.test.a.n && r.test.b.n) ? jnum(r.test.mann_whitney.p_two_sided) : nlohmann::json()},
+         {"p_exact", r.test.mann_whitney.exact},
+         {"permutation_p", jopt(r.test.permutation_p)},
+         {"threshold_pct", jnum(r.verdict.threshold_pct)},
+         {"verdict", verdict_name(r.verdict.verdict)},
+         {"reason", r.verdict.reason}});
+  }
+  j["tails"] = nlohmann::json::array();
+  for (const auto& t : c.tails) {
+    auto tail = [](const HistogramTail& h) {
+      return nlohmann::json{{"samples", h.samples},
+                            {"overflows", h.overflows},
+                            {"p99", jbucket(h.p99)},
+                            {"p99_9", jbucket(h.p99_9)},
+                            {"max", jbucket(h.max)}};
+    };
+    j["tails"].push_back(
+        {{"histogram", t.histogram}, {"unit", t.unit}, {"a", tail(t.a)}, {"b", tail(t.b)}});
+  }
+  j["issues"] = nlohmann::json::array();
+  for (const auto& i : c.issues) {
+    j["issues"].push_back(
+        {{"side", i.side},
+         {"variant", i.variant},
+         {"cell_id", i.cell_id},
+         {"status", i.status},
+         {"failure_class",
+          i.failure_class.empty() ? nlohmann::json() : nlohmann::json(i.failure_class)},
+         {"reason", i.reason},
+         {"gate_failures", i.gate_failures},
+         {"kernel_failure", i.kernel_failure}});
+  }
+  j["summary"] = {{"improved", c.count(Verdict::improved)},
+                  {"regressed", c.count(Verdict::regressed)},
+                  {"no_change", c.count(Verdict::no_change)},
+                  {"inconclusive", c.count(Verdict::inconclusive)},
+                  {"kernel_failures_b", c.kernel_failures_b()},
+                  {"regressions", c.regressions()},
+                  {"exit_status", compare_exit_status(c)}};
+  return j;
+}
+
+std::string render_markdown(const Comparison& c) {
+  std::ostringstream o;
+  o << "**isolab compare" << (c.spec_name.empty() ? "" : ": " + md_escape(c.spec_name)) << "**\n\n";
+  o << "- A = " << md_escape(c.variant_a)
+    << (c.kernel_a.empty() ? "" : " (" + md_escape(c.kernel_a) + ")")
+    << (c.run_a.empty() ? "" : ", run " + md_escape(c.run_a)) << "\n";
+  o << "- B = " << md_escape(c.variant_b)
+    << (c.kernel_b.empty() ? "" : " (" + md_escape(c.kernel_b) + ")")
+    << (c.run_b.empty() ? "" : ", run " + md_escape(c.run_b)) << "\n";
+  o << "- " << md_escape(settings_line(c)) << "\n";
+  if (c.forced) {
+    o << "\n**FORCED comparison of unlike runs.** Differences:\n\n";
+    for (const auto& d : c.differences) o << "- " << md_escape(d) << "\n";
+  }
+  o << "\n| metric | unit | A median | B median | change [CI] | p | nA | nB | verdict |\n";
+  o << "|---|---|---:|---:|---|---:|---:|---:|---|\n";
+  for (const auto& r : c.metrics) {
+    std::string verdict = verdict_name(r.verdict.verdict);
+    if (r.verdict.verdict == Verdict::regressed) verdict = "**regressed**";
+    o << "| " << md_escape(r.name) << " | " << md_escape(r.unit) << " | " << num(r.test.a.median)
+      << " | " << num(r.test.b.median) << " | " << md_escape(format_change(r)) << " | " << p_text(r)
+      << " | " << r.test.a.n << " | " << r.test.b.n << " | " << verdict << " |\n";
+  }
+  if (!c.tails.empty()) {
+    o << "\nTails of merged histograms (nearest rank, informational):\n\n";
+    o << "| histogram | unit | p99 A | p99 B | p99.9 A | p99.9 B | max A | max B |\n";
+    o << "|---|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& t : c.tails) {
+      o << "| " << md_escape(t.histogram) << " | " << md_escape(t.unit) << " | "
+        << opt_bucket(t.a.p99, t.a.overflows) << " | " << opt_bucket(t.b.p99, t.b.overflows)
+        << " | " << opt_bucket(t.a.p99_9, t.a.overflows) << " | "
+        << opt_bucket(t.b.p99_9, t.b.overflows) << " | " << opt_bucket(t.a.max, t.a.overflows)
+        << " | " << opt_bucket(t.b.max, t.b.overflows) << " |\n";
+    }
+  }
+  if (!c.issues.empty()) {
+    o << "\nCells that did not count:\n\n";
+    for (const auto& i : c.issues) {
+      o << "- " << md_escape(issue_line(i)) << "\n";
+      for (const auto& g : i.gate_failures) o << "  - gate: " << md_escape(g) << "\n";
+    }
+  }
+  o << "\n" << md_escape(summary_line(c)) << "\n";
+  return o.str();
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x80) {
+      const std::size_t len = utf8_len(s, i);
+      if (len == 0) {
+        out += '?';
+        ++i;
+      } else {
+        out.append(s, i, len);
+        i += len;
+      }
+      continue;
+    }
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\t':
+      case '\n':
+      case '\r':
+        out += static_cast<char>(ch);
+        break;
+      default:
+        out += (ch < 0x20 || ch == 0x7F) ? '?' : static_cast<char>(ch);
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string render_junit(const Comparison& c) {
+  const std::string classname =
+      "isolab.compare." + (c.spec_name.empty() ? std::string("run") : c.spec_name);
+  const std::size_t tests = c.metrics.size() + 1;  // + kernel-health
+  const std::size_t failures = c.count(Verdict::regressed) + (c.kernel_failures_b() > 0 ? 1 : 0);
+  const std::size_t skipped = c.count(Verdict::inconclusive);
+  const std::string suite = (c.spec_name.empty() ? std::string("isolab") : c.spec_name) + ": " +
+                            c.variant_a + " vs " + c.variant_b;
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o << "<testsuites name=\"isolab compare\" tests=\"" << tests << "\" failures=\"" << failures
+    << "\" errors=\"0\" time=\"0\">\n";
+  o << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << tests << "\" failures=\""
+    << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"0\">\n";
+  o << "    <properties>\n";
+  auto prop = [&](const std::string& n, const std::string& v) {
+    o << "      <property name=\"" << xml_escape(n) << "\" value=\"" << xml_escape(v) << "\"/>\n";
+  };
+  prop("run_a", c.run_a);
+  prop("run_b", c.run_b);
+  prop("variant_a", c.variant_a);
+  prop("variant_b", c.variant_b);
+  prop("kernel_a", c.kernel_a);
+  prop("kernel_b", c.kernel_b);
+  prop("cells_a", std::to_string(c.cells_a));
+  prop("cells_b", std::to_string(c.cells_b));
+  prop("alpha", num(c.settings.alpha, "%.3g"));
+  prop("min_samples", std::to_string(c.settings.min_samples));
+  prop("forced", c.forced ? "true" : "false");
+  for (std::size_t k = 0; k < c.differences.size(); ++k) {
+    prop("difference." + std::to_string(k), c.differences[k]);
+  }
+  o << "    </properties>\n";
+  for (const auto& r : c.metrics) {
+    o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"" << xml_escape(r.name)
+      << "\" time=\"0\"";
+    const std::string msg = std::string(verdict_name(r.verdict.verdict)) + ": " + format_change(r) +
+                            ", " + r.verdict.reason;
+    const std::string detail =
+        "A median " + num(r.test.a.median) + " " + r.unit + " (n=" + std::to_string(r.test.a.n) +
+        "), B median " + num(r.test.b.median) + " " + r.unit + " (n=" + std::to_string(r.test.b.n) +
+        "), p=" + p_text(r) + ", better " + r.better;
+    if (r.verdict.verdict == Verdict::regressed) {
+      o << ">\n      <failure type=\"regression\" message=\"" << xml_escape(msg) << "\">"
+        << xml_escape(detail) << "</failure>\n    </testcase>\n";
+    } else if (r.verdict.verdict == Verdict::inconclusive) {
+      o << ">\n      <skipped message=\"" << xml_escape(msg) << "\"/>\n    </testcase>\n";
+    } else {
+      o << ">\n      <system-out>" << xml_escape(msg + "; " + detail) << "</system-out>\n"
+        << "    </testcase>\n";
+    }
+  }
+  o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"kernel-health."
+    << xml_escape(c.variant_b) << "\" time=\"0\"";
+  if (c.kernel_failures_b() > 0) {
+    std::string detail;
+    for (const auto& i : c.issues) {
+      if (i.side == "B" && i.kernel_failure) detail += issue_line(i) + "\n";
+    }
+    o << ">\n      <failure type=\"kernel-failure\" message=\""
+      << xml_escape(std::to_string(c.kernel_failures_b()) + " kernel failure(s) in B cells")
+      << "\">" << xml_escape(detail) << "</failure>\n    </testcase>\n";
+  } else {
+    o << "/>\n";
+  }
+  o << "    <system-out>" << xml_escape(render_text(c)) << "</system-out>\n";
+  o << "  </testsuite>\n</testsuites>\n";
+  return o.str();
+}
+
+std::string render(const Comparison& c, ReportFormat f) {
+  switch (f) {
+    case ReportFormat::text:
+      return render_text(c);
+    case ReportFormat::json:
+      return render_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    case ReportFormat::markdown:
+      return render_markdown(c);
+    case ReportFormat::junit:
+      break;
+  }
+  return render_junit(c);
+}
+
+}  // namespace isolab

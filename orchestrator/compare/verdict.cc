@@ -1,0 +1,255 @@
+#include "compare/verdict.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "base/error.h"
+
+namespace isolab {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string escape_token(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+double number_field(const nlohmann::json& v, const std::string& p, double lo, double hi,
+                    bool lo_open, bool hi_open, const std::string& what) {
+  if (!v.is_number()) throw SpecError(p, what + ", got " + v.dump());
+  const double d = v.get<double>();
+  const bool ok = std::isfinite(d) && (lo_open ? d > lo : d >= lo) && (hi_open ? d < hi : d <= hi);
+  if (!ok) throw SpecError(p, what + ", got " + v.dump());
+  return d;
+}
+
+std::uint64_t integer_field(const nlohmann::json& v, const std::string& p, std::uint64_t lo,
+                            std::uint64_t hi, const std::string& what) {
+  std::uint64_t x = 0;
+  if (v.is_number_unsigned()) {
+    x = v.get<std::uint64_t>();
+  } else if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+    x = static_cast<std::uint64_t>(v.get<std::int64_t>());
+  } else {
+    throw SpecError(p, what + ", got " + v.dump());
+  }
+  if (x < lo || x > hi) throw SpecError(p, what + ", got " + v.dump());
+  return x;
+}
+
+}  // namespace
+
+Better better_from_string(const std::string& s) {
+  if (s == "lower") return Better::lower;
+  if (s == "higher") return Better::higher;
+  return Better::none;
+}
+
+const char* better_name(Better b) {
+  switch (b) {
+    case Better::lower:
+      return "lower";
+    case Better::higher:
+      return "higher";
+    case Better::none:
+      break;
+  }
+  return "none";
+}
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::improved:
+      return "improved";
+    case Verdict::regressed:
+      return "regressed";
+    case Verdict::no_change:
+      return "no significant change";
+    case Verdict::inconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+double CompareSettings::threshold_pct_for(const std::string& metric) const {
+  double t = default_threshold_pct;
+  if (auto it = thresholds_pct.find(metric); it != thresholds_pct.end()) {
+    t = it->second;
+  } else {
+    std::size_t best = 0;
+    for (const auto& [key, value] : thresholds_pct) {
+      if (key.empty() || key.back() != '*') continue;
+      const std::string prefix = key.substr(0, key.size() - 1);
+      if (metric.compare(0, prefix.size(), prefix) == 0 && prefix.size() + 1 > best) {
+        best = prefix.size() + 1;
+        t = value;
+      }
+    }
+  }
+  if (auto it = noise_floors_pct.find(metric); it != noise_floors_pct.end()) {
+    t = std::max(t, it->second);
+  }
+  return t;
+}
+
+CompareSettings settings_from_json(const nlohmann::json& section, const std::string& pointer) {
+  CompareSettings s;
+  if (section.is_null()) return s;
+  if (!section.is_object()) throw SpecError(pointer, "compare settings must be an object");
+  static const std::set<std::string> known = {"alpha",
+                                              "min_samples",
+                                              "threshold_pct",
+                                              "thresholds_pct",
+                                              "bootstrap_resamples",
+                                              "confidence_level",
+                                              "permutation_resamples",
+                                              "seed",
+                                              "max_ci_width_factor"};
+  for (const auto& [key, v] : section.items()) {
+    const std::string p = pointer + "/" + escape_token(key);
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw SpecError(p, "unknown compare field (known: " + list + ")");
+    }
+    if (key == "alpha") {
+      s.alpha = number_field(v, p, 0, 1, true, true, "must be a number in (0, 1)");
+    } else if (key == "min_samples") {
+      s.min_samples = integer_field(v, p, 1, 1000000, "must be an integer >= 1");
+    } else if (key == "threshold_pct") {
+      s.default_threshold_pct =
+          number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0");
+    } else if (key == "thresholds_pct") {
+      if (!v.is_object()) throw SpecError(p, "must be an object of metric name -> percentage");
+      for (const auto& [metric, t] : v.items()) {
+        const std::string mp = p + "/" + escape_token(metric);
+        if (metric.empty()) throw SpecError(mp, "metric name must not be empty");
+        s.thresholds_pct[metric] =
+            number_field(t, mp, 0, 1e6, false, false, "must be a percentage >= 0");
+      }
+    } else if (key == "bootstrap_resamples") {
+      s.bootstrap_resamples = integer_field(v, p, 100, 10000000, "must be an integer >= 100");
+    } else if (key == "confidence_level") {
+      s.confidence_level = number_field(v, p, 0, 1, true, true, "must be a number in (0, 1)");
+    } else if (key == "permutation_resamples") {
+      s.permutation_resamples = integer_field(v, p, 0, 10000000, "must be an integer >= 0");
+    } else if (key == "seed") {
+      s.seed = integer_field(v, p, 0, UINT64_MAX, "must be a non-negative integer");
+    } else if (key == "max_ci_width_factor") {
+      s.max_ci_width_factor = number_field(v, p, 0, 1e6, true, false, "must be a number > 0");
+    }
+  }
+  return s;
+}
+
+nlohmann::json settings_to_json(const CompareSettings& s) {
+  nlohmann::json j = {{"alpha", s.alpha},
+                      {"min_samples", s.min_samples},
+                      {"threshold_pct", s.default_threshold_pct},
+                      {"thresholds_pct", s.thresholds_pct},
+                      {"noise_floors_pct", s.noise_floors_pct},
+                      {"bootstrap_resamples", s.bootstrap_resamples},
+                      {"confidence_level", s.confidence_level},
+                      {"permutation_resamples", s.permutation_resamples},
+                      {"seed", s.seed},
+                      {"max_ci_width_factor", s.max_ci_width_factor},
+                      {"test", "two-sided Mann-Whitney U"}};
+  return j;
+}
+
+MetricTest test_metric(std::span<const double> a, std::span<const double> b,
+                       const CompareSettings& settings, bool with_ci) {
+  MetricTest t;
+  t.a = describe(a);
+  t.b = describe(b);
+  t.change = relative_change(t.a.median, t.b.median);
+  t.ci_requested = with_ci;
+  if (with_ci && std::isfinite(t.change)) {
+    t.ci = bootstrap_relative_change_ci(a, b, settings.confidence_level,
+                                        settings.bootstrap_resamples, settings.seed);
+  }
+  t.mann_whitney = mann_whitney_u(a, b);
+  if (settings.permutation_resamples > 0 && !a.empty() && !b.empty()) {
+    t.permutation_p = permutation_test_median(a, b, settings.permutation_resamples,
+                                              settings.seed ^ 0x9e3779b97f4a7c15ULL);
+  }
+  return t;
+}
+
+VerdictResult decide_verdict(const MetricTest& t, Better better, double threshold_pct,
+                             const CompareSettings& settings) {
+  VerdictResult r;
+  r.threshold_pct = threshold_pct;
+  const std::string n_text = "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
+  if (t.a.n < settings.min_samples || t.b.n < settings.min_samples) {
+    r.reason =
+        n_text + " below min_samples " + std::to_string(settings.min_samples) + " per variant";
+    return r;
+  }
+  if (!std::isfinite(t.change)) {
+    r.reason = "relative change undefined (A median is 0)";
+    return r;
+  }
+  if (better == Better::none) {
+    r.reason = "metric has no 'better' direction";
+    return r;
+  }
+  const double min_p = mann_whitney_min_p(t.a.n, t.b.n);
+  if (min_p >= settings.alpha) {
+    r.reason = n_text + ": smallest attainable Mann-Whitney p is " + fmt("%.3g", min_p) +
+               ", not below alpha " + fmt("%.3g", settings.alpha);
+    return r;
+  }
+  const double change_pct = 100.0 * t.change;
+  const double p = t.mann_whitney.p_two_sided;
+  const bool significant = p < settings.alpha;
+  const bool large = std::fabs(change_pct) > threshold_pct;
+  if (significant && large) {
+    const bool went_down = t.change < 0;
+    const bool good = (better == Better::lower) == went_down;
+    r.verdict = good ? Verdict::improved : Verdict::regressed;
+    r.reason = "p=" + fmt("%.3g", p) + " < alpha " + fmt("%.3g", settings.alpha) + " and |" +
+               fmt("%.2f", change_pct) + "%| > threshold " + fmt("%.2f", threshold_pct) + "%";
+    return r;
+  }
+  if (t.ci_requested && !t.ci) {
+    r.reason = "bootstrap CI undefined (A median is 0 in most resamples)";
+    return r;
+  }
+  if (t.ci) {
+    const double width_pct = 100.0 * (t.ci->high - t.ci->low);
+    if (width_pct > settings.max_ci_width_factor * threshold_pct) {
+      r.reason = "too noisy: CI width " + fmt("%.2f", width_pct) + " points > " +
+                 fmt("%.3g", settings.max_ci_width_factor) + " x threshold " +
+                 fmt("%.2f", threshold_pct) + "%";
+      return r;
+    }
+  }
+  r.verdict = Verdict::no_change;
+  if (significant) {
+    r.reason = "p=" + fmt("%.3g", p) + " but |" + fmt("%.2f", change_pct) + "%| <= threshold " +
+               fmt("%.2f", threshold_pct) + "%";
+  } else {
+    r.reason = "p=" + fmt("%.3g", p) + " >= alpha " + fmt("%.3g", settings.alpha);
+  }
+  return r;
+}
+
+}  // namespace isolab

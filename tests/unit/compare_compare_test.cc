@@ -1,0 +1,556 @@
+#include "compare/compare.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "compare/commands.h"
+#include "compare/report.h"
+#include "sys/process.h"
+
+namespace isolab {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::filesystem::path kData = std::filesystem::path(ISOLAB_TEST_DATA_DIR) / "compare";
+
+nlohmann::json load(const std::filesystem::path& p) { return nlohmann::json::parse(read_file(p)); }
+
+nlohmann::json comparison_key(const std::string& accelerator = "tcg") {
+  return {{"accelerator", accelerator},
+          {"cmdline", "isolcpus=1 nohz_full=1"},
+          {"vcpus", 2},
+          {"memory_mib", 512},
+          {"workloads_sha256", "aa"},
+          {"host_fingerprint_sha256", "bb"}};
+}
+
+nlohmann::json ok_cell(const std::string& variant, int rep, double cycles, double lat_max) {
+  return {{"id", variant + "-r" + std::to_string(rep)},
+          {"variant", variant},
+          {"repetition", rep},
+          {"warmup", false},
+          {"status", "ok"},
+          {"failure_class", nullptr},
+          {"reason", ""},
+          {"accelerator", "tcg"},
+          {"metrics",
+           {{"vmstat-syscall.cycles_per_syscall",
+             {{"unit", "cycles"},
+              {"better", "lower"},
+              {"aggregate", "mean"},
+              {"values", {cycles - 10, cycles + 10}}}},
+            {"latency.latency_max_us",
+             {{"unit", "us"},
+              {"better", "lower"},
+              {"aggregate", "max"},
+              {"values", {lat_max - 5, lat_max, nullptr}}}}}},
+          {"histograms",
+           {{"latency",
+             {{"unit", "us"},
+              {"counts", {{"1", 990}, {"5", 9}, {std::to_string(int(lat_max)), 1}}},
+              {"overflows", 0}}}}}};
+}
+
+// A run with n cells per variant; B's cycles are `shift` times A's (CV about 0.5%), B's
+// latency max is 40 * shift us in every cell against A's 40.
+nlohmann::json make_run(const std::string& run_id, int n, double shift, std::uint64_t seed,
+                        const std::string& accelerator = "tcg") {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, 0.005);
+  nlohmann::json cells = nlohmann::json::array();
+  for (int r = 0; r < n; ++r) {
+    cells.push_back(ok_cell("vanilla", r, 7400 * (1 + noise(rng)), 40));
+    cells.push_back(ok_cell("patched", r, 7400 * shift * (1 + noise(rng)), 40 * shift));
+  }
+  return {{"schema_version", 1},
+          {"run_id", run_id},
+          {"spec_name", "vmstat-nohz"},
+          {"started_at", "2026-11-30T03:15:00Z"},
+          {"status", "complete"},
+          {"comparison_key", comparison_key(accelerator)},
+          {"variants",
+           {{"vanilla", {{"kernel_release", "6.1.158-isolab-3f2a9c1d"}}},
+            {"patched", {{"kernel_release", "6.1.158-isolab-77aa0b2e"}}}}},
+          {"variant_order", {"vanilla", "patched"}},
+          {"cells", cells}};
+}
+
+const MetricRow& row(const Comparison& c, const std::string& name) {
+  for (const auto& r : c.metrics) {
+    if (r.name == name) return r;
+  }
+  throw std::runtime_error("no row " + name);
+}
+
+TEST(S2, OneRunBeforeAfterIsInconclusiveNotARegression) {
+  const auto run = load(kData / "s2-one-run.json");
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  EXPECT_EQ(c.variant_a, "before");
+  EXPECT_EQ(c.variant_b, "after");
+  const auto& real = row(c, "ramfs.bogo_ops_per_s_real");
+  const auto& usr_sys = row(c, "ramfs.bogo_ops_per_s_usr_sys");
+  EXPECT_NEAR(real.change_pct, -3.75, 0.005);
+  EXPECT_NEAR(usr_sys.change_pct, -4.98, 0.005);
+  EXPECT_EQ(real.better, "higher");
+  EXPECT_EQ(real.unit, "bogo ops/s");
+  EXPECT_EQ(real.test.a.n, 1u);
+  EXPECT_EQ(real.verdict.verdict, Verdict::inconclusive);
+  EXPECT_EQ(usr_sys.verdict.verdict, Verdict::inconclusive);
+  EXPECT_EQ(c.regressions(), 0u);
+  EXPECT_EQ(compare_exit_status(c), 0);
+  EXPECT_EQ(format_change(real), "-3.75% [-3.8, -3.8]");
+  EXPECT_THAT(render_text(c), HasSubstr("14671.45"));
+  const std::string text = render_text(c);
+  EXPECT_THAT(text, HasSubstr("-4.98%"));
+  EXPECT_THAT(text, HasSubstr("inconclusive"));
+  EXPECT_THAT(text, HasSubstr("n=1+1 below min_samples 3"));
+}
+
+TEST(S2, TwoRunFormThroughTheCommand) {
+  CompareCommandOptions o;
+  o.run_dirs = {kData / "s2-before", kData / "s2-after"};
+  o.format = "json";
+  std::ostringstream out, err;
+  EXPECT_EQ(compare_command(o, out, err), 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["variant_a"], "kernel");
+  EXPECT_EQ(j["variant_b"], "kernel");
+  bool seen = false;
+  for (const auto& m : j["metrics"]) {
+    if (m["name"] == "ramfs.bogo_ops_per_s_usr_sys") {
+      seen = true;
+      EXPECT_NEAR(m["change_pct"].get<double>(), -4.98, 0.005);
+      EXPECT_EQ(m["verdict"], "inconclusive");
+    }
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(j["summary"]["regressions"], 0);
+}
+
+TEST(Compare, DetectsARegressionWithFiveBoots) {
+  const auto run = make_run("r1", 5, 1.10, 1);
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  const auto& cyc = row(c, "vmstat-syscall.cycles_per_syscall");
+  EXPECT_EQ(cyc.verdict.verdict, Verdict::regressed) << cyc.verdict.reason;
+  EXPECT_NEAR(cyc.change_pct, 10.0, 1.0);
+  ASSERT_TRUE(cyc.ci_low_pct && cyc.ci_high_pct);
+  EXPECT_LT(*cyc.ci_low_pct, cyc.change_pct);
+  EXPECT_GT(*cyc.ci_high_pct, cyc.change_pct);
+  EXPECT_EQ(cyc.test.a.n, 5u);
+  EXPECT_TRUE(cyc.test.mann_whitney.exact);
+  EXPECT_NEAR(cyc.test.mann_whitney.p_two_sided, 2.0 / 252.0, 1e-9);
+  // Per-cell aggregate: mean of {x-10, x+10} is x; max of {40-5, 40, null} is 40.
+  const auto& lat = row(c, "latency.latency_max_us");
+  EXPECT_DOUBLE_EQ(lat.test.a.median, 40);
+  EXPECT_DOUBLE_EQ(lat.test.b.median, 44);
+  EXPECT_EQ(lat.verdict.verdict, Verdict::regressed);  // +10% > 2%, every cell 44 vs 40
+  EXPECT_EQ(compare_exit_status(c), 1);
+  EXPECT_EQ(c.regressions(), 2u);
+  // Tails from merged histograms: 5 boots x 1000 samples (990 at 1 us, 9 at 5, 1 at the max):
+  // p99 rank 4950 is reached within bucket 1 (4950 samples), p99.9 rank 4995 in bucket 5.
+  ASSERT_EQ(c.tails.size(), 1u);
+  EXPECT_EQ(c.tails[0].a.samples, 5000u);
+  EXPECT_EQ(c.tails[0].a.p99, 1);
+  EXPECT_EQ(c.tails[0].a.p99_9, 5);
+  EXPECT_EQ(c.tails[0].a.max, 40);
+  EXPECT_EQ(c.tails[0].b.max, 44);
+}
+
+TEST(Compare, PerMetricThresholdOverride) {
+  const auto run = make_run("r1", 5, 1.05, 2);  // latency max 42 vs 40 us: +5%
+  CompareSettings s =
+      settings_from_json(nlohmann::json::parse(R"({"thresholds_pct":{"latency.*":10}})"));
+  const Comparison c = compare_run_variants(run, s);
+  const auto& lat = row(c, "latency.latency_max_us");
+  EXPECT_DOUBLE_EQ(lat.verdict.threshold_pct, 10);
+  EXPECT_EQ(lat.verdict.verdict, Verdict::no_change) << lat.verdict.reason;
+}
+
+TEST(Compare, RefusesUnlikeRunsAndListsEveryDifference) {
+  auto a = make_run("ra", 3, 1.0, 3);
+  auto b = make_run("rb", 3, 1.0, 4, "kvm");
+  b["comparison_key"]["vcpus"] = 8;
+  try {
+    compare_runs(a, "vanilla", b, "patched", CompareSettings{}, false);
+    FAIL() << "expected a refusal";
+  } catch (const ComparisonRefused& e) {
+    EXPECT_THAT(e.differences(),
+                ::testing::ElementsAre("accelerator: A=tcg, B=kvm", "vcpus: A=2, B=8"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--force"));
+  }
+  const Comparison c = compare_runs(a, "vanilla", b, "patched", CompareSettings{}, true);
+  EXPECT_TRUE(c.forced);
+  ASSERT_EQ(c.differences.size(), 2u);
+  EXPECT_THAT(render_text(c), HasSubstr("FORCED"));
+  EXPECT_THAT(render_text(c), HasSubstr("vcpus: A=2, B=8"));
+  EXPECT_THAT(render_markdown(c), HasSubstr("FORCED"));
+  EXPECT_THAT(render_markdown(c), HasSubstr("accelerator: A=tcg, B=kvm"));
+  const auto j = render_json(c);
+  EXPECT_EQ(j["forced"], true);
+  EXPECT_EQ(j["differences"][1], "vcpus: A=2, B=8");
+  const std::string junit = render_junit(c);
+  EXPECT_THAT(junit, HasSubstr("<property name=\"forced\" value=\"true\"/>"));
+  EXPECT_THAT(junit, HasSubstr("value=\"vcpus: A=2, B=8\""));
+}
+
+TEST(Compare, MissingComparisonKeyIsADifference) {
+  auto a = make_run("ra", 3, 1.0, 3);
+  auto b = make_run("rb", 3, 1.0, 4);
+  b.erase("comparison_key");
+  EXPECT_THROW(compare_runs(a, "vanilla", b, "vanilla", CompareSettings{}, false),
+               ComparisonRefused);
+}
+
+TEST(Compare, CellAcceleratorMismatchIsRefusedEvenInOneRun) {
+  auto run = make_run("r", 3, 1.0, 5);
+  for (auto& c : run["cells"]) {
+    if (c["variant"] == "patched") c["accelerator"] = "kvm";
+  }
+  EXPECT_THROW(compare_run_variants(run, CompareSettings{}), ComparisonRefused);
+}
+
+TEST(Compare, FailedCellsAreListedAndKernelFailuresOfBRegress) {
+  auto run = make_run("r", 5, 1.0, 6);
+  run["cells"].push_back({{"id", "patched-r5"},
+                          {"variant", "patched"},
+                          {"warmup", false},
+                          {"status", "failed"},
+                          {"failure_class", "panic"},
+                          {"reason", "Kernel panic - not syncing: <fatal & \"bad\">"}});
+  run["cells"].push_back({{"id", "vanilla-r5"},
+                          {"variant", "vanilla"},
+                          {"status", "failed"},
+                          {"failure_class", "infrastructure"},
+                          {"reason", "qemu: failed to set MSR 0x10a"}});
+  run["cells"].push_back(
+      {{"id", "patched-r6"},
+       {"variant", "patched"},
+       {"status", "invalid"},
+       {"failure_class", nullptr},
+       {"reason", "gate: nohz_full expected 1, effective (absent)"},
+       {"gate",
+        {{"pass", false},
+         {"rows",
+          {{{"check", "nohz_full"},
+            {"expected", "1"},
+            {"effective", ""},
+            {"pass", false},
+            {"detail", "no sysfs file"}},
+           {{"check", "isolated"}, {"expected", "1"}, {"effective", "1"}, {"pass", true}}}}}}});
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  ASSERT_EQ(c.issues.size(), 3u);
+  EXPECT_EQ(c.kernel_failures_b(), 1u);
+  EXPECT_EQ(c.count(Verdict::regressed), 0u);
+  EXPECT_EQ(c.regressions(), 1u);
+  EXPECT_EQ(compare_exit_status(c), 1);
+  const CellIssue* gate = nullptr;
+  for (const auto& i : c.issues) {
+    if (i.cell_id == "patched-r6") gate = &i;
+    if (i.cell_id == "vanilla-r5") EXPECT_FALSE(i.kernel_failure);
+  }
+  ASSERT_NE(gate, nullptr);
+  EXPECT_THAT(gate->gate_failures,
+              ::testing::ElementsAre("nohz_full: expected 1, effective  (no sysfs file)"));
+  const std::string text = render_text(c);
+  EXPECT_THAT(text, HasSubstr("B patched-r5: failed (panic)"));
+  EXPECT_THAT(text, HasSubstr("kernel failure: counts as a regression"));
+  EXPECT_THAT(text, HasSubstr("A vanilla-r5: failed (infrastructure)"));
+  EXPECT_THAT(text, HasSubstr("gate: nohz_full: expected 1"));
+  const std::string junit = render_junit(c);
+  EXPECT_THAT(junit, HasSubstr("name=\"kernel-health.patched\""));
+  EXPECT_THAT(junit, HasSubstr("type=\"kernel-failure\""));
+  EXPECT_THAT(junit, HasSubstr("&lt;fatal &amp; &quot;bad&quot;&gt;"));
+  EXPECT_EQ(junit.find("<fatal"), std::string::npos);
+}
+
+TEST(Compare, WarmupAndNullValuesDoNotCount) {
+  auto run = make_run("r", 3, 1.0, 7);
+  auto warm = ok_cell("vanilla", 99, 99999, 400);
+  warm["warmup"] = true;
+  run["cells"].push_back(warm);
+  auto nulls = ok_cell("patched", 98, 7400, 40);
+  nulls["metrics"]["vmstat-syscall.cycles_per_syscall"]["values"] = {nullptr};
+  run["cells"].push_back(nulls);
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  EXPECT_EQ(c.cells_a, 3u);
+  EXPECT_EQ(c.cells_b, 4u);
+  EXPECT_EQ(row(c, "vmstat-syscall.cycles_per_syscall").test.b.n, 3u);
+  EXPECT_EQ(row(c, "latency.latency_max_us").test.b.n, 4u);
+  EXPECT_LT(row(c, "vmstat-syscall.cycles_per_syscall").test.a.max, 9000);
+}
+
+TEST(Compare, MalformedInputNamesThePointer) {
+  auto run = make_run("r", 3, 1.0, 8);
+  run["cells"][2]["metrics"]["latency.latency_max_us"]["values"][1] = "fast";
+  try {
+    compare_run_variants(run, CompareSettings{});
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.pointer(), "/cells/2/metrics/latency.latency_max_us/values/1");
+  }
+  run = make_run("r", 3, 1.0, 8);
+  run["cells"][1]["metrics"]["latency.latency_max_us"]["aggregate"] = "p99";
+  try {
+    compare_run_variants(run, CompareSettings{});
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.pointer(), "/cells/1/metrics/latency.latency_max_us/aggregate");
+  }
+  run = make_run("r", 3, 1.0, 8);
+  run["cells"][0]["status"] = "exploded";
+  EXPECT_THROW(compare_run_variants(run, CompareSettings{}), SpecError);
+  run = make_run("r", 3, 1.0, 8);
+  EXPECT_THROW(compare_runs(run, "vanilla", run, "nonesuch", CompareSettings{}, false), Error);
+  EXPECT_THROW(compare_runs(run, "vanilla", run, "vanilla", CompareSettings{}, false), Error);
+  EXPECT_THROW(compare_run_variants(nlohmann::json::array(), CompareSettings{}), Error);
+  run["schema_version"] = 2;
+  EXPECT_THROW(compare_run_variants(run, CompareSettings{}), SpecError);
+}
+
+TEST(Report, TextMarkdownAndJsonShapes) {
+  const Comparison c = compare_run_variants(make_run("r1", 5, 1.10, 1), CompareSettings{});
+  const std::string text = render_text(c);
+  EXPECT_THAT(text, HasSubstr("vmstat-syscall.cycles_per_syscall"));
+  EXPECT_THAT(text, HasSubstr("change [95% CI]"));
+  EXPECT_THAT(text, HasSubstr("regressed"));
+  EXPECT_THAT(text, HasSubstr("cells: A 5, B 5"));
+  EXPECT_THAT(text, HasSubstr("exit status 1"));
+  const std::string md = render_markdown(c);
+  EXPECT_THAT(
+      md,
+      HasSubstr("| metric | unit | A median | B median | change [CI] | p | nA | nB | verdict |"));
+  EXPECT_THAT(md, HasSubstr("**regressed**"));
+  const auto j = render_json(c);
+  EXPECT_EQ(j["schema"], "isolab-comparison");
+  EXPECT_EQ(j["summary"]["exit_status"], 1);
+  EXPECT_EQ(j["metrics"][1]["a"]["n"], 5);
+  EXPECT_EQ(j["metrics"][1]["a"]["values"].size(), 5u);
+  EXPECT_TRUE(j["tails"][0]["a"]["p99"].is_number());
+  EXPECT_EQ(parse_report_format("junit"), ReportFormat::junit);
+  EXPECT_THROW(parse_report_format("html5"), Error);
+}
+
+TEST(Report, MarkdownEscapesTableBreakers) {
+  auto run = make_run("r|1", 3, 1.0, 9);
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  EXPECT_THAT(render_markdown(c), HasSubstr("run r\\|1"));
+}
+
+TEST(Report, XmlEscapeHandlesSpecialsControlsAndBadUtf8) {
+  EXPECT_EQ(xml_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(xml_escape(std::string("x\x01y\x1b[0m\tz")), "x?y?[0m\tz");
+  EXPECT_EQ(xml_escape("latency \xC2\xB5s"), "latency \xC2\xB5s");  // µ kept
+  EXPECT_EQ(xml_escape("bad \xC3 byte \xFF"), "bad ? byte ?");
+  EXPECT_EQ(xml_escape("\xC0\xAF"), "??");  // overlong '/'
+}
+
+// Minimal well-formedness check: every tag closes in order, attributes are quoted, and no raw
+// '<' or '&' that is not an entity appears in text.
+bool well_formed(const std::string& xml, std::string* why) {
+  std::vector<std::string> stack;
+  std::size_t i = xml.find("?>");
+  if (xml.rfind("<?xml", 0) != 0 || i == std::string::npos) {
+    *why = "no XML declaration";
+    return false;
+  }
+  i += 2;
+  while (i < xml.size()) {
+    if (xml[i] == '&') {
+      const std::size_t semi = xml.find(';', i);
+      const std::string ent = xml.substr(i, semi == std::string::npos ? 0 : semi - i + 1);
+      if (ent != "&lt;" && ent != "&gt;" && ent != "&amp;" && ent != "&quot;" && ent != "&apos;") {
+        *why = "bad entity at " + std::to_string(i);
+        return false;
+      }
+      i = semi + 1;
+      continue;
+    }
+    if (xml[i] != '<') {
+      ++i;
+      continue;
+    }
+    const std::size_t end = xml.find('>', i);
+    if (end == std::string::npos) {
+      *why = "unterminated tag";
+      return false;
+    }
+    std::string tag = xml.substr(i + 1, end - i - 1);
+    if (tag.find('<') != std::string::npos) {
+      *why = "raw '<' inside tag at " + std::to_string(i);
+      return false;
+    }
+    std::size_t quotes = std::count(tag.begin(), tag.end(), '"');
+    if (quotes % 2) {
+      *why = "unbalanced quotes in <" + tag + ">";
+      return false;
+    }
+    if (tag[0] == '/') {
+      const std::string name = tag.substr(1);
+      if (stack.empty() || stack.back() != name) {
+        *why = "</" + name + "> does not close " + (stack.empty() ? "nothing" : stack.back());
+        return false;
+      }
+      stack.pop_back();
+    } else if (tag.back() != '/') {
+      stack.push_back(tag.substr(0, tag.find_first_of(" \t\n")));
+    }
+    i = end + 1;
+  }
+  if (!stack.empty()) {
+    *why = "unclosed <" + stack.back() + ">";
+    return false;
+  }
+  return true;
+}
+
+std::size_t count_of(const std::string& s, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(Report, JunitIsWellFormedAndCountsMatch) {
+  auto run = make_run("r<&>", 5, 1.10, 1);
+  run["spec_name"] = "spec \"quoted\" & <odd>";
+  run["cells"].push_back({{"id", "patched-x"},
+                          {"variant", "patched"},
+                          {"status", "failed"},
+                          {"failure_class", "oops"},
+                          {"reason", std::string("Oops: \x01\x02 ]]> <!-- &")}});
+  auto one = make_run("r2", 1, 1.0, 2);  // n=1 each: every metric skipped
+  for (const auto& c : {compare_run_variants(run, CompareSettings{}),
+                        compare_run_variants(one, CompareSettings{})}) {
+    const std::string xml = render_junit(c);
+    std::string why;
+    EXPECT_TRUE(well_formed(xml, &why)) << why << "\n" << xml;
+    EXPECT_EQ(count_of(xml, "<testcase "), c.metrics.size() + 1);
+    EXPECT_EQ(count_of(xml, "<failure "),
+              c.count(Verdict::regressed) + (c.kernel_failures_b() ? 1 : 0));
+    EXPECT_EQ(count_of(xml, "<skipped "), c.count(Verdict::inconclusive));
+    EXPECT_THAT(xml,
+                HasSubstr("skipped=\"" + std::to_string(c.count(Verdict::inconclusive)) + "\""));
+  }
+}
+
+TEST(Report, JunitValidatesAgainstTheSchemaWithXmllint) {
+  auto runner = make_real_runner();
+  ProcessSpec probe;
+  probe.argv = {"xmllint", "--version"};
+  if (!runner->run(probe).ok()) GTEST_SKIP() << "xmllint not installed (apt libxml2-utils)";
+  auto run = make_run("r<1>", 5, 1.10, 1);
+  run["cells"].push_back({{"id", "patched-x"},
+                          {"variant", "patched"},
+                          {"status", "failed"},
+                          {"failure_class", "panic"},
+                          {"reason", std::string("panic \x07 & <x>")}});
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("isolab-junit-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  int n = 0;
+  for (const auto& c : {compare_run_variants(run, CompareSettings{}),
+                        compare_run_variants(make_run("r2", 1, 1.0, 2), CompareSettings{}),
+                        compare_runs(run, "vanilla", make_run("r3", 5, 1.0, 3, "kvm"), "patched",
+                                     CompareSettings{}, true)}) {
+    const auto file = dir / ("report" + std::to_string(n++) + ".xml");
+    write_file_atomic(file, render_junit(c));
+    ProcessSpec spec;
+    spec.argv = {"xmllint", "--noout", "--schema", (kData / "junit.xsd").string(), file.string()};
+    const ProcessResult r = runner->run(spec);
+    EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.err << r.out;
+  }
+  // The schema does reject a report without the required attributes.
+  const auto bad = dir / "bad.xml";
+  write_file_atomic(bad,
+                    "<?xml version=\"1.0\"?><testsuites><testsuite name=\"x\"><testcase/>"
+                    "</testsuite></testsuites>\n");
+  ProcessSpec spec;
+  spec.argv = {"xmllint", "--noout", "--schema", (kData / "junit.xsd").string(), bad.string()};
+  EXPECT_FALSE(runner->run(spec).ok());
+  std::filesystem::remove_all(dir);
+}
+
+class CommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("isolab-compare-cmd-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path put(const std::string& name, const nlohmann::json& run) {
+    write_file_atomic(dir_ / name / "result.json", run.dump());
+    return dir_ / name;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CommandTest, ExitStatusContract) {
+  std::ostringstream out, err;
+  CompareCommandOptions o;
+  o.run_dirs = {put("same", make_run("same", 5, 1.0, 21))};
+  EXPECT_EQ(compare_command(o, out, err), 0) << err.str() << out.str();
+  o.run_dirs = {put("slow", make_run("slow", 5, 1.10, 22))};
+  EXPECT_EQ(compare_command(o, out, err), 1);
+  // Refused: unlike runs without --force.
+  o.run_dirs = {put("a", make_run("a", 5, 1.0, 23)), put("b", make_run("b", 5, 1.0, 24, "kvm"))};
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("accelerator: A=tcg, B=kvm"));
+  o.force = true;
+  out.str("");
+  EXPECT_EQ(compare_command(o, out, err), 0);
+  EXPECT_THAT(out.str(), HasSubstr("FORCED"));
+  // Errors: missing dir, bad JSON, bad format, bad spec compare section.
+  o = {};
+  o.run_dirs = {dir_ / "nonesuch"};
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("nonesuch"));
+  write_file_atomic(dir_ / "junk" / "result.json", "{\"run_id\": \x01\x02 nan}");
+  o.run_dirs = {dir_ / "junk"};
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("not valid JSON"));
+  o.run_dirs = {dir_ / "same"};
+  o.format = "html";
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  auto bad = make_run("bad", 5, 1.0, 25);
+  bad["spec"] = {{"compare", {{"alpha", 2}}}};
+  o.run_dirs = {put("bad", bad)};
+  o.format = "text";
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("/spec/compare/alpha"));
+}
+
+TEST_F(CommandTest, SpecCompareSectionAndVariantsAndJunit) {
+  auto run = make_run("t", 5, 1.10, 26);
+  run["spec"] = {{"compare", {{"thresholds_pct", {{"vmstat-syscall.*", 20}, {"latency.*", 20}}}}}};
+  std::ostringstream out, err;
+  CompareCommandOptions o;
+  o.run_dirs = {put("t", run)};
+  EXPECT_EQ(compare_command(o, out, err), 0) << out.str();  // 10% < 20% threshold
+  o.variant_a = "patched";
+  o.variant_b = "vanilla";
+  o.format = "junit";
+  out.str("");
+  EXPECT_EQ(compare_command(o, out, err), 0);
+  EXPECT_THAT(out.str(), HasSubstr("<testsuites"));
+  o.variant_b = "nonesuch";
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("nonesuch"));
+}
+
+}  // namespace
+}  // namespace isolab

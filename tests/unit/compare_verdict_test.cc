@@ -1,0 +1,180 @@
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "base/error.h"
+#include "compare/verdict.h"
+
+namespace isolab {
+namespace {
+
+// n values from a normal distribution with the given mean and coefficient of variation.
+std::vector<double> normal_sample(std::mt19937_64& rng, std::size_t n, double mean, double cv) {
+  std::normal_distribution<double> d(mean, mean * cv);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+Verdict verdict_of(const std::vector<double>& a, const std::vector<double>& b, Better better,
+                   const CompareSettings& s = {}) {
+  return decide_verdict(test_metric(a, b, s), better, s.default_threshold_pct, s).verdict;
+}
+
+TEST(Verdict, EqualDistributionsAreNoSignificantChange) {
+  // 200 seeded trials each with n = 5 and n = 8 per variant, CV 1%: at the default settings at
+  // least 95% must be "no significant change" and none may be a regression or improvement
+  // beyond what alpha allows.
+  for (std::size_t n : {5u, 8u}) {
+    std::mt19937_64 rng(20240601 + n);
+    int no_change = 0, moved = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+      const auto a = normal_sample(rng, n, 1000, 0.01);
+      const auto b = normal_sample(rng, n, 1000, 0.01);
+      const Verdict v = verdict_of(a, b, Better::lower);
+      if (v == Verdict::no_change) ++no_change;
+      if (v == Verdict::improved || v == Verdict::regressed) ++moved;
+    }
+    EXPECT_GE(no_change, 190) << "n=" << n;
+    EXPECT_LE(moved, 10) << "n=" << n;
+  }
+}
+
+TEST(Verdict, TenPercentShiftWithLowNoiseIsDetectedWithFiveCells) {
+  std::mt19937_64 rng(7);
+  int detected_lower = 0, detected_higher = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    const auto a = normal_sample(rng, 5, 7400, 0.01);  // e.g. cycles per syscall
+    const auto b = normal_sample(rng, 5, 7400 * 1.10, 0.01);
+    detected_lower += verdict_of(a, b, Better::lower) == Verdict::regressed;
+    detected_higher += verdict_of(a, b, Better::higher) == Verdict::improved;
+  }
+  EXPECT_EQ(detected_lower, 50);
+  EXPECT_EQ(detected_higher, 50);
+}
+
+TEST(Verdict, DirectionFollowsBetter) {
+  const std::vector<double> a = {100, 101, 99, 100, 100.5}, b = {90, 91, 89, 90, 90.5};
+  EXPECT_EQ(verdict_of(a, b, Better::lower), Verdict::improved);
+  EXPECT_EQ(verdict_of(a, b, Better::higher), Verdict::regressed);
+  EXPECT_EQ(verdict_of(a, b, Better::none), Verdict::inconclusive);
+}
+
+TEST(Verdict, TooFewSamplesIsInconclusive) {
+  const CompareSettings s;
+  // One boot each (case S2): -3.75% but nothing to test against.
+  const std::vector<double> a = {14671.45}, b = {14120.66};
+  const auto r = decide_verdict(test_metric(a, b, s), Better::higher, 2.0, s);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_NE(r.reason.find("min_samples 3"), std::string::npos) << r.reason;
+  // 3 vs 3 completely separated: smallest exact p is 0.1, so still inconclusive.
+  const std::vector<double> a3 = {100, 101, 102}, b3 = {80, 81, 82};
+  const auto r3 = decide_verdict(test_metric(a3, b3, s), Better::higher, 2.0, s);
+  EXPECT_EQ(r3.verdict, Verdict::inconclusive);
+  EXPECT_NE(r3.reason.find("smallest attainable"), std::string::npos) << r3.reason;
+  // 4 vs 4 separated reaches p = 0.029 < 0.05.
+  const std::vector<double> a4 = {100, 101, 102, 100.5}, b4 = {80, 81, 82, 80.5};
+  EXPECT_EQ(verdict_of(a4, b4, Better::higher), Verdict::regressed);
+}
+
+TEST(Verdict, SignificantButBelowThresholdIsNoChange) {
+  // 1% shift with 0.05% noise: significant, but below the 2% threshold.
+  std::mt19937_64 rng(3);
+  const auto a = normal_sample(rng, 8, 1000, 0.0005);
+  const auto b = normal_sample(rng, 8, 1010, 0.0005);
+  const CompareSettings s;
+  const auto t = test_metric(a, b, s);
+  EXPECT_LT(t.mann_whitney.p_two_sided, 0.05);
+  const auto r = decide_verdict(t, Better::lower, 2.0, s);
+  EXPECT_EQ(r.verdict, Verdict::no_change);
+  // With a 0.5% threshold the same data is a regression.
+  EXPECT_EQ(decide_verdict(t, Better::lower, 0.5, s).verdict, Verdict::regressed);
+}
+
+TEST(Verdict, TooNoisyToSeeTheThresholdIsInconclusive) {
+  // CV 20% with 5 cells: the CI is far wider than 4 x 2%.
+  std::mt19937_64 rng(11);
+  const auto a = normal_sample(rng, 5, 50, 0.2);
+  const auto b = normal_sample(rng, 5, 50, 0.2);
+  const CompareSettings s;
+  const auto t = test_metric(a, b, s);
+  ASSERT_GE(t.mann_whitney.p_two_sided, 0.05);
+  const auto r = decide_verdict(t, Better::lower, 2.0, s);
+  EXPECT_EQ(r.verdict, Verdict::inconclusive);
+  EXPECT_NE(r.reason.find("too noisy"), std::string::npos) << r.reason;
+}
+
+TEST(Verdict, ZeroBaselineIsInconclusive) {
+  const std::vector<double> a = {0, 0, 0, 0, 0}, b = {3, 4, 5, 3, 4};
+  EXPECT_EQ(verdict_of(a, b, Better::lower), Verdict::inconclusive);
+}
+
+TEST(Settings, DefaultsAndParsing) {
+  const CompareSettings d = settings_from_json(nullptr);
+  EXPECT_DOUBLE_EQ(d.alpha, 0.05);
+  EXPECT_EQ(d.min_samples, 3u);
+  EXPECT_DOUBLE_EQ(d.default_threshold_pct, 2.0);
+  EXPECT_EQ(d.bootstrap_resamples, 2000u);
+  const auto s = settings_from_json(nlohmann::json::parse(
+      R"({"alpha":0.01,"min_samples":5,"threshold_pct":3.0,
+          "thresholds_pct":{"latency.latency_max_us":10,"latency.*":6,"latency.latency_*":8},
+          "seed":99})"));
+  EXPECT_DOUBLE_EQ(s.alpha, 0.01);
+  EXPECT_EQ(s.min_samples, 5u);
+  EXPECT_EQ(s.seed, 99u);
+  EXPECT_DOUBLE_EQ(s.threshold_pct_for("latency.latency_max_us"), 10);  // exact
+  EXPECT_DOUBLE_EQ(s.threshold_pct_for("latency.latency_avg_us"), 8);   // longest prefix
+  EXPECT_DOUBLE_EQ(s.threshold_pct_for("latency.samples"), 6);
+  EXPECT_DOUBLE_EQ(s.threshold_pct_for("load.cpu.bogo_ops_per_s_real"), 3);
+  CompareSettings f = s;
+  f.noise_floors_pct["load.cpu.bogo_ops_per_s_real"] = 4.5;
+  f.noise_floors_pct["latency.latency_max_us"] = 1.0;
+  EXPECT_DOUBLE_EQ(f.threshold_pct_for("load.cpu.bogo_ops_per_s_real"), 4.5);  // floor wins
+  EXPECT_DOUBLE_EQ(f.threshold_pct_for("latency.latency_max_us"), 10);         // threshold wins
+}
+
+TEST(Settings, BadFieldsNameTheirPointer) {
+  auto pointer_of = [](const char* text) {
+    try {
+      settings_from_json(nlohmann::json::parse(text));
+    } catch (const SpecError& e) {
+      return e.pointer();
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(pointer_of(R"({"alpha":1.5})"), "/compare/alpha");
+  EXPECT_EQ(pointer_of(R"({"alpha":"0.05"})"), "/compare/alpha");
+  EXPECT_EQ(pointer_of(R"({"min_samples":0})"), "/compare/min_samples");
+  EXPECT_EQ(pointer_of(R"({"min_samples":2.5})"), "/compare/min_samples");
+  EXPECT_EQ(pointer_of(R"({"threshold_pct":-1})"), "/compare/threshold_pct");
+  EXPECT_EQ(pointer_of(R"({"thresholds_pct":{"a/b":"x"}})"), "/compare/thresholds_pct/a~1b");
+  EXPECT_EQ(pointer_of(R"({"thresholds_pct":[1]})"), "/compare/thresholds_pct");
+  EXPECT_EQ(pointer_of(R"({"treshold_pct":2})"), "/compare/treshold_pct");
+  EXPECT_EQ(pointer_of(R"({"bootstrap_resamples":10})"), "/compare/bootstrap_resamples");
+  EXPECT_EQ(pointer_of(R"([1])"), "/compare");
+  try {
+    settings_from_json(nlohmann::json::parse(R"({"alpha":0})"), "/spec/compare");
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("/spec/compare/alpha: ", 0), 0u) << e.what();
+  }
+}
+
+TEST(Settings, SameSeedSameNumbers) {
+  const std::vector<double> a = {10, 11, 9, 10.5, 9.7}, b = {10.2, 11.3, 9.1, 10.8, 9.9};
+  CompareSettings s;
+  const auto t1 = test_metric(a, b, s), t2 = test_metric(a, b, s);
+  ASSERT_TRUE(t1.ci && t2.ci);
+  EXPECT_DOUBLE_EQ(t1.ci->low, t2.ci->low);
+  EXPECT_DOUBLE_EQ(*t1.permutation_p, *t2.permutation_p);
+  // Another seed draws other resamples; the interval still brackets the point change.
+  s.seed = 2;
+  const auto t3 = test_metric(a, b, s);
+  ASSERT_TRUE(t3.ci);
+  EXPECT_LE(t3.ci->low, t3.change);
+  EXPECT_GE(t3.ci->high, t3.change);
+}
+
+}  // namespace
+}  // namespace isolab

@@ -117,10 +117,13 @@ Attempt run_attempt(ProcessRunner& runner, const KvmProbeOptions& opts, const st
     if (start_over || guest_over) {
       proc->terminate(std::chrono::milliseconds(500));
       a.status = Attempt::slow;
-      a.line = cpu + ": " + describe_markers(m) + " within " +
-               fmt_s(start_over ? now : now - banner_at) +
-               " (TCG finishes the probe in about 0.4 s): KVM is not running guests at hardware"
-               " speed";
+      a.line =
+          cpu + ": " + describe_markers(m) + " within " +
+          fmt_s(start_over ? now : now - banner_at) +
+          (start_over ? std::string()
+                      : " of the image starting (" + fmt_s(banner_at) + " after QEMU started)") +
+          " (TCG finishes the probe in about 0.4 s): KVM is not running guests at hardware"
+          " speed";
       return a;
     }
   }

@@ -56,7 +56,7 @@ constexpr int kKvmProbeSuccessExit = 99;
 struct KvmProbeOptions {
   std::filesystem::path dev_kvm = "/dev/kvm";
   // Time allowed from the banner appearing to the image finishing (TCG needs ~0.4 s).
-  std::chrono::milliseconds guest_budget{2500};
+  std::chrono::milliseconds guest_budget{2000};
   // Time allowed from starting QEMU to the banner (QEMU start + SeaBIOS; ~1.3 s with KVM here).
   std::chrono::milliseconds start_budget{6000};
   Accel accel = Accel::kvm;  // tcg only to test the probe itself

@@ -1,0 +1,103 @@
+// Real QEMU on this machine: the KVM probe, the probe image under TCG, qemu --version.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "vm/accel.h"
+
+namespace isolab {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+fs::path temp_dir(const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("isolab-vm-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+TEST(KvmProbeReal, ProbeImageFinishesUnderTcg) {
+  auto runner = make_real_runner();
+  fs::path d = temp_dir("probe-tcg");
+  KvmProbeOptions o;
+  o.accel = Accel::tcg;
+  KvmProbeResult r = probe_kvm(*runner, d, o);
+  EXPECT_TRUE(r.works) << r.reason;
+  EXPECT_EQ(r.cpu_model, "max");
+  EXPECT_LT(r.seconds, 10.0);
+  KvmProbeMarkers m = parse_kvm_probe_log(read_file(d / "kvm-probe-0.debugcon"));
+  EXPECT_TRUE(m.done);
+  EXPECT_EQ(m.compute_blocks, 8);
+  fs::remove_all(d);
+}
+
+// Case O2: /dev/kvm exists here but a KVM guest crawls. The probe must say so within seconds
+// and auto mode must fall back to TCG with that reason.
+TEST(KvmProbeReal, AutoFallsBackToTcgOnThisMachineWithinSeconds) {
+  if (!fs::exists("/dev/kvm")) GTEST_SKIP() << "no /dev/kvm on this host";
+  auto runner = make_real_runner();
+  fs::path d = temp_dir("probe-kvm");
+  AccelChooser chooser;
+  AccelChoice c = chooser.choose(AccelMode::auto_, *runner, d);
+  std::cerr << "probe: " << c.probe_seconds << " s; " << c.reason << "\n";
+  EXPECT_EQ(c.accel, Accel::tcg);
+  EXPECT_EQ(c.cpu_model, "max");
+  EXPECT_THAT(c.reason, HasSubstr("falling back to TCG: KVM probe failed"));
+  EXPECT_GT(c.probe_seconds, 0.5);
+  EXPECT_LT(c.probe_seconds, 15.0);
+  // Cached: the second choice does not probe again.
+  auto t0 = std::chrono::steady_clock::now();
+  AccelChoice again = chooser.choose(AccelMode::auto_, *runner, d);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.1);
+  EXPECT_EQ(again.reason, c.reason);
+  EXPECT_THROW(chooser.choose(AccelMode::kvm, *runner, d), Error);
+  fs::remove_all(d);
+}
+
+TEST(QemuVersionReal, Parses) {
+  auto runner = make_real_runner();
+  std::string v = qemu_version(*runner);
+  EXPECT_THAT(v, ::testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+.*"));
+}
+
+TEST(DoctorReal, ReportsQemuAndLibvirt) {
+  auto runner = make_real_runner();
+  fs::path d = temp_dir("doctor");
+  VmDoctorFacts f = vm_doctor_facts(*runner, d, /*run_kvm_probe=*/false);
+  EXPECT_THAT(f.qemu_path, HasSubstr("qemu-system-x86_64"));
+  EXPECT_FALSE(f.qemu_version.empty()) << f.qemu_error;
+  EXPECT_FALSE(f.kvm_probe.has_value());
+  EXPECT_FALSE(f.libvirt_detail.empty());
+  if (f.libvirt_reachable)
+    EXPECT_THAT(f.libvirt_detail, HasSubstr("libvirt "));
+  else
+    EXPECT_THAT(f.libvirt_detail, HasSubstr("libvirt virConnectOpen"));
+  fs::remove_all(d);
+}
+
+// The embedded image is what tests/data/vm/kvm_probe.S assembles to.
+TEST(KvmProbeImageReal, ReassemblesFromSource) {
+  auto runner = make_real_runner();
+  fs::path d = temp_dir("asm");
+  std::string src = std::string(ISOLAB_TEST_DATA_DIR) + "/vm/kvm_probe.S";
+  auto run = [&](std::vector<std::string> argv) {
+    ProcessSpec s;
+    s.argv = std::move(argv);
+    s.cwd = d;
+    s.timeout = std::chrono::seconds(60);
+    return runner->run(s);
+  };
+  ProcessResult r = run({"gcc", "-m32", "-c", src, "-o", "p.o"});
+  if (!r.ok()) GTEST_SKIP() << "no 32-bit assembler: " << r.describe() << " " << r.err;
+  ASSERT_TRUE(run({"ld", "-m", "elf_i386", "-Ttext=0x100000", "-N", "-o", "p.elf", "p.o"}).ok());
+  ASSERT_TRUE(run({"objcopy", "-O", "binary", "p.elf", "p.bin"}).ok());
+  EXPECT_EQ(read_file(d / "p.bin"), std::string(kvm_probe_image()));
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace isolab

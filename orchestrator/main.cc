@@ -1,1 +1,236 @@
-int main() { return 0; }
+// isolab: build vanilla and patched kernels, boot them under QEMU with CPU-isolation command
+// lines, measure latency and noise on the isolated CPUs, and compare A against B.
+//
+// Exit status (every subcommand): 0 success; 2 bad input or failure, with a message on stderr
+// that says what and where. `isolab compare` also returns 1 when at least one metric regressed.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "cmdline/analyze.h"
+#include "compare/commands.h"
+#include "compare/history.h"
+#include "kernel/kernel.h"
+#include "pipeline/doctor.h"
+#include "pipeline/plan.h"
+#include "pipeline/run.h"
+#include "spec/spec.h"
+#include "sys/process.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path self_dir() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : p.parent_path();
+}
+
+// The guest tool is built beside the isolab binary by CMake.
+fs::path find_vmstat_overhead() {
+  if (const char* e = std::getenv("ISOLAB_VMSTAT_OVERHEAD")) return e;
+  return self_dir() / "vmstat-overhead";
+}
+
+std::string read_input(const std::string& arg, const std::string& file) {
+  if (!file.empty()) {
+    if (file == "-") {
+      std::string s, line;
+      while (std::getline(std::cin, line)) s += line + "\n";
+      return s;
+    }
+    return isolab::read_file(file, 64u << 20);
+  }
+  return arg;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  isolab::install_teardown_handlers();
+  CLI::App app{
+      "isolab: A/B testing of Linux kernels for CPU isolation and latency under QEMU.\n"
+      "Exit status: 0 success, 1 (compare) at least one regression, 2 bad input or failure."};
+  app.require_subcommand(1);
+
+  // run
+  auto* run = app.add_subcommand(
+      "run", "Build, boot and measure every variant of a spec; prints the run directory last.");
+  std::string spec_path, results_dir = "results", accel = "auto", cache_dir, resume,
+                         backend = "qemu";
+  bool no_trace = false, dry_run = false;
+  int jobs = 0;
+  run->add_option("spec", spec_path, "Spec file (JSON); see README.md 'Spec'")->required();
+  run->add_option("--results-dir", results_dir, "Where run directories are created")
+      ->capture_default_str();
+  run->add_option("--accel", accel, "auto (KVM if it really runs guests, else TCG), kvm or tcg")
+      ->check(CLI::IsMember({"auto", "kvm", "tcg"}))
+      ->capture_default_str();
+  run->add_option("--cache-dir", cache_dir,
+                  "Kernel and image cache (default $ISOLAB_CACHE_DIR or ~/.cache/isolab)");
+  run->add_option("--resume", resume,
+                  "Continue an interrupted run directory: finished cells are kept");
+  run->add_option("--backend", backend, "qemu or libvirt")
+      ->check(CLI::IsMember({"qemu", "libvirt"}))
+      ->capture_default_str();
+  run->add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
+  run->add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
+  run->add_flag("--dry-run", dry_run,
+                "Print the plan (guest, variants, cells, guest steps) and exit");
+
+  // compare
+  auto* cmp = app.add_subcommand(
+      "compare",
+      "Compare the two variants of one run (RUN_DIR) or variant A of RUN_A with variant B of "
+      "RUN_B.\n"
+      "Exit status: 0 no regression, 1 at least one regression, 2 error or invalid comparison.");
+  isolab::CompareCommandOptions copt;
+  cmp->add_option("runs", copt.run_dirs, "RUN_DIR, or RUN_A RUN_B")->required()->expected(1, 2);
+  cmp->add_option("--format", copt.format, "text, json, markdown or junit")
+      ->check(CLI::IsMember({"text", "json", "markdown", "junit"}))
+      ->capture_default_str();
+  cmp->add_option("--variant-a", copt.variant_a,
+                  "Variant of the first run to use as A (default: its first)");
+  cmp->add_option("--variant-b", copt.variant_b,
+                  "Variant to use as B (default: the second of the run)");
+  std::string noise_floor;
+  cmp->add_option("--noise-floor", noise_floor, "Calibration JSON from `isolab calibrate`");
+  cmp->add_flag("--force", copt.force,
+                "Compare runs with a different accelerator, host, cmdline or workloads (shown in "
+                "the report)");
+
+  // calibrate
+  auto* cal = app.add_subcommand("calibrate",
+                                 "A/A calibration: noise floor and false-positive rate per metric "
+                                 "from a run of one kernel as A and B.");
+  isolab::CalibrateCommandOptions calopt;
+  cal->add_option("run", calopt.run_dir, "A run directory whose two variants are the same kernel")
+      ->required();
+  cal->add_option("--format", calopt.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  std::string cal_output;
+  cal->add_option("--output", cal_output,
+                  "Also write the calibration JSON here (for compare --noise-floor)");
+
+  // history
+  auto* hist = app.add_subcommand(
+      "history", "Trend of one metric across the runs indexed in RESULTS_DIR/isolab.db.");
+  isolab::HistoryCommandOptions hopt;
+  hist->add_option("metric", hopt.metric, "Metric name, e.g. latency.latency_max_us")->required();
+  std::string hist_variant, hist_spec;
+  hist->add_option("--variant", hist_variant, "Only this variant");
+  hist->add_option("--spec", hist_spec, "Only runs of this spec name");
+  hopt.results_dir = "results";
+  hist->add_option("--results-dir", hopt.results_dir, "Results directory holding isolab.db")
+      ->capture_default_str();
+  hist->add_option("--format", hopt.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  // doctor
+  auto* doc = app.add_subcommand("doctor",
+                                 "What this host can do: QEMU, KVM (really running guests?), "
+                                 "libvirt, compiler, kernel source.");
+  bool doctor_json = false;
+  doc->add_flag("--json", doctor_json, "Machine-readable output");
+
+  // cmdline
+  auto* cl = app.add_subcommand(
+      "cmdline",
+      "Understand a kernel command line as the kernel does and derive the guest for it.");
+  std::string cl_text, cl_file;
+  unsigned cl_vcpus = 0;
+  bool cl_json = false;
+  cl->add_option("line", cl_text, "The command line (or dmesg text containing `Command line:`)");
+  cl->add_option("-f,--file", cl_file,
+                 "Read the command line or dmesg from a file ('-' for stdin)");
+  cl->add_option("--vcpus", cl_vcpus, "Override the derived vCPU count");
+  cl->add_flag("--json", cl_json, "JSON output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  try {
+    if (*run) {
+      isolab::Spec spec = isolab::load_spec_file(spec_path);
+      if (dry_run) {
+        isolab::GuestDerivation g = isolab::derive_guest(spec);
+        std::cout << isolab::describe_plan(spec, g).dump(2) << "\n";
+        return 0;
+      }
+      auto runner = isolab::make_real_runner();
+      isolab::RunOptions o;
+      o.spec_path = spec_path;
+      o.results_dir = results_dir;
+      o.cache_dir = cache_dir;
+      o.resume_dir = resume;
+      o.accel = accel == "kvm"   ? isolab::AccelRequest::kvm
+                : accel == "tcg" ? isolab::AccelRequest::tcg
+                                 : isolab::AccelRequest::automatic;
+      o.backend = backend;
+      o.trace = !no_trace;
+      o.jobs = jobs;
+      o.source_dir = ISOLAB_SOURCE_DIR;
+      o.vmstat_overhead = find_vmstat_overhead();
+      o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
+      isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
+      try {
+        auto db = isolab::HistoryDb::open_in(results_dir);
+        isolab::index_run(db, isolab::load_result(sum.run_dir), sum.run_dir);
+      } catch (const std::exception& e) {
+        std::cerr << "isolab: warning: history index: " << e.what() << "\n";
+      }
+      std::cerr << "isolab: " << sum.status << ": " << sum.cells_ok << " ok, " << sum.cells_invalid
+                << " invalid, " << sum.cells_failed << " failed\n";
+      std::cout << sum.run_dir.string() << std::endl;
+      return sum.status == "failed" ? 2 : 0;
+    }
+    if (*cmp) {
+      if (!noise_floor.empty()) copt.noise_floor_file = noise_floor;
+      return isolab::compare_command(copt, std::cout, std::cerr);
+    }
+    if (*cal) {
+      if (!cal_output.empty()) calopt.output = cal_output;
+      return isolab::calibrate_report_command(calopt, std::cout, std::cerr);
+    }
+    if (*hist) {
+      if (!hist_variant.empty()) hopt.variant = hist_variant;
+      if (!hist_spec.empty()) hopt.spec_name = hist_spec;
+      return isolab::history_command(hopt, std::cout, std::cerr);
+    }
+    if (*doc) {
+      auto runner = isolab::make_real_runner();
+      json facts = isolab::doctor(*runner, find_vmstat_overhead());
+      std::cout << (doctor_json ? facts.dump(2) + "\n" : isolab::doctor_text(facts));
+      return 0;
+    }
+    if (*cl) {
+      std::string text = read_input(cl_text, cl_file);
+      if (text.empty()) throw isolab::Error("cmdline: give a command line, or --file FILE");
+      isolab::AnalyzeOptions ao;
+      if (cl_vcpus) ao.vcpus = cl_vcpus;
+      isolab::Analysis a = isolab::analyze(text, ao);
+      std::cout << (cl_json ? isolab::to_json(a).dump(2) + "\n" : isolab::to_text(a));
+      return 0;
+    }
+  } catch (const isolab::Error& e) {
+    std::cerr << "isolab: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "isolab: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -29,6 +29,18 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+
+# libvirt without libvirt-daemon-system (no systemd here): the QEMU driver needs the
+# libvirt-qemu account to exist, and with no security driver it runs QEMU as root.
+if ! getent group libvirt-qemu >/dev/null; then groupadd -r libvirt-qemu || true; fi
+if ! getent passwd libvirt-qemu >/dev/null; then
+  useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu || true
+fi
+if [ -w /etc/libvirt ] && ! grep -q '^security_driver = "none"' /etc/libvirt/qemu.conf 2>/dev/null; then
+  printf 'user = "root"\ngroup = "root"\nsecurity_driver = "none"\n' >> /etc/libvirt/qemu.conf
+fi
+mkdir -p /var/log/libvirt /var/run/libvirt 2>/dev/null || true
+
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
 echo "setup: built ./build/isolab"

@@ -142,6 +142,10 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     }
     init += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
             ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+    // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers).
+    init +=
+        "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
+        "pkill -KILL -x vmstat-overhead 2>/dev/null\n";
     if (!s.trace_cpus.empty()) {
       init += "if [ -d $T/events ]; then echo 0 > $T/tracing_on; : > " + s.name + ".trace\n";
       init += "  for c in $(echo " + s.trace_cpus +

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,9 @@ struct NewProcessGroup : bp::extend::handler {
   template <typename Exec>
   void on_exec_setup(Exec&) const {
     ::setpgid(0, 0);
+    // If isolab dies without cleaning up (kill -9), the kernel kills the child too, so no
+    // QEMU or make is left behind.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // Undo our SIGINT/SIGTERM handlers in the child.
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);

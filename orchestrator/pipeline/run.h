@@ -1,0 +1,41 @@
+// Executing a spec: build every variant's kernel, assemble the guest image, boot every cell
+// under QEMU, check the isolation gate, parse the workloads, and write result.json after every
+// cell (atomically, so a crash or kill -9 leaves the last complete state; --resume continues).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "spec/spec.h"
+#include "sys/process.h"
+
+namespace isolab {
+
+enum class AccelRequest { automatic, kvm, tcg };
+
+struct RunOptions {
+  std::filesystem::path spec_path;
+  std::filesystem::path results_dir = "results";
+  std::filesystem::path cache_dir;   // empty: default_cache_dir()
+  std::filesystem::path resume_dir;  // non-empty: continue this run directory
+  AccelRequest accel = AccelRequest::automatic;
+  std::string backend = "qemu";                      // "qemu" | "libvirt"
+  bool trace = true;                                 // trace the isolated CPUs during each workload
+  int jobs = 0;                                      // make -j; 0 = host CPUs
+  std::string source_dir;                            // isolab's own tree (for the git revision)
+  std::filesystem::path vmstat_overhead;             // the guest tool binary
+  std::function<void(const std::string&)> progress;  // status lines (stderr)
+};
+
+struct RunSummary {
+  std::filesystem::path run_dir;
+  int cells_ok = 0, cells_invalid = 0, cells_failed = 0;
+  std::string status;  // "complete" | "partial" | "failed"
+};
+
+// Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator)
+// before anything is measured; once cells run, a cell's failure is recorded, not thrown.
+RunSummary run_spec(const Spec& spec, const RunOptions& options, ProcessRunner& runner);
+
+}  // namespace isolab

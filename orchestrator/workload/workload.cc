@@ -1,0 +1,221 @@
+#include "workload/workload.h"
+
+#include "base/error.h"
+#include "base/files.h"
+#include "parse/cyclictest.h"
+#include "parse/stressng.h"
+#include "parse/trace.h"
+#include "parse/vmstat_overhead.h"
+
+namespace isolab {
+
+CpuSet resolve_cpus(const std::string& sel, const CpuPartition& p, const std::string& pointer) {
+  CpuSet s;
+  if (sel == "isolated")
+    s = p.isolated;
+  else if (sel == "housekeeping")
+    s = p.housekeeping;
+  else if (sel == "all")
+    s = p.all;
+  else {
+    CpuListParse r = try_parse_cpulist(sel, p.all.nbits());
+    if (!r.ok())
+      throw SpecError(pointer, r.message + " (the guest has CPUs " + p.all.to_list() + ")");
+    s = r.set;
+  }
+  if (s.empty())
+    throw SpecError(pointer, "selects no CPU ('" + sel + "' in a guest with CPUs " +
+                                 p.all.to_list() + ", isolated '" + p.isolated.to_list() + "')");
+  return s;
+}
+
+namespace {
+
+std::string words(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    s += sh_quote(a);
+  }
+  return s;
+}
+
+std::vector<std::string> stressng_argv(const WorkloadSpec& w, const CpuSet& cpus, int duration_s,
+                                       const std::string& yaml) {
+  std::vector<std::string> argv = {"stress-ng", "--taskset", cpus.to_list()};
+  for (const auto& [stressor, n] : w.stressors) {
+    argv.push_back("--" + stressor);
+    argv.push_back(std::to_string(n == 0 ? cpus.count() : static_cast<unsigned>(n)));
+  }
+  argv.insert(argv.end(),
+              {"--timeout", std::to_string(duration_s) + "s", "--metrics", "--yaml", yaml});
+  argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
+  return argv;
+}
+
+}  // namespace
+
+GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const TimeoutSpec& t,
+                     bool trace) {
+  GuestStep s;
+  s.name = w.name;
+  CpuSet cpus = resolve_cpus(w.cpus, p, "/workloads/" + w.name + "/cpus");
+  if (trace && !p.isolated.empty()) s.trace_cpus = p.isolated.to_list();
+  int margin = t.workload_margin_s;
+  if (w.tool == "cyclictest") {
+    std::string script;
+    if (w.load) {
+      const WorkloadSpec& l = w.load->front();
+      CpuSet lc = resolve_cpus(l.cpus, p, "/workloads/" + w.name + "/load/cpus");
+      // The load starts first and outlasts the measurement by a second on each side.
+      script += words(stressng_argv(l, lc, w.duration_s + 2, "load.yaml")) + " > load.out 2>&1 &\n";
+      script += "lp=$!\nsleep 1\n";
+      s.outputs.push_back({"load.yaml", "load.yaml"});
+      s.outputs.push_back({"load.out", "load.out"});
+    }
+    std::vector<std::string> argv = {"cyclictest",
+                                     "-q",
+                                     "-m",
+                                     "-D",
+                                     std::to_string(w.duration_s) + "s",
+                                     "-p",
+                                     std::to_string(w.priority),
+                                     "-i",
+                                     std::to_string(w.interval_us),
+                                     "-a",
+                                     cpus.to_list(),
+                                     "-t",
+                                     std::to_string(cpus.count()),
+                                     "--json=cyclictest.json"};
+    if (!p.housekeeping.empty()) argv.push_back("--mainaffinity=" + p.housekeeping.to_list());
+    if (w.histogram_us > 0) argv.insert(argv.end(), {"-h", std::to_string(w.histogram_us)});
+    argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
+    script += words(argv) + "\nrc=$?\n";
+    if (w.load) script += "wait $lp\n";
+    script += "exit $rc\n";
+    s.script = script;
+    s.outputs.push_back({"json", "cyclictest.json"});
+    s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + 3 + margin;
+  } else if (w.tool == "stress-ng") {
+    s.script = words(stressng_argv(w, cpus, w.duration_s, "stress-ng.yaml")) + "\n";
+    s.outputs.push_back({"yaml", "stress-ng.yaml"});
+    s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + margin;
+  } else if (w.tool == "vmstat-overhead") {
+    std::vector<std::string> argv = {"vmstat-overhead",
+                                     "--mode",
+                                     w.mode,
+                                     "--cpu",
+                                     std::to_string(*cpus.first()),
+                                     "--iterations",
+                                     std::to_string(w.iterations),
+                                     "--warmup",
+                                     std::to_string(w.warmup_iterations)};
+    argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
+    s.script = words(argv) + "\n";
+    // Under emulation an idle loop of usleep(10) costs ~100 µs; allow 1 ms per iteration.
+    s.timeout_s = w.timeout_s ? w.timeout_s : static_cast<int>(w.iterations / 1000) + margin;
+  } else {
+    throw Error("workload " + w.name + ": unknown tool " + w.tool);
+  }
+  return s;
+}
+
+}  // namespace isolab
+
+namespace isolab {
+
+namespace {
+
+void prefixed(WorkloadOutcome& o, const std::string& prefix, const Metrics& m) {
+  for (const auto& [name, metric] : m) o.metrics[prefix + name] = metric;
+}
+
+std::string rc_text(const ChannelRecord* r) { return r ? std::to_string(r->rc) : "?"; }
+
+}  // namespace
+
+WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch) {
+  WorkloadOutcome o;
+  const std::string p = w.name + ".";
+  const ChannelRecord* out = ch.find(p + "stdout");
+  const ChannelRecord* err = ch.find(p + "stderr");
+  auto fail = [&](const std::string& why) {
+    if (!o.failed) {
+      o.failed = true;
+      o.failure = why;
+    }
+  };
+  if (!out) {
+    fail("no output record (the step did not run or the channel ended early)");
+    return o;
+  }
+  if (out->rc == 137) fail("killed by the step timeout");
+  try {
+    if (w.tool == "cyclictest") {
+      const ChannelRecord* js = ch.find(p + "json");
+      if (!js || js->data.empty()) {
+        fail("cyclictest exited " + rc_text(out) +
+             " without JSON output; stderr: " + sanitize_excerpt(err ? err->data : "", 400));
+      } else {
+        CyclictestResult r = parse_cyclictest_json(js->data);
+        prefixed(o, p, cyclictest_metrics(r, &o.notes));
+        CyclictestHistogram h = merged_histogram(r);
+        if (!h.counts.empty()) {
+          nlohmann::json counts = nlohmann::json::object();
+          for (const auto& [bucket, n] : h.counts) counts[std::to_string(bucket)] = n;
+          o.histograms[w.name] = {{"unit", "us"},
+                                  {"bucket_ns", h.bucket_ns},
+                                  {"counts", counts},
+                                  {"overflows", h.overflows}};
+        }
+        if (r.return_code && *r.return_code != 0)
+          fail("cyclictest return_code " + std::to_string(*r.return_code));
+        if (out->rc != 0) fail("cyclictest exited " + std::to_string(out->rc));
+      }
+      if (w.load) {
+        const ChannelRecord* ly = ch.find(p + "load.yaml");
+        if (!ly || ly->data.empty()) {
+          const ChannelRecord* lo = ch.find(p + "load.out");
+          fail("the stress-ng load wrote no YAML; its output: " +
+               sanitize_excerpt(lo ? lo->data : "", 400));
+        } else {
+          prefixed(o, p + "load.", stressng_metrics(parse_stressng_yaml(ly->data), &o.notes));
+        }
+      }
+    } else if (w.tool == "stress-ng") {
+      const ChannelRecord* y = ch.find(p + "yaml");
+      if (!y || y->data.empty())
+        fail("stress-ng exited " + rc_text(out) + " without YAML; output: " +
+             sanitize_excerpt(out->data, 400) + sanitize_excerpt(err ? err->data : "", 400));
+      else
+        prefixed(o, p, stressng_metrics(parse_stressng_yaml(y->data), &o.notes));
+      if (out->rc != 0) fail("stress-ng exited " + std::to_string(out->rc));
+    } else if (w.tool == "vmstat-overhead") {
+      if (out->rc != 0)
+        fail("vmstat-overhead exited " + std::to_string(out->rc) + ": " +
+             sanitize_excerpt(err ? err->data : "", 400));
+      else
+        prefixed(o, p, vmstat_overhead_metrics(parse_vmstat_overhead(out->data)));
+    }
+  } catch (const std::exception& e) {
+    fail(std::string("unparsable output: ") + e.what());
+  }
+  // What interrupted the isolated CPUs during the step.
+  if (const ChannelRecord* tr = ch.find(p + "trace")) {
+    TraceCounts t = parse_trace(tr->data);
+    // The traced CPUs come from the "# cpu N" headers, so a CPU without events counts as 0.
+    std::vector<int> cpus;
+    std::size_t at = 0;
+    while ((at = tr->data.find("# cpu ", at)) != std::string::npos) {
+      at += 6;
+      int c = std::atoi(tr->data.c_str() + at);
+      if (c >= 0 && c < 8192) cpus.push_back(c);
+    }
+    if (!cpus.empty()) prefixed(o, p, trace_metrics(t, cpus));
+    if (t.lost_events)
+      o.notes.push_back("trace ring buffer overflowed: noise counts are lower bounds");
+  }
+  return o;
+}
+
+}  // namespace isolab

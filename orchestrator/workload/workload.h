@@ -1,0 +1,47 @@
+// The workload table: how each tool of a spec runs in the guest and how its raw output
+// becomes metrics. Tools: cyclictest (optionally with a stress-ng load on other CPUs),
+// stress-ng, vmstat-overhead (our guest-tools/vmstat-overhead.c).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cmdline/cpulist.h"
+#include "guest/channel.h"
+#include "guest/plan.h"
+#include "parse/metrics.h"
+#include "spec/spec.h"
+
+namespace isolab {
+
+// The guest's CPU partition for one boot.
+struct CpuPartition {
+  CpuSet all;           // 0..vcpus-1
+  CpuSet isolated;      // isolcpus domain ∪ nohz_full (the CPUs a measurement pins to)
+  CpuSet housekeeping;  // all minus isolated
+};
+
+// Resolves a workload's `cpus` selector ("isolated", "housekeeping", "all" or a cpulist)
+// against the partition. Throws SpecError (pointer given) when the result is empty or names
+// CPUs the guest does not have.
+CpuSet resolve_cpus(const std::string& selector, const CpuPartition& p, const std::string& pointer);
+
+// The guest step for a workload: its sh script (argv words quoted), its output files and its
+// timeout (duration + margin). trace: also trace the isolated CPUs during the step.
+GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const TimeoutSpec& t,
+                     bool trace);
+
+struct WorkloadOutcome {
+  Metrics metrics;            // names prefixed "<workload>."
+  nlohmann::json histograms;  // {"<workload>": {"unit","bucket_us","counts","overflows"}} or null
+  std::vector<std::string> notes;  // e.g. "thread 2: no samples"
+  bool failed = false;             // the tool crashed, exited non-zero or its output is unusable
+  std::string failure;             // why, quoting the raw text (sanitized)
+};
+
+// Parses a step's records (from the result channel) into metrics. Never throws: parse errors
+// become failed=true with the reason; records stay on disk as raw outputs.
+WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& records);
+
+}  // namespace isolab

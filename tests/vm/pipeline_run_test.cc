@@ -1,0 +1,319 @@
+// vm tier: `isolab run` end to end with real kernels (built from linux-source-6.1 or taken from
+// the cache in $ISOLAB_CACHE_DIR / ~/.cache/isolab), booted under QEMU, real tool output.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/files.h"
+#include "sys/process.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace isolab {
+namespace {
+
+const fs::path kSpecs = fs::path(ISOLAB_TEST_DATA_DIR) / "specs";
+
+// Loads a spec from tests/data/specs and makes its relative paths absolute, so that a modified
+// copy can be written anywhere.
+json load_spec(const std::string& name) {
+  json j = json::parse(read_file(kSpecs / name));
+  auto abs = [](json& arr) {
+    for (auto& p : arr)
+      if (!fs::path(p.get<std::string>()).is_absolute())
+        p = fs::weakly_canonical(kSpecs / p.get<std::string>()).string();
+  };
+  if (j.contains("kernel") && j["kernel"].contains("config_fragments"))
+    abs(j["kernel"]["config_fragments"]);
+  for (auto& v : j["variants"])
+    if (v.contains("patches")) abs(v["patches"]);
+  return j;
+}
+
+fs::path temp_dir(const std::string& tag) {
+  fs::path d =
+      fs::temp_directory_path() / ("isolab-vmtest-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct IsolabRun {
+  ProcessResult proc;
+  fs::path run_dir;
+  json result;
+};
+
+IsolabRun run_isolab(const json& spec, const fs::path& dir,
+                     std::vector<std::pair<std::string, std::string>> env = {},
+                     std::vector<std::string> extra = {}) {
+  fs::path spec_path = dir / "spec.json";
+  write_file_atomic(spec_path, spec.dump(2));
+  auto runner = make_real_runner();
+  ProcessSpec ps;
+  ps.argv = {ISOLAB_BINARY, "run", spec_path.string(), "--results-dir", (dir / "results").string()};
+  ps.argv.insert(ps.argv.end(), extra.begin(), extra.end());
+  ps.env = std::move(env);
+  ps.stderr_path = dir / "isolab.stderr";
+  ps.timeout = std::chrono::minutes(40);
+  IsolabRun r;
+  r.proc = runner->run(ps);
+  std::string out = r.proc.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  r.run_dir = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+  if (fs::exists(r.run_dir / "result.json"))
+    r.result = json::parse(read_file(r.run_dir / "result.json"));
+  return r;
+}
+
+std::string stderr_of(const fs::path& dir) { return read_file(dir / "isolab.stderr", 20000); }
+
+const json* cell(const json& result, const std::string& id) {
+  for (const auto& c : result["cells"])
+    if (c["id"] == id) return &c;
+  return nullptr;
+}
+
+// Issue 2: both variants built (or cached), booted with an isolation command line, the gate
+// passes, and real cyclictest / stress-ng / vmstat-overhead output is parsed. A second run of
+// the same spec builds no kernel.
+TEST(PipelineRun, EndToEndBothVariantsThenCached) {
+  fs::path dir = temp_dir("e2e");
+  IsolabRun r = run_isolab(load_spec("e2e-short.json"), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  ASSERT_FALSE(r.result.is_null());
+  EXPECT_EQ(r.result["schema_version"], 1);
+  EXPECT_EQ(r.result["status"], "complete") << stderr_of(dir);
+  EXPECT_EQ(r.result["host"]["accelerator"].get<std::string>().empty(), false);
+  for (const char* id : {"vanilla-r0", "patched-r0"}) {
+    const json* c = cell(r.result, id);
+    ASSERT_NE(c, nullptr) << id;
+    EXPECT_EQ((*c)["status"], "ok") << id << ": " << (*c)["reason"];
+    EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
+    EXPECT_EQ((*c)["guest"]["isolated"].get<std::string>().substr(0, 3), "2-3");
+    std::string want = r.result["variants"][(*c)["variant"].get<std::string>()]["kernel_release"];
+    EXPECT_EQ((*c)["guest"]["uname_r"].get<std::string>().substr(0, want.size()), want);
+    const json& m = (*c)["metrics"];
+    ASSERT_TRUE(m.contains("latency.latency_max_us")) << m.dump(2);
+    EXPECT_EQ(m["latency.latency_max_us"]["unit"], "us");
+    ASSERT_EQ(m["latency.latency_max_us"]["values"].size(), 2u);  // one thread per isolated CPU
+    for (double v : m["latency.latency_max_us"]["values"]) {
+      EXPECT_GT(v, 0);
+      EXPECT_LT(v, 1e6);
+    }
+    EXPECT_GT(m["latency.load.cpu.bogo_ops_per_s_real"]["values"][0].get<double>(), 0);
+    EXPECT_GT(m["vmstat-syscall.cycles_per_syscall"]["values"][0].get<double>(), 0);
+    EXPECT_GT(m["vmstat-idle.cycles_per_idle_loop"]["values"][0].get<double>(), 0);
+    EXPECT_TRUE(m.contains("latency.noise.local_timer"));
+    EXPECT_TRUE(fs::exists(r.run_dir / (*c)["raw_dir"].get<std::string>() / "console.log"));
+  }
+
+  // compare on the run prints both variants.
+  auto runner = make_real_runner();
+  ProcessSpec cmp;
+  cmp.argv = {ISOLAB_BINARY, "compare", r.run_dir.string()};
+  ProcessResult cr = runner->run(cmp);
+  EXPECT_TRUE(cr.exit_code == 0 || cr.exit_code == 1) << cr.err;
+  EXPECT_NE(cr.out.find("vanilla"), std::string::npos) << cr.out;
+  EXPECT_NE(cr.out.find("patched"), std::string::npos) << cr.out;
+  EXPECT_NE(cr.out.find("latency.latency_max_us"), std::string::npos) << cr.out;
+
+  fs::path dir2 = temp_dir("e2e-again");
+  IsolabRun again = run_isolab(load_spec("e2e-short.json"), dir2);
+  ASSERT_EQ(again.proc.exit_code, 0) << stderr_of(dir2);
+  for (const char* v : {"vanilla", "patched"})
+    EXPECT_TRUE(again.result["variants"][v]["from_cache"].get<bool>()) << v;
+}
+
+// Issue 3: the customer line of case K5 (seed 000) becomes an 8-vCPU guest whose isolation
+// gate passes.
+TEST(PipelineRun, CustomerLineK5GatePasses) {
+  fs::path dir = temp_dir("k5");
+  IsolabRun r = run_isolab(load_spec("customer-k5.json"), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "ok") << (*c)["reason"];
+  EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
+  EXPECT_EQ(r.result["comparison_key"]["vcpus"], 8);
+  std::string cmdline = (*c)["guest"]["cmdline"];
+  EXPECT_EQ(cmdline.find("BOOT_IMAGE"), std::string::npos);
+  EXPECT_EQ(cmdline.find("quiet"), std::string::npos);
+  EXPECT_NE(cmdline.find("nohz_full=5,6,7"), std::string::npos);
+}
+
+// Issue 3 / case O4: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails and says so.
+TEST(PipelineRun, NoNohzFullKernelFailsGateNamingTheOption) {
+  fs::path dir = temp_dir("nonohz");
+  IsolabRun r = run_isolab(load_spec("no-nohz-full.json"), dir);
+  ASSERT_NE(r.result, json()) << stderr_of(dir);
+  const json* c = cell(r.result, "nonohz-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "invalid");
+  EXPECT_NE((*c)["reason"].get<std::string>().find("CONFIG_NO_HZ_FULL"), std::string::npos)
+      << (*c)["reason"];
+  EXPECT_FALSE((*c)["gate"]["pass"].get<bool>());
+  EXPECT_TRUE((*c)["metrics"].empty());  // not measured as if isolated
+}
+
+// Issue 5: a guest that panics (sysrq crash in the init) is classified from the console, and
+// the run goes on to the next cell.
+TEST(PipelineRun, PanicIsClassifiedAndRunGoesOn) {
+  fs::path dir = temp_dir("panic");
+  json spec = load_spec("faults.json");
+  spec["workloads"] = json::array({spec["workloads"][1]});
+  IsolabRun r =
+      run_isolab(spec, dir, {{"ISOLAB_TEST_GUEST_INJECT", "echo c > /proc/sysrq-trigger"}});
+  ASSERT_FALSE(r.result.is_null()) << stderr_of(dir);
+  ASSERT_EQ(r.result["cells"].size(), 2u);
+  for (const auto& c : r.result["cells"]) {
+    EXPECT_EQ(c["status"], "failed");
+    EXPECT_EQ(c["failure_class"], "panic") << c.dump(2);
+    EXPECT_LT(c["wall_seconds"].get<double>(), 120);
+  }
+}
+
+// Issue 5: a workload that hangs is killed at its timeout, classified, and the next workload
+// of the same boot is still measured.
+TEST(PipelineRun, HungWorkloadTimesOutAndNextWorkloadRuns) {
+  fs::path dir = temp_dir("hang");
+  json spec = load_spec("faults.json");
+  spec["repetitions"] = 1;
+  IsolabRun r = run_isolab(spec, dir);
+  ASSERT_FALSE(r.result.is_null()) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "failed");
+  EXPECT_EQ((*c)["failure_class"], "workload");
+  EXPECT_NE((*c)["reason"].get<std::string>().find("hang"), std::string::npos) << (*c)["reason"];
+  EXPECT_TRUE((*c)["metrics"].contains("vmstat-syscall.cycles_per_syscall"))
+      << (*c)["metrics"].dump();
+}
+
+// Issue 5: a guest that never reaches init (no such rdinit) is a boot failure, within its timeout.
+TEST(PipelineRun, NoInitIsBootFailure) {
+  fs::path dir = temp_dir("noinit");
+  json spec = load_spec("faults.json");
+  spec["repetitions"] = 1;
+  spec["variants"][0]["extra_cmdline"] = "rdinit=/does-not-exist";
+  IsolabRun r = run_isolab(spec, dir);
+  ASSERT_FALSE(r.result.is_null()) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "failed");
+  EXPECT_EQ((*c)["failure_class"], "boot") << (*c).dump(2);
+}
+
+// Issue 5: QEMU that cannot start (the "kernel" is not a kernel) is an infrastructure failure,
+// retried a bounded number of times, never a kernel failure.
+TEST(PipelineRun, QemuFailureIsInfrastructure) {
+  fs::path dir = temp_dir("qemufail");
+  fs::path junk = dir / "not-a-kernel";
+  write_file_atomic(junk, std::string(4096, 'x'));
+  json spec = load_spec("faults.json");
+  spec["repetitions"] = 1;
+  spec["kernel"] = {{"source", {{"prebuilt", junk.string()}}}};
+  IsolabRun r = run_isolab(spec, dir);
+  ASSERT_FALSE(r.result.is_null()) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "failed");
+  EXPECT_EQ((*c)["failure_class"], "infrastructure") << (*c).dump(2);
+  EXPECT_EQ((*c)["attempt"], 3);
+}
+
+bool qemu_running_for(const fs::path& dir) {
+  auto runner = make_real_runner();
+  ProcessSpec ps;
+  ps.argv = {"pgrep", "-f", "qemu-system.*" + dir.string()};
+  return runner->run(ps).exit_code == 0;
+}
+
+// Issue 5: SIGINT mid-boot ends every child (QEMU included) and leaves a readable result.json.
+TEST(PipelineRun, InterruptMidBootLeavesNoChild) {
+  fs::path dir = temp_dir("sigint");
+  write_file_atomic(dir / "spec.json", load_spec("faults.json").dump(2));
+  auto runner = make_real_runner();
+  ProcessSpec ps;
+  ps.argv = {ISOLAB_BINARY, "run", (dir / "spec.json").string(), "--results-dir",
+             (dir / "results").string()};
+  ps.stdout_path = dir / "out";
+  ps.stderr_path = dir / "err";
+  auto proc = runner->start(ps);
+  // Wait until a guest is booting (its console log exists).
+  bool booting = false;
+  for (int i = 0; i < 1200 && !booting; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (fs::exists(dir / "results"))
+      for (const auto& e : fs::recursive_directory_iterator(dir / "results"))
+        if (e.path().filename() == "console.log" && fs::file_size(e.path()) > 0) booting = true;
+  }
+  ASSERT_TRUE(booting) << read_file(dir / "err", 20000);
+  ASSERT_TRUE(qemu_running_for(dir));
+  ::kill(proc->pid(), SIGINT);
+  auto res = proc->wait_for(std::chrono::seconds(30));
+  ASSERT_TRUE(res.has_value()) << "isolab did not exit after SIGINT";
+  EXPECT_EQ(res->term_signal, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(qemu_running_for(dir)) << "a QEMU process survived SIGINT";
+  for (const auto& e : fs::recursive_directory_iterator(dir / "results"))
+    if (e.path().filename() == "result.json") EXPECT_NO_THROW(json::parse(read_file(e.path())));
+}
+
+// Issue 5: kill -9 after the first cell, then --resume completes the remaining cells without
+// redoing the finished one, and result.json is never corrupt.
+TEST(PipelineRun, Kill9ThenResume) {
+  fs::path dir = temp_dir("resume");
+  json spec = load_spec("faults.json");
+  spec["workloads"] = json::array({spec["workloads"][1]});
+  write_file_atomic(dir / "spec.json", spec.dump(2));
+  auto runner = make_real_runner();
+  ProcessSpec ps;
+  ps.argv = {ISOLAB_BINARY, "run", (dir / "spec.json").string(), "--results-dir",
+             (dir / "results").string()};
+  ps.stdout_path = dir / "out";
+  ps.stderr_path = dir / "err";
+  auto proc = runner->start(ps);
+  fs::path result_file;
+  json first;
+  for (int i = 0; i < 2400; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (!fs::exists(dir / "results")) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir / "results"))
+      if (e.path().filename() == "result.json") result_file = e.path();
+    if (result_file.empty()) continue;
+    json j = json::parse(read_file(result_file));  // must always parse (atomic writes)
+    if (j["cells"].size() == 1) {
+      first = j["cells"][0];
+      break;
+    }
+  }
+  ASSERT_FALSE(first.is_null()) << read_file(dir / "err", 20000);
+  ::kill(proc->pid(), SIGKILL);
+  proc->wait_for(std::chrono::seconds(10));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_FALSE(qemu_running_for(dir)) << "QEMU outlived kill -9 of isolab";
+
+  fs::path run_dir = result_file.parent_path();
+  ProcessSpec rs;
+  rs.argv = {ISOLAB_BINARY, "run", (dir / "spec.json").string(), "--resume", run_dir.string()};
+  rs.stderr_path = dir / "err2";
+  ProcessResult rr = runner->run(rs);
+  ASSERT_EQ(rr.exit_code, 0) << read_file(dir / "err2", 20000);
+  json done = json::parse(read_file(result_file));
+  ASSERT_EQ(done["cells"].size(), 2u);
+  EXPECT_EQ(done["cells"][0], first);  // the finished cell was not redone
+  EXPECT_EQ(done["cells"][1]["id"], "vanilla-r1");
+  EXPECT_EQ(done["status"], "complete");
+}
+
+}  // namespace
+}  // namespace isolab

@@ -263,6 +263,12 @@ GuestFacts parse_guest_facts(const std::map<std::string, std::string>& records) 
       ++n;
       const auto toks = split_ws(l);
       if (toks.empty()) continue;
+      // An IRQ that is not started (x86's cascade IRQ 2, say) has an empty
+      // effective_affinity_list: it lands on no CPU.
+      if (toks.size() == 1 && std::all_of(toks[0].begin(), toks[0].end(), ::isdigit)) {
+        f.irq_affinity.push_back({std::string(toks[0]), CpuSet(kMaxCpus)});
+        continue;
+      }
       if (toks.size() != 2) {
         f.problems.push_back("irq_affinity line " + std::to_string(n) +
                              ": expected '<irq> <cpulist>', got '" + std::string(l.substr(0, 80)) +

@@ -178,5 +178,17 @@ TEST(Console, HundredMegabyteLineInBoundedMemory) {
   EXPECT_THROW(classify_console_file("/nonexistent/console.log"), Error);
 }
 
+// Real clean 6.1 guest logs (tests/data/guest/, saved by the guest helper): "..MP-BIOS bug:",
+// "report a bug", "Warning: Processor Platform Limit" and "nosoftlockup" are not findings.
+TEST(Console, RealCleanGuestLogsHaveNoFinding) {
+  for (const char* name :
+       {"console-isolation-6.1.log", "dmesg-isolation-6.1.txt", "dmesg-no-nohz-full-6.1.txt"}) {
+    auto r = classify_console(read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/guest/" + name));
+    EXPECT_GT(r.lines, 100u) << name;
+    EXPECT_FALSE(r.fatal.has_value()) << name << ": " << (r.fatal ? r.fatal->summary : "");
+    EXPECT_TRUE(r.findings.empty()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace isolab

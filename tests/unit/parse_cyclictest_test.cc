@@ -310,5 +310,24 @@ TEST(CyclictestHistogram, EdgeCases) {
   EXPECT_THAT(notes, testing::Contains(testing::HasSubstr("beyond the histogram range")));
 }
 
+// Captured in a 6.1 TCG guest (tests/data/cyclictest/guest-*, saved by the guest helper): TCG
+// latencies in the milliseconds, and "Act:21368" with no space once the value has 5 digits.
+TEST(CyclictestGuest, RealTcgGuestJsonAndText) {
+  auto json = parse_cyclictest_json(data("guest-6.1-tcg.json"));
+  ASSERT_EQ(json.threads.size(), 1u);
+  EXPECT_EQ(json.threads[0].cycles, 966);
+  EXPECT_EQ(json.threads[0].cpu, 5);
+  EXPECT_DOUBLE_EQ(*json.threads[0].avg_us, 2333.04);
+  EXPECT_DOUBLE_EQ(*json.threads[0].max_us, 147496);
+  auto text = parse_cyclictest_text(data("guest-6.1-tcg.q.txt"));
+  ASSERT_EQ(text.threads.size(), 1u);
+  EXPECT_EQ(text.threads[0].act_us, 21368);
+  EXPECT_EQ(text.threads[0].prio, 90);
+  auto m = merge_cyclictest(json, text);
+  EXPECT_EQ(m.threads[0].tid, 122);
+  EXPECT_TRUE(m.notes.empty());
+  EXPECT_EQ(cyclictest_metrics(m).at("latency_max_us").values, std::vector<double>{147496});
+}
+
 }  // namespace
 }  // namespace isolab

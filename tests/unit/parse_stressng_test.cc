@@ -181,5 +181,25 @@ TEST(StressngErrors, NameWhatAndWhere) {
   EXPECT_THROW(parse_stressng_text("cpu nan 3.00 2.98 0.00 2284.64 2303.24\n"), Error);
 }
 
+// Captured in a 6.1 TCG guest (tests/data/stress-ng/guest-*, saved by the guest helper).
+TEST(StressngGuest, RealTcgGuestYamlAndText) {
+  auto y = parse_stressng_yaml(data("guest-6.1-tcg.yaml"));
+  ASSERT_EQ(y.stressors.size(), 1u);
+  EXPECT_EQ(y.stressors[0].bogo_ops, 148);
+  EXPECT_DOUBLE_EQ(*y.stressors[0].bogo_ops_per_s_real, 41.226709);
+  EXPECT_DOUBLE_EQ(*y.stressors[0].bogo_ops_per_s_usr_sys, 41.204577);
+  // --yaml without --metrics writes system-info only: a clear error, not an empty result.
+  try {
+    parse_stressng_yaml(data("guest-6.1-tcg-plain.yaml"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("no \"metrics\" list"));
+  }
+  auto t = parse_stressng_text(data("guest-6.1-tcg-metrics-brief.txt"));
+  ASSERT_EQ(t.stressors.size(), 1u);
+  EXPECT_DOUBLE_EQ(*t.stressors[0].bogo_ops_per_s_real, 41.23);
+  EXPECT_FALSE(t.times.has_value());
+}
+
 }  // namespace
 }  // namespace isolab

@@ -50,247 +50,222 @@
 static int use_tsc;
 static int have_rdtscp;
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: vmstat-overhead syscall|idle [options]\n"
-		"  syscall          time mlock()+munlock() pairs on one page (NR_MLOCK)\n"
-		"  idle             time usleep() loop iterations\n"
-		"  --iterations N   timed iterations (default %lu syscall, %lu idle)\n"
-		"  --warmup N       untimed iterations first (default 1000 syscall, 100 idle)\n"
-		"  --cpu N          pin to CPU N with sched_setaffinity()\n"
-		"  --sleep-us N     usleep() argument in idle mode (default 10)\n"
-		"  --counter tsc|ns cycle counter (default tsc on x86) or CLOCK_MONOTONIC ns\n"
-		"  --help           this text\n"
-		"Prints one JSON object; exit status 2 on bad usage or a failing system call.\n",
-		DEFAULT_SYSCALL_ITERATIONS, DEFAULT_IDLE_ITERATIONS);
+static void usage(FILE* out) {
+  fprintf(out,
+          "usage: vmstat-overhead syscall|idle [options]\n"
+          "  syscall          time mlock()+munlock() pairs on one page (NR_MLOCK)\n"
+          "  idle             time usleep() loop iterations\n"
+          "  --iterations N   timed iterations (default %lu syscall, %lu idle)\n"
+          "  --warmup N       untimed iterations first (default 1000 syscall, 100 idle)\n"
+          "  --cpu N          pin to CPU N with sched_setaffinity()\n"
+          "  --sleep-us N     usleep() argument in idle mode (default 10)\n"
+          "  --counter tsc|ns cycle counter (default tsc on x86) or CLOCK_MONOTONIC ns\n"
+          "  --help           this text\n"
+          "Prints one JSON object; exit status 2 on bad usage or a failing system call.\n",
+          DEFAULT_SYSCALL_ITERATIONS, DEFAULT_IDLE_ITERATIONS);
 }
 
-static void die(const char *what)
-{
-	fprintf(stderr, "vmstat-overhead: %s\n", what);
-	exit(2);
+static void die(const char* what) {
+  fprintf(stderr, "vmstat-overhead: %s\n", what);
+  exit(2);
 }
 
-static void die_errno(const char *call)
-{
-	int e = errno;
-	fprintf(stderr, "vmstat-overhead: %s failed: %s%s\n", call, strerror(e),
-		e == ENOMEM || e == EPERM ? " (check RLIMIT_MEMLOCK: ulimit -l)" : "");
-	exit(2);
+static void die_errno(const char* call) {
+  int e = errno;
+  fprintf(stderr, "vmstat-overhead: %s failed: %s%s\n", call, strerror(e),
+          e == ENOMEM || e == EPERM ? " (check RLIMIT_MEMLOCK: ulimit -l)" : "");
+  exit(2);
 }
 
 /* Strict decimal parse: the whole string, no sign, within [min, max]. */
-static unsigned long parse_count(const char *opt, const char *s, unsigned long min, unsigned long max)
-{
-	char *end;
-	unsigned long v;
+static unsigned long parse_count(const char* opt, const char* s, unsigned long min,
+                                 unsigned long max) {
+  char* end;
+  unsigned long v;
 
-	if (!s || !*s || *s < '0' || *s > '9') {
-		fprintf(stderr, "vmstat-overhead: %s needs a number, got '%s'\n", opt, s ? s : "");
-		exit(2);
-	}
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max) {
-		fprintf(stderr, "vmstat-overhead: %s: '%s' is not a number in [%lu, %lu]\n", opt, s, min,
-			max);
-		exit(2);
-	}
-	return v;
+  if (!s || !*s || *s < '0' || *s > '9') {
+    fprintf(stderr, "vmstat-overhead: %s needs a number, got '%s'\n", opt, s ? s : "");
+    exit(2);
+  }
+  errno = 0;
+  v = strtoul(s, &end, 10);
+  if (errno || *end || v < min || v > max) {
+    fprintf(stderr, "vmstat-overhead: %s: '%s' is not a number in [%lu, %lu]\n", opt, s, min, max);
+    exit(2);
+  }
+  return v;
 }
 
-static inline uint64_t read_counter(void)
-{
+static inline uint64_t read_counter(void) {
 #if HAVE_TSC
-	if (use_tsc) {
-		uint32_t lo, hi, aux;
+  if (use_tsc) {
+    uint32_t lo, hi, aux;
 
-		if (have_rdtscp) {
-			/* RDTSCP waits until earlier instructions have executed. */
-			__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
-		} else {
-			__asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
-		}
-		/* Later instructions may not start before the read. */
-		__asm__ __volatile__("lfence" ::: "memory");
-		(void)aux;
-		return ((uint64_t)hi << 32) | lo;
-	}
+    if (have_rdtscp) {
+      /* RDTSCP waits until earlier instructions have executed. */
+      __asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    } else {
+      __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+    }
+    /* Later instructions may not start before the read. */
+    __asm__ __volatile__("lfence" ::: "memory");
+    (void)aux;
+    return ((uint64_t)hi << 32) | lo;
+  }
 #endif
-	{
-		struct timespec ts;
+  {
+    struct timespec ts;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	}
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+  }
 }
 
-static void detect_rdtscp(void)
-{
+static void detect_rdtscp(void) {
 #if HAVE_TSC
-	unsigned int a, b, c, d;
+  unsigned int a, b, c, d;
 
-	if (__get_cpuid(0x80000001, &a, &b, &c, &d))
-		have_rdtscp = (d >> 27) & 1;
+  if (__get_cpuid(0x80000001, &a, &b, &c, &d)) have_rdtscp = (d >> 27) & 1;
 #endif
 }
 
-static void one_pair(void *page, size_t len)
-{
-	if (mlock(page, len))
-		die_errno("mlock");
-	if (munlock(page, len))
-		die_errno("munlock");
+static void one_pair(void* page, size_t len) {
+  if (mlock(page, len)) die_errno("mlock");
+  if (munlock(page, len)) die_errno("munlock");
 }
 
-int main(int argc, char **argv)
-{
-	const char *mode = NULL;
-	unsigned long iterations = 0, warmup = 0, sleep_us = 10;
-	int have_iterations = 0, have_warmup = 0;
-	long cpu = -1;
-	const char *counter = HAVE_TSC ? "tsc" : "ns";
-	void *page = NULL;
-	size_t page_size;
-	uint64_t start, prev, now, d, min = UINT64_MAX, max = 0;
-	unsigned long i;
-	int syscall_mode, running_cpu;
+int main(int argc, char** argv) {
+  const char* mode = NULL;
+  unsigned long iterations = 0, warmup = 0, sleep_us = 10;
+  int have_iterations = 0, have_warmup = 0;
+  long cpu = -1;
+  const char* counter = HAVE_TSC ? "tsc" : "ns";
+  void* page = NULL;
+  size_t page_size;
+  uint64_t start, prev, now, d, min = UINT64_MAX, max = 0;
+  unsigned long i;
+  int syscall_mode, running_cpu;
 
-	for (int a = 1; a < argc; a++) {
-		const char *arg = argv[a];
-		const char *val = NULL;
-		char name[32];
-		const char *eq = strchr(arg, '=');
+  for (int a = 1; a < argc; a++) {
+    const char* arg = argv[a];
+    const char* val = NULL;
+    char name[32];
+    const char* eq = strchr(arg, '=');
 
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (strncmp(arg, "--", 2) != 0) {
-			if (mode)
-				die("more than one mode given (want syscall or idle)");
-			mode = arg;
-			continue;
-		}
-		if (eq) {
-			size_t n = (size_t)(eq - arg);
-			if (n >= sizeof(name))
-				die("option name too long");
-			memcpy(name, arg, n);
-			name[n] = '\0';
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof(name), "%s", arg);
-			if (strlen(arg) >= sizeof(name))
-				die("option name too long");
-			if (a + 1 < argc)
-				val = argv[++a];
-		}
-		if (!strcmp(name, "--iterations")) {
-			iterations = parse_count(name, val, 1, MAX_ITERATIONS);
-			have_iterations = 1;
-		} else if (!strcmp(name, "--warmup")) {
-			warmup = parse_count(name, val, 0, MAX_ITERATIONS);
-			have_warmup = 1;
-		} else if (!strcmp(name, "--cpu")) {
-			cpu = (long)parse_count(name, val, 0, CPU_SETSIZE - 1);
-		} else if (!strcmp(name, "--sleep-us")) {
-			sleep_us = parse_count(name, val, 0, 1000000);
-		} else if (!strcmp(name, "--counter")) {
-			if (!val || (strcmp(val, "tsc") && strcmp(val, "ns")))
-				die("--counter wants tsc or ns");
-			if (!strcmp(val, "tsc") && !HAVE_TSC)
-				die("--counter tsc: no TSC on this architecture");
-			counter = !strcmp(val, "tsc") ? "tsc" : "ns";
-		} else {
-			fprintf(stderr, "vmstat-overhead: unknown option '%s'\n", arg);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (!mode) {
-		usage(stderr);
-		return 2;
-	}
-	if (!strcmp(mode, "syscall"))
-		syscall_mode = 1;
-	else if (!strcmp(mode, "idle"))
-		syscall_mode = 0;
-	else {
-		fprintf(stderr, "vmstat-overhead: unknown mode '%s' (want syscall or idle)\n", mode);
-		return 2;
-	}
-	if (!have_iterations)
-		iterations = syscall_mode ? DEFAULT_SYSCALL_ITERATIONS : DEFAULT_IDLE_ITERATIONS;
-	if (!have_warmup)
-		warmup = syscall_mode ? 1000 : 100;
-	use_tsc = !strcmp(counter, "tsc");
-	detect_rdtscp();
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (strncmp(arg, "--", 2) != 0) {
+      if (mode) die("more than one mode given (want syscall or idle)");
+      mode = arg;
+      continue;
+    }
+    if (eq) {
+      size_t n = (size_t)(eq - arg);
+      if (n >= sizeof(name)) die("option name too long");
+      memcpy(name, arg, n);
+      name[n] = '\0';
+      val = eq + 1;
+    } else {
+      snprintf(name, sizeof(name), "%s", arg);
+      if (strlen(arg) >= sizeof(name)) die("option name too long");
+      if (a + 1 < argc) val = argv[++a];
+    }
+    if (!strcmp(name, "--iterations")) {
+      iterations = parse_count(name, val, 1, MAX_ITERATIONS);
+      have_iterations = 1;
+    } else if (!strcmp(name, "--warmup")) {
+      warmup = parse_count(name, val, 0, MAX_ITERATIONS);
+      have_warmup = 1;
+    } else if (!strcmp(name, "--cpu")) {
+      cpu = (long)parse_count(name, val, 0, CPU_SETSIZE - 1);
+    } else if (!strcmp(name, "--sleep-us")) {
+      sleep_us = parse_count(name, val, 0, 1000000);
+    } else if (!strcmp(name, "--counter")) {
+      if (!val || (strcmp(val, "tsc") && strcmp(val, "ns"))) die("--counter wants tsc or ns");
+      if (!strcmp(val, "tsc") && !HAVE_TSC) die("--counter tsc: no TSC on this architecture");
+      counter = !strcmp(val, "tsc") ? "tsc" : "ns";
+    } else {
+      fprintf(stderr, "vmstat-overhead: unknown option '%s'\n", arg);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!mode) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(mode, "syscall"))
+    syscall_mode = 1;
+  else if (!strcmp(mode, "idle"))
+    syscall_mode = 0;
+  else {
+    fprintf(stderr, "vmstat-overhead: unknown mode '%s' (want syscall or idle)\n", mode);
+    return 2;
+  }
+  if (!have_iterations)
+    iterations = syscall_mode ? DEFAULT_SYSCALL_ITERATIONS : DEFAULT_IDLE_ITERATIONS;
+  if (!have_warmup) warmup = syscall_mode ? 1000 : 100;
+  use_tsc = !strcmp(counter, "tsc");
+  detect_rdtscp();
 
-	if (cpu >= 0) {
-		cpu_set_t set;
+  if (cpu >= 0) {
+    cpu_set_t set;
 
-		CPU_ZERO(&set);
-		CPU_SET((int)cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			die_errno("sched_setaffinity");
-	}
+    CPU_ZERO(&set);
+    CPU_SET((int)cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set)) die_errno("sched_setaffinity");
+  }
 
-	if (syscall_mode) {
-		long ps = sysconf(_SC_PAGESIZE);
+  if (syscall_mode) {
+    long ps = sysconf(_SC_PAGESIZE);
 
-		page_size = ps > 0 ? (size_t)ps : 4096;
-		if (posix_memalign(&page, page_size, page_size))
-			die("cannot allocate a page");
-		memset(page, 1, page_size); /* fault it in before timing */
-		one_pair(page, page_size);  /* fails early on RLIMIT_MEMLOCK */
-		for (i = 0; i < warmup; i++)
-			one_pair(page, page_size);
-	} else {
-		page_size = 0;
-		for (i = 0; i < warmup; i++)
-			usleep((useconds_t)sleep_us);
-	}
+    page_size = ps > 0 ? (size_t)ps : 4096;
+    if (posix_memalign(&page, page_size, page_size)) die("cannot allocate a page");
+    memset(page, 1, page_size); /* fault it in before timing */
+    one_pair(page, page_size);  /* fails early on RLIMIT_MEMLOCK */
+    for (i = 0; i < warmup; i++) one_pair(page, page_size);
+  } else {
+    page_size = 0;
+    for (i = 0; i < warmup; i++) usleep((useconds_t)sleep_us);
+  }
 
-	running_cpu = sched_getcpu();
-	start = prev = read_counter();
-	for (i = 0; i < iterations; i++) {
-		if (syscall_mode)
-			one_pair(page, page_size);
-		else
-			usleep((useconds_t)sleep_us);
-		now = read_counter();
-		d = now - prev;
-		if (d < min)
-			min = d;
-		if (d > max)
-			max = d;
-		prev = now;
-	}
+  running_cpu = sched_getcpu();
+  start = prev = read_counter();
+  for (i = 0; i < iterations; i++) {
+    if (syscall_mode)
+      one_pair(page, page_size);
+    else
+      usleep((useconds_t)sleep_us);
+    now = read_counter();
+    d = now - prev;
+    if (d < min) min = d;
+    if (d > max) max = d;
+    prev = now;
+  }
 
-	{
-		uint64_t total = prev - start;
-		double per = (double)total / (double)iterations;
+  {
+    uint64_t total = prev - start;
+    double per = (double)total / (double)iterations;
 
-		printf("{\"tool\":\"vmstat-overhead\",\"version\":1,\"mode\":\"%s\",", mode);
-		if (cpu >= 0)
-			printf("\"cpu\":%ld,\"pinned\":true,", cpu);
-		else if (running_cpu >= 0)
-			printf("\"cpu\":%d,\"pinned\":false,", running_cpu);
-		else
-			printf("\"cpu\":null,\"pinned\":false,");
-		printf("\"iterations\":%lu,\"warmup\":%lu,\"counter\":\"%s\",\"total\":%" PRIu64
-		       ",\"per_iteration\":%.3f,",
-		       iterations, warmup, counter, total, per);
-		if (syscall_mode)
-			printf("\"per_syscall\":%.3f,", per / 2);
-		else
-			printf("\"sleep_us\":%lu,", sleep_us);
-		printf("\"min\":%" PRIu64 ",\"max\":%" PRIu64 "}\n", min, max);
-	}
-	free(page);
-	if (fflush(stdout) || ferror(stdout))
-		die("cannot write the result to stdout");
-	return 0;
+    printf("{\"tool\":\"vmstat-overhead\",\"version\":1,\"mode\":\"%s\",", mode);
+    if (cpu >= 0)
+      printf("\"cpu\":%ld,\"pinned\":true,", cpu);
+    else if (running_cpu >= 0)
+      printf("\"cpu\":%d,\"pinned\":false,", running_cpu);
+    else
+      printf("\"cpu\":null,\"pinned\":false,");
+    printf("\"iterations\":%lu,\"warmup\":%lu,\"counter\":\"%s\",\"total\":%" PRIu64
+           ",\"per_iteration\":%.3f,",
+           iterations, warmup, counter, total, per);
+    if (syscall_mode)
+      printf("\"per_syscall\":%.3f,", per / 2);
+    else
+      printf("\"sleep_us\":%lu,", sleep_us);
+    printf("\"min\":%" PRIu64 ",\"max\":%" PRIu64 "}\n", min, max);
+  }
+  free(page);
+  if (fflush(stdout) || ferror(stdout)) die("cannot write the result to stdout");
+  return 0;
 }

@@ -26,9 +26,24 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return out;
 }
 
-std::string clean(std::string_view l) {
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string clean(std::string_view l, const std::string& source_dir) {
   while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
-  return sanitize_excerpt(l, 400);
+  std::string s(l);
+  s = replace_all(s, "\xe2\x80\x98", "'");
+  s = replace_all(s, "\xe2\x80\x99", "'");
+  if (!source_dir.empty()) {
+    std::string prefix = source_dir;
+    if (prefix.back() != '/') prefix += '/';
+    s = replace_all(s, prefix, "");
+  }
+  return sanitize_excerpt(s, 400);
 }
 
 bool search(std::string_view l, const std::regex& re, std::cmatch* m = nullptr) {
@@ -38,18 +53,18 @@ bool search(std::string_view l, const std::regex& re, std::cmatch* m = nullptr) 
 
 }  // namespace
 
-std::string first_build_error(std::string_view log) {
+std::string first_build_error(std::string_view log, const std::string& source_dir) {
   static const std::regex compiler(R"(^\S+:\d+:\d+: (fatal )?error: )");
   static const std::regex other(
       R"(^\S+:\d+: (error|Error): |undefined reference to |^ld: .*error)");
   static const std::regex make_err(R"(^make(\[\d+\])?: \*\*\* )");
   auto ls = lines_of(log);
   for (auto l : ls)
-    if (search(l, compiler)) return clean(l);
+    if (search(l, compiler)) return clean(l, source_dir);
   for (auto l : ls)
-    if (search(l, other)) return clean(l);
+    if (search(l, other)) return clean(l, source_dir);
   for (auto l : ls)
-    if (search(l, make_err)) return clean(l);
+    if (search(l, make_err)) return clean(l, source_dir);
   return "";
 }
 

@@ -12,8 +12,9 @@ namespace isolab {
 // a compiler diagnostic "<file>:<line>:<col>: error: ..." or "...: fatal error: ...";
 // a linker/assembler "<file>:<line>: error: ..." or "undefined reference to"; a make
 // "make[N]: *** ... Error N" line. Returned trimmed and sanitized (printable ASCII, at most
-// 400 bytes); "" when the log has none of these.
-std::string first_build_error(std::string_view log);
+// 400 bytes; gcc's UTF-8 quotes U+2018/U+2019 become '), with every "<source_dir>/" removed so
+// that paths read "mm/vmstat.c:..."; "" when the log has none of these.
+std::string first_build_error(std::string_view log, const std::string& source_dir = "");
 
 // Where a patch failed to apply.
 struct PatchFailure {

@@ -103,13 +103,15 @@ void run_logged(const KernelEnv& env, const std::vector<std::string>& argv, cons
   spec.stdout_path = log;
   spec.stderr_to_stdout = true;
   spec.append = true;
+  // C locale: ASCII quotes and English messages in the log, so the error scan is stable.
+  spec.env = {{"LC_ALL", "C"}};
   ProcessResult r = env.runner.run(spec);
   if (r.ok()) return;
   std::string text = fs::exists(log) ? read_file(log, 64u << 20) : "";
   // Only the part of the log this command wrote.
   std::size_t at = text.rfind("\n### ");
   if (at != std::string::npos) text = text.substr(at);
-  std::string first = first_build_error(text);
+  std::string first = first_build_error(text, cwd.string());
   throw Error(std::string(argv[0] == "make" ? "make" : fs::path(argv[0]).filename().string()) +
               " " + r.describe() + (first.empty() ? "" : "; first error: " + first) +
               "; log: " + log.string());

@@ -86,3 +86,20 @@ TEST(KernelBuildError, LinkerAndMakeFallbacks) {
 }
 
 }  // namespace
+
+namespace {
+
+// A real failing kernel build: linux-source-6.1, tinyconfig + kernel-configs/base.config +
+// isolation.config, with a patch adding an undeclared identifier to vmstat_update() (the log
+// from "make ... bzImage" on, gcc's UTF-8 quotes as printed without LC_ALL=C).
+TEST(KernelBuildError, RealKernelBuildLog) {
+  std::string log = read_file(kData + "build-fail/vmstat-undeclared.log");
+  EXPECT_EQ(first_build_error(log, "/root/.cache/isolab/worktrees/0f01b12c4eee3384"),
+            "mm/vmstat.c:1932:9: error: 'isolab_undeclared_counter' undeclared (first use in "
+            "this function)");
+  EXPECT_EQ(first_build_error(log),
+            "/root/.cache/isolab/worktrees/0f01b12c4eee3384/mm/vmstat.c:1932:9: error: "
+            "'isolab_undeclared_counter' undeclared (first use in this function)");
+}
+
+}  // namespace

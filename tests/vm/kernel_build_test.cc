@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "base/files.h"
 #include "kernel/kernel.h"
@@ -44,11 +45,19 @@ std::vector<fs::path> fragments() {
   return out;
 }
 
+// patches/vmstat-nohz/series (quilt order) when present, else the *.patch files sorted.
 std::vector<fs::path> vmstat_patches() {
   std::vector<fs::path> out;
   const fs::path dir = kSource / "patches/vmstat-nohz";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
+  if (fs::exists(dir / "series")) {
+    std::istringstream in(read_file(dir / "series"));
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty() && line[0] != '#') out.push_back(dir / line);
+    return out;
+  }
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".patch") out.push_back(e.path());
   std::sort(out.begin(), out.end());

@@ -68,6 +68,7 @@ fact nohz_full /sys/devices/system/cpu/nohz_full
 fact default_smp_affinity /proc/irq/default_smp_affinity
 fact workqueue_cpumask /sys/devices/virtual/workqueue/cpumask
 fact clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
+fact trace_events /sys/kernel/tracing/set_event
 for d in /proc/irq/[0-9]*; do
   echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
 done > /tmp/fact

@@ -8,7 +8,7 @@
 // cmdline/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
 // nohz_full (only if the sysfs file exists), dmesg, irq_affinity ("<irq> <list>" lines),
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
-// clocksource; and at the end dmesg_end.
+// clocksource, trace_events (tracefs set_event); and at the end dmesg_end.
 #pragma once
 
 #include <string>

@@ -186,6 +186,8 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
   vm.initrd = cdir / "initramfs.cpio";
   vm.cmdline = cx.guest.cmdline;
   if (!variant.extra_cmdline.empty()) vm.cmdline += " " + variant.extra_cmdline;
+  // Trace events are enabled at boot, before the secondary CPUs run (see guest/plan.h).
+  if (cx.opt.trace) vm.cmdline += " " + trace_event_boot_param();
   vm.vcpus = cx.guest.vcpus;
   vm.memory_mib = cx.spec.memory_mib;
   vm.accel = cx.accel.accel;

@@ -201,7 +201,11 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
     fail(std::string("unparsable output: ") + e.what());
   }
   // What interrupted the isolated CPUs during the step.
-  if (const ChannelRecord* tr = ch.find(p + "trace")) {
+  const ChannelRecord* enabled = ch.find("trace_events");
+  bool tracing = enabled && enabled->data.find("local_timer_entry") != std::string::npos;
+  if (ch.find(p + "trace") && !tracing)
+    o.notes.push_back("trace events were not enabled in the guest (no trace_event= at boot?): no noise counts");
+  if (const ChannelRecord* tr = tracing ? ch.find(p + "trace") : nullptr) {
     TraceCounts t = parse_trace(tr->data);
     // The traced CPUs come from the "# cpu N" headers, so a CPU without events counts as 0.
     std::vector<int> cpus;

@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
       "run", "Build, boot and measure every variant of a spec; prints the run directory last.");
   std::string spec_path, results_dir = "results", accel = "auto", cache_dir, resume,
                          backend = "qemu";
-  bool no_trace = false, dry_run = false;
-  int jobs = 0;
+  bool no_trace = false, dry_run = false, aa = false;
+  int jobs = 0, repetitions = 0, warmups = -1;
   run->add_option("spec", spec_path, "Spec file (JSON); see README.md 'Spec'")->required();
   run->add_option("--results-dir", results_dir, "Where run directories are created")
       ->capture_default_str();
@@ -84,6 +84,14 @@ int main(int argc, char** argv) {
   run->add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
   run->add_flag("--dry-run", dry_run,
                 "Print the plan (guest, variants, cells, guest steps) and exit");
+  run->add_option("--repetitions", repetitions,
+                  "Override the spec's repetitions (boots per variant)")
+      ->check(CLI::Range(1, 1000));
+  run->add_option("--warmup", warmups, "Override the spec's warm-up repetitions")
+      ->check(CLI::Range(0, 100));
+  run->add_flag("--aa", aa,
+                "A/A calibration run: the first variant's kernel as both A and B (then `isolab "
+                "calibrate RUN_DIR`)");
 
   // compare
   auto* cmp = app.add_subcommand(
@@ -165,6 +173,27 @@ int main(int argc, char** argv) {
   try {
     if (*run) {
       isolab::Spec spec = isolab::load_spec_file(spec_path);
+      // Overrides are written into the spec document too, so that result.json, --resume and
+      // the comparability key see the spec that really ran.
+      if (repetitions > 0) {
+        spec.repetitions = repetitions;
+        spec.raw["repetitions"] = repetitions;
+      }
+      if (warmups >= 0) {
+        spec.warmup_repetitions = warmups;
+        spec.raw["warmup_repetitions"] = warmups;
+      }
+      if (aa) {
+        isolab::VariantSpec a = spec.variants.front(), b = spec.variants.front();
+        a.name = (a.name + "-A").substr(0, 40);
+        b.name = (b.name + "-B").substr(0, 40);
+        spec.variants = {a, b};
+        nlohmann::json va = spec.raw["variants"][0], vb = va;
+        va["name"] = a.name;
+        vb["name"] = b.name;
+        spec.raw["variants"] = nlohmann::json::array({va, vb});
+        spec.raw["name"] = spec.name = (spec.name + "-aa").substr(0, 40);
+      }
       if (dry_run) {
         isolab::GuestDerivation g = isolab::derive_guest(spec);
         std::cout << isolab::describe_plan(spec, g).dump(2) << "\n";

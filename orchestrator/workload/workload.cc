@@ -101,15 +101,10 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     s.outputs.push_back({"yaml", "stress-ng.yaml"});
     s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + margin;
   } else if (w.tool == "vmstat-overhead") {
-    std::vector<std::string> argv = {"vmstat-overhead",
-                                     "--mode",
-                                     w.mode,
-                                     "--cpu",
-                                     std::to_string(*cpus.first()),
-                                     "--iterations",
-                                     std::to_string(w.iterations),
-                                     "--warmup",
-                                     std::to_string(w.warmup_iterations)};
+    std::vector<std::string> argv = {"vmstat-overhead", w.mode,
+                                     "--cpu",           std::to_string(*cpus.first()),
+                                     "--iterations",    std::to_string(w.iterations),
+                                     "--warmup",        std::to_string(w.warmup_iterations)};
     argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
     s.script = words(argv) + "\n";
     // Under emulation an idle loop of usleep(10) costs ~100 µs; allow 1 ms per iteration.
@@ -204,7 +199,8 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
   const ChannelRecord* enabled = ch.find("trace_events");
   bool tracing = enabled && enabled->data.find("local_timer_entry") != std::string::npos;
   if (ch.find(p + "trace") && !tracing)
-    o.notes.push_back("trace events were not enabled in the guest (no trace_event= at boot?): no noise counts");
+    o.notes.push_back(
+        "trace events were not enabled in the guest (no trace_event= at boot?): no noise counts");
   if (const ChannelRecord* tr = tracing ? ch.find(p + "trace") : nullptr) {
     TraceCounts t = parse_trace(tr->data);
     // The traced CPUs come from the "# cpu N" headers, so a CPU without events counts as 0.

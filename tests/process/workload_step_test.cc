@@ -1,0 +1,109 @@
+// process tier: the guest step scripts the workload table writes are run for real on the host
+// (same tools, same argv) and their outputs go through the same parsers as in a guest.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "base/files.h"
+#include "guest/channel.h"
+#include "sys/process.h"
+#include "workload/workload.h"
+
+namespace fs = std::filesystem;
+
+namespace isolab {
+namespace {
+
+CpuPartition host_partition() {
+  CpuPartition p;
+  unsigned n = static_cast<unsigned>(::sysconf(_SC_NPROCESSORS_ONLN));
+  p.all = CpuSet::all(n);
+  p.isolated = CpuSet::of(n, {n - 1});
+  p.housekeeping = p.all - p.isolated;
+  if (p.housekeeping.empty()) p.housekeeping = p.all;
+  return p;
+}
+
+// Runs a step's script in a temp dir and packs its outputs as channel records.
+ChannelContents run_step(const GuestStep& s) {
+  fs::path dir =
+      fs::temp_directory_path() / ("isolab-step-" + s.name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto runner = make_real_runner();
+  ProcessSpec ps;
+  ps.argv = {"sh", "-c", s.script};
+  ps.cwd = dir;
+  std::string path =
+      fs::path(ISOLAB_VMSTAT_OVERHEAD).parent_path().string() + ":" + std::getenv("PATH");
+  ps.env = {{"PATH", path}};
+  ps.timeout = std::chrono::seconds(120);
+  ProcessResult r = runner->run(ps);
+  ChannelContents c;
+  c.records.push_back({s.name + ".stdout", r.exit_code, r.out, false});
+  c.records.push_back({s.name + ".stderr", r.exit_code, r.err, false});
+  for (const auto& [suffix, file] : s.outputs) {
+    std::string data;
+    if (fs::exists(dir / file)) data = read_file(dir / file);
+    c.records.push_back({s.name + "." + suffix, r.exit_code, data, false});
+  }
+  fs::remove_all(dir);
+  return c;
+}
+
+TEST(WorkloadStep, VmstatOverheadBothModesRunAndParse) {
+  for (const char* mode : {"syscall", "idle"}) {
+    WorkloadSpec w;
+    w.name = std::string("vm-") + mode;
+    w.tool = "vmstat-overhead";
+    w.mode = mode;
+    w.iterations = 200;
+    w.warmup_iterations = 10;
+    GuestStep s = guest_step(w, host_partition(), TimeoutSpec{}, false);
+    WorkloadOutcome o = parse_workload(w, run_step(s));
+    EXPECT_FALSE(o.failed) << o.failure;
+    std::string metric =
+        w.name + (std::string(mode) == "syscall" ? ".cycles_per_syscall" : ".cycles_per_idle_loop");
+    ASSERT_TRUE(o.metrics.count(metric)) << mode;
+    EXPECT_GT(o.metrics[metric].values.at(0), 0);
+  }
+}
+
+TEST(WorkloadStep, StressngRunsAndParses) {
+  WorkloadSpec w;
+  w.name = "load";
+  w.tool = "stress-ng";
+  w.cpus = "all";
+  w.stressors = {{"cpu", 1}};
+  w.duration_s = 2;
+  GuestStep s = guest_step(w, host_partition(), TimeoutSpec{}, false);
+  WorkloadOutcome o = parse_workload(w, run_step(s));
+  EXPECT_FALSE(o.failed) << o.failure;
+  ASSERT_TRUE(o.metrics.count("load.cpu.bogo_ops_per_s_real"));
+  EXPECT_GT(o.metrics["load.cpu.bogo_ops_per_s_real"].values.at(0), 0);
+}
+
+TEST(WorkloadStep, CyclictestWithLoadRunsAndParses) {
+  WorkloadSpec w;
+  w.name = "lat";
+  w.tool = "cyclictest";
+  w.duration_s = 2;
+  w.histogram_us = 200;
+  WorkloadSpec l;
+  l.name = "load";
+  l.tool = "stress-ng";
+  l.cpus = "housekeeping";
+  l.stressors = {{"cpu", 1}};
+  l.duration_s = 2;
+  w.load = std::vector<WorkloadSpec>{l};
+  GuestStep s = guest_step(w, host_partition(), TimeoutSpec{}, false);
+  WorkloadOutcome o = parse_workload(w, run_step(s));
+  EXPECT_FALSE(o.failed) << o.failure;
+  ASSERT_TRUE(o.metrics.count("lat.latency_max_us"));
+  EXPECT_TRUE(o.metrics.count("lat.load.cpu.bogo_ops_per_s_real"));
+  EXPECT_FALSE(o.histograms.is_null());
+}
+
+}  // namespace
+}  // namespace isolab

@@ -1,0 +1,4 @@
+// libFuzzer target "analyze": see fuzz_bodies.h fuzz_analyze() for the input shape and the checks.
+#include "fuzz_bodies.h"
+
+ISOLAB_FUZZ_TARGET(isolab::fuzz::fuzz_analyze)

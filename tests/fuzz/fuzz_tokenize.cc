@@ -1,0 +1,5 @@
+// libFuzzer target "tokenize": see fuzz_bodies.h fuzz_tokenize() for the input shape and the
+// checks.
+#include "fuzz_bodies.h"
+
+ISOLAB_FUZZ_TARGET(isolab::fuzz::fuzz_tokenize)

@@ -215,16 +215,36 @@ int main(int argc, char** argv) {
       o.vmstat_overhead = find_vmstat_overhead();
       o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
       isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
+      // Nightly mode: find the baseline before this run joins the history.
+      std::optional<fs::path> baseline;
+      if (!spec.baseline_run.empty()) baseline = spec.baseline_run;
       try {
         auto db = isolab::HistoryDb::open_in(results_dir);
+        if (spec.baseline_last_good)
+          if (auto ref = isolab::last_good_run(db, spec.name, spec.baseline_variant))
+            baseline = fs::path(ref->path);
         isolab::index_run(db, isolab::load_result(sum.run_dir), sum.run_dir);
       } catch (const std::exception& e) {
         std::cerr << "isolab: warning: history index: " << e.what() << "\n";
       }
       std::cerr << "isolab: " << sum.status << ": " << sum.cells_ok << " ok, " << sum.cells_invalid
                 << " invalid, " << sum.cells_failed << " failed\n";
+      int status = sum.status == "failed" ? 2 : 0;
+      if (spec.baseline_last_good || !spec.baseline_run.empty()) {
+        if (!baseline) {
+          std::cerr << "isolab: baseline: no earlier good run of " << spec.name << " in "
+                    << results_dir << "; this run becomes the baseline if it is good\n";
+        } else if (status == 0) {
+          isolab::CompareCommandOptions c;
+          c.run_dirs = {*baseline, sum.run_dir};
+          c.variant_a = c.variant_b = spec.baseline_variant;
+          c.history_db = fs::path(results_dir) / "isolab.db";
+          std::cerr << "isolab: baseline " << baseline->string() << "\n";
+          status = isolab::compare_command(c, std::cerr, std::cerr);
+        }
+      }
       std::cout << sum.run_dir.string() << std::endl;
-      return sum.status == "failed" ? 2 : 0;
+      return status;
     }
     if (*cmp) {
       if (!noise_floor.empty()) copt.noise_floor_file = noise_floor;

@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -314,6 +315,23 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
     s.timeouts.workload_margin_s =
         static_cast<int>(to.integer("workload_margin_s", s.timeouts.workload_margin_s, 0, 3600));
     to.finish();
+  }
+  if (const json* b = o.get("baseline")) {
+    Obj bo(*b, "/baseline");
+    s.baseline_last_good = bo.has("last_good") && bo.get("last_good")->is_boolean() &&
+                           bo.get("last_good")->get<bool>();
+    if (bo.has("last_good") && !bo.get("last_good")->is_boolean())
+      throw SpecError("/baseline/last_good", "expected true or false");
+    std::string run = bo.str("run");
+    if (!run.empty()) s.baseline_run = resolve_existing(run, base_dir, "/baseline/run");
+    if (s.baseline_last_good == !run.empty())
+      throw SpecError("/baseline", "give exactly one of run (a run directory) or last_good: true");
+    s.baseline_variant = bo.str("variant", s.variants.back().name);
+    if (std::none_of(s.variants.begin(), s.variants.end(),
+                     [&](const VariantSpec& v) { return v.name == s.baseline_variant; }))
+      throw SpecError("/baseline/variant",
+                      "no variant named '" + sanitize_excerpt(s.baseline_variant, 40) + "'");
+    bo.finish();
   }
   if (const json* c = o.get("compare")) {
     if (!c->is_object()) throw SpecError("/compare", "expected an object");

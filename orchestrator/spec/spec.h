@@ -84,7 +84,13 @@ struct Spec {
   // Gate checks that are allowed to fail because the mismatch is the point of the test.
   std::vector<std::string> gate_expect_fail;
   nlohmann::json compare;  // passed to compare::settings_from_json
-  nlohmann::json raw;      // the document as given
+  // Nightly mode: after the run, compare baseline_variant of this run against the same
+  // variant of a stored run (baseline_run) or of the last good run of this spec in the
+  // results directory's history (baseline_last_good); the exit status is compare's.
+  std::filesystem::path baseline_run;
+  bool baseline_last_good = false;
+  std::string baseline_variant;  // default: the last variant
+  nlohmann::json raw;            // the document as given
 };
 
 // Parses and validates a spec document. base_dir resolves relative paths. Throws SpecError.

@@ -80,6 +80,21 @@ TEST(Spec, BadFieldsNameTheirJsonPointer) {
   EXPECT_EQ(pointer_of(d), "/workloads");
 }
 
+TEST(Spec, BaselineForNightlyMode) {
+  json d = minimal();
+  d["baseline"] = {{"last_good", true}};
+  Spec s = parse_spec(d, ISOLAB_SOURCE_DIR);
+  EXPECT_TRUE(s.baseline_last_good);
+  EXPECT_EQ(s.baseline_variant, "b");  // the last variant by default
+
+  d["baseline"] = {{"last_good", true}, {"variant", "nope"}};
+  EXPECT_EQ(pointer_of(d), "/baseline/variant");
+  d["baseline"] = {{"run", "no/such/run"}};
+  EXPECT_EQ(pointer_of(d), "/baseline/run");
+  d["baseline"] = json::object();
+  EXPECT_EQ(pointer_of(d), "/baseline");
+}
+
 TEST(Spec, PatchDirectoryUsesSeriesFile) {
   json d = minimal();
   d["variants"][1]["patches"] = {"patches/vmstat-nohz"};

@@ -37,7 +37,13 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake "${generator[@]}" -S tests/fuzz -B "$build" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 2
 fi
-cmake --build "$build" -j "$jobs" || exit 2
+# Serialised: two fuzz.sh runs sharing the build directory would race on ninja's log.
+mkdir -p "$build"
+if command -v flock >/dev/null; then
+  flock "$build/.fuzz-build.lock" cmake --build "$build" -j "$jobs" || exit 2
+else
+  cmake --build "$build" -j "$jobs" || exit 2
+fi
 
 # -max_len per target (bytes): console logs are large, the rest are small files or lines.
 max_len_of() {

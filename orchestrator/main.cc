@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "cmdline/analyze.h"
 #include "compare/commands.h"
 #include "compare/history.h"
@@ -196,7 +197,7 @@ int main(int argc, char** argv) {
       }
       if (dry_run) {
         isolab::GuestDerivation g = isolab::derive_guest(spec);
-        std::cout << isolab::describe_plan(spec, g).dump(2) << "\n";
+        std::cout << isolab::json_text(isolab::describe_plan(spec, g), 2) << "\n";
         return 0;
       }
       auto runner = isolab::make_real_runner();
@@ -262,7 +263,7 @@ int main(int argc, char** argv) {
     if (*doc) {
       auto runner = isolab::make_real_runner();
       json facts = isolab::doctor(*runner, find_vmstat_overhead());
-      std::cout << (doctor_json ? facts.dump(2) + "\n" : isolab::doctor_text(facts));
+      std::cout << (doctor_json ? isolab::json_text(facts, 2) + "\n" : isolab::doctor_text(facts));
       return 0;
     }
     if (*cl) {
@@ -271,7 +272,7 @@ int main(int argc, char** argv) {
       isolab::AnalyzeOptions ao;
       if (cl_vcpus) ao.vcpus = cl_vcpus;
       isolab::Analysis a = isolab::analyze(text, ao);
-      std::cout << (cl_json ? isolab::to_json(a).dump(2) + "\n" : isolab::to_text(a));
+      std::cout << (cl_json ? isolab::json_text(isolab::to_json(a), 2) + "\n" : isolab::to_text(a));
       return 0;
     }
   } catch (const isolab::Error& e) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "compare/compare.h"
 #include "compare/rng.h"
 
@@ -188,7 +189,7 @@ std::map<std::string, double> noise_floors_from_json(const nlohmann::json& j) {
     auto f = m.find("noise_floor_pct");
     if (f == m.end() || f->is_null()) continue;
     if (!f->is_number() || !std::isfinite(f->get<double>()) || f->get<double>() < 0) {
-      throw SpecError(p, "must be a number >= 0, got " + f->dump());
+      throw SpecError(p, "must be a number >= 0, got " + json_text(*f));
     }
     floors[name] = f->get<double>();
   }

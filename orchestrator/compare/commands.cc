@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "compare/calibrate.h"
 #include "compare/compare.h"
 #include "compare/history.h"
@@ -207,11 +208,11 @@ int history_command(const HistoryCommandOptions& o, std::ostream& out, std::ostr
       }
       const auto r = last_good_run(db, *o.spec_name, *o.variant);
       if (o.format == "json") {
-        out << (r ? nlohmann::json{{"run_id", r->run_id},
-                                   {"started_at", r->started_at},
-                                   {"path", r->path}}
-                  : nlohmann::json())
-                   .dump(2)
+        out << json_text(r ? nlohmann::json{{"run_id", r->run_id},
+                                            {"started_at", r->started_at},
+                                            {"path", r->path}}
+                           : nlohmann::json(),
+                         2)
             << "\n";
       } else if (r) {
         out << r->run_id << "\t" << r->started_at << "\t" << r->path << "\n";

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/json_text.h"
+
 namespace isolab {
 
 namespace {
@@ -53,8 +55,8 @@ void check_run(const nlohmann::json& run) {
   if (!run.is_object()) throw Error("result.json: top level must be an object");
   if (auto it = run.find("schema_version"); it != run.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() != 1) {
-      throw SpecError("/schema_version", "unsupported result.json schema_version " + it->dump() +
-                                             " (this isolab reads 1)");
+      throw SpecError("/schema_version", "unsupported result.json schema_version " +
+                                             json_text(*it) + " (this isolab reads 1)");
     }
   }
   auto cells = run.find("cells");
@@ -169,7 +171,7 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
         const std::string how = agg.is_null() ? "mean" : str_or(m, "aggregate", "?");
         if (how != "mean" && how != "max" && how != "min" && how != "sum") {
           throw SpecError(mp + "/aggregate",
-                          "aggregate must be mean, max, min or sum, got " + agg.dump());
+                          "aggregate must be mean, max, min or sum, got " + json_text(agg));
         }
         auto vs = m.find("values");
         if (vs == m.end() || !vs->is_array()) {

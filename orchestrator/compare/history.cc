@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "compare/report.h"
 
 namespace isolab {
@@ -352,7 +353,7 @@ void record_comparison(HistoryDb& db, const Comparison& c) {
       .bind(4, c.variant_b)
       .bind(5, static_cast<std::int64_t>(c.regressions()))
       .bind(6, std::int64_t{c.forced})
-      .bind(7, render_json(c)["summary"].dump())
+      .bind(7, json_text(render_json(c)["summary"]))
       .bind(8, now_utc())
       .run();
 }

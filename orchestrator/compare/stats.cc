@@ -8,6 +8,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "base/json_text.h"
 #include "compare/rng.h"
 
 namespace isolab {
@@ -271,7 +272,7 @@ std::uint64_t json_count(const nlohmann::json& v, const std::string& pointer) {
     const double d = v.get<double>();
     if (d >= 0 && d == std::floor(d) && d < 1.8e19) return static_cast<std::uint64_t>(d);
   }
-  throw SpecError(pointer, "expected a non-negative integer count, got " + v.dump());
+  throw SpecError(pointer, "expected a non-negative integer count, got " + json_text(v));
 }
 
 std::string escape_pointer_token(const std::string& s) {

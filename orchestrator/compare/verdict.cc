@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/json_text.h"
 
 namespace isolab {
 
@@ -33,10 +34,10 @@ std::string escape_token(const std::string& s) {
 
 double number_field(const nlohmann::json& v, const std::string& p, double lo, double hi,
                     bool lo_open, bool hi_open, const std::string& what) {
-  if (!v.is_number()) throw SpecError(p, what + ", got " + v.dump());
+  if (!v.is_number()) throw SpecError(p, what + ", got " + json_text(v));
   const double d = v.get<double>();
   const bool ok = std::isfinite(d) && (lo_open ? d > lo : d >= lo) && (hi_open ? d < hi : d <= hi);
-  if (!ok) throw SpecError(p, what + ", got " + v.dump());
+  if (!ok) throw SpecError(p, what + ", got " + json_text(v));
   return d;
 }
 
@@ -48,9 +49,9 @@ std::uint64_t integer_field(const nlohmann::json& v, const std::string& p, std::
   } else if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
     x = static_cast<std::uint64_t>(v.get<std::int64_t>());
   } else {
-    throw SpecError(p, what + ", got " + v.dump());
+    throw SpecError(p, what + ", got " + json_text(v));
   }
-  if (x < lo || x > hi) throw SpecError(p, what + ", got " + v.dump());
+  if (x < lo || x > hi) throw SpecError(p, what + ", got " + json_text(v));
   return x;
 }
 

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "kernel/build_log.h"
 #include "kernel/commands.h"
 #include "kernel/config_check.h"
@@ -361,7 +362,7 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
         {"variant_name", variant},
         {"seconds",
          {{"source", source_s}, {"patch", patch_s}, {"config", config_s}, {"build", build_s}}}};
-    write_file_atomic(tmp / "meta.json", meta.dump(2) + "\n");
+    write_file_atomic(tmp / "meta.json", json_text(meta, 2) + "\n");
     fs::create_directories(entry.parent_path());
     if (fs::exists(entry)) fs::remove_all(entry);  // incomplete leftover (we hold the key lock)
     fs::rename(tmp, entry);

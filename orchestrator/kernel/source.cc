@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "kernel/build_log.h"
 #include "kernel/file_lock.h"
 
@@ -143,7 +144,7 @@ SourceTree prepare_tarball(const SourceSpec& spec, const SourceContext& ctx) {
                    {"tarball_sha256", sha},
                    {"base_commit", t.base_commit},
                    {"tree_id", t.tree_id}};
-  write_file_atomic(meta, j.dump(2) + "\n");
+  write_file_atomic(meta, json_text(j, 2) + "\n");
   return t;
 }
 
@@ -242,7 +243,7 @@ std::string cached_file_sha256(const fs::path& file, const fs::path& index_json)
   std::string sha = sha256_file(abs);
   index[abs.string()] = {
       {"size", static_cast<long long>(st.st_size)}, {"mtime_ns", mtime_ns}, {"sha256", sha}};
-  write_file_atomic(index_json, index.dump(2) + "\n");
+  write_file_atomic(index_json, json_text(index, 2) + "\n");
   return sha;
 }
 

@@ -100,6 +100,9 @@ CyclictestResult parse_cyclictest_json(std::string_view text) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(clean);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // e.g. a number like 1e400 that no double holds
+    throw Error(std::string("cyclictest json: a value is out of range: ") + e.what());
   } catch (const nlohmann::json::parse_error& e) {
     std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, clean.size());
     std::size_t from = at > 60 ? at - 60 : 0;
@@ -247,6 +250,10 @@ CyclictestThread parse_t_line(std::string_view line, std::size_t line_no, double
     if (num.empty()) throw fail("no number after \"" + std::string(key) + ":\"");
     auto v = to_double(num);
     if (!v || *v < 0) throw fail("bad value for \"" + std::string(key) + ":\"");
+    // Casting a double outside the target type's range is undefined behaviour (UBSan found it
+    // with a fuzzed "P:1e30"): no real priority or interval comes near these bounds.
+    if ((key == "P" && *v > 1e6) || (key == "I" && *v > 1e15))
+      throw fail("value out of range for \"" + std::string(key) + ":\"");
     if (key == "P") {
       th.prio = static_cast<int>(*v);
     } else if (key == "I") {

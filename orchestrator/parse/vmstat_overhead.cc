@@ -44,6 +44,8 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
   json j;
   try {
     j = json::parse(line);
+  } catch (const json::out_of_range& e) {
+    fail(std::string("a value is out of range (") + e.what() + ")", line);
   } catch (const json::parse_error& e) {
     fail(std::string("not valid JSON (byte ") + std::to_string(e.byte) + ")", line);
   }
@@ -71,11 +73,13 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
     if (!it->is_boolean()) fail("field \"pinned\" is not a boolean", line);
     r.pinned = it->get<bool>();
   }
-  r.iterations = static_cast<long>(num(j, "iterations", line));
-  if (r.iterations < 1) fail("field \"iterations\" is 0", line);
+  // Range checks come before the casts: a double beyond long's range is undefined behaviour
+  // to convert (UBSan found it with fuzzed input).
+  double iterations = num(j, "iterations", line);
+  if (!(iterations >= 1 && iterations <= 1e15)) fail("field \"iterations\" is out of range", line);
+  r.iterations = static_cast<long>(iterations);
   double warmup = num(j, "warmup", line, false);
-  r.warmup = std::isfinite(warmup) ? static_cast<long>(warmup) : 0;
-  static_cast<long>(num(j, "warmup", line, false) >= 0 ? num(j, "warmup", line, false) : 0);
+  r.warmup = std::isfinite(warmup) && warmup >= 0 && warmup <= 1e15 ? static_cast<long>(warmup) : 0;
   r.total = num(j, "total", line);
   r.per_iteration = num(j, "per_iteration", line);
   r.min = num(j, "min", line);

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "cmdline/gate.h"
 #include "guest/channel.h"
 #include "guest/initramfs.h"
@@ -58,7 +59,7 @@ class RunDoc {
  public:
   RunDoc(fs::path dir, json doc) : dir_(std::move(dir)), doc_(std::move(doc)) {}
   json& doc() { return doc_; }
-  void save() { write_file_atomic(dir_ / "result.json", doc_.dump(2) + "\n"); }
+  void save() { write_file_atomic(dir_ / "result.json", json_text(doc_, 2) + "\n"); }
   const fs::path& dir() const { return dir_; }
   bool cell_done(const std::string& id) const {
     for (const auto& c : doc_["cells"])
@@ -327,7 +328,7 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
     } catch (const std::exception& e) {
       throw Error("--resume " + opt.resume_dir.string() + ": cannot read result.json: " + e.what());
     }
-    if (old.value("spec_sha256", "") != sha256_hex(spec.raw.dump()))
+    if (old.value("spec_sha256", "") != sha256_hex(json_text(spec.raw)))
       throw Error("--resume " + opt.resume_dir.string() +
                   ": the spec differs from the one this run was started with");
     doc = std::make_unique<RunDoc>(opt.resume_dir, old);
@@ -340,7 +341,7 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
               {"run_id", run_id},
               {"spec_name", spec.name},
               {"spec", spec.raw},
-              {"spec_sha256", sha256_hex(spec.raw.dump())},
+              {"spec_sha256", sha256_hex(json_text(spec.raw))},
               {"spec_path", spec.spec_path.string()},
               {"started_at", utc_now()},
               {"status", "running"},
@@ -364,12 +365,13 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   host["accelerator_reason"] = accel.reason;
   host["cpu_model_guest"] = accel.cpu_model;
   d["host"] = host;
-  d["comparison_key"] = {{"accelerator", accel_name(accel.accel)},
-                         {"cmdline", guest.cmdline},
-                         {"vcpus", guest.vcpus},
-                         {"memory_mib", spec.memory_mib},
-                         {"workloads_sha256", sha256_hex(workloads_to_json(spec.workloads).dump())},
-                         {"host_fingerprint_sha256", host_fingerprint_sha256(host)}};
+  d["comparison_key"] = {
+      {"accelerator", accel_name(accel.accel)},
+      {"cmdline", guest.cmdline},
+      {"vcpus", guest.vcpus},
+      {"memory_mib", spec.memory_mib},
+      {"workloads_sha256", sha256_hex(json_text(workloads_to_json(spec.workloads)))},
+      {"host_fingerprint_sha256", host_fingerprint_sha256(host)}};
   doc->save();
 
   // Kernels.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/files.h"
+#include "base/json_text.h"
 
 namespace isolab {
 
@@ -60,7 +61,7 @@ nlohmann::json host_fingerprint(ProcessRunner& runner, const std::string& source
 std::string host_fingerprint_sha256(const nlohmann::json& host) {
   std::string s;
   for (const char* k : {"cpu_model", "nproc", "host_kernel", "qemu_version", "accelerator"})
-    s += std::string(k) + "=" + (host.contains(k) ? host[k].dump() : "null") + "\n";
+    s += std::string(k) + "=" + (host.contains(k) ? json_text(host[k]) : "null") + "\n";
   return sha256_hex(s);
 }
 

@@ -14,4 +14,19 @@ inline std::string json_text(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// One RFC 6901 reference token: "~" -> "~0", "/" -> "~1" (for the JSON pointers that name a
+// bad field in error messages).
+inline std::string json_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
 }  // namespace isolab

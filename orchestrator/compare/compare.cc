@@ -10,20 +10,6 @@ namespace isolab {
 
 namespace {
 
-std::string token(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string str_or(const nlohmann::json& j, const char* key, const std::string& dflt = "") {
   if (!j.is_object()) return dflt;
   auto it = j.find(key);
@@ -165,7 +151,7 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
     if (auto ms = c.find("metrics"); ms != c.end() && !ms->is_null()) {
       if (!ms->is_object()) throw SpecError(cp + "/metrics", "metrics must be an object");
       for (const auto& [name, m] : ms->items()) {
-        const std::string mp = cp + "/metrics/" + token(name);
+        const std::string mp = cp + "/metrics/" + json_pointer_token(name);
         if (!m.is_object()) throw SpecError(mp, "metric must be an object");
         const nlohmann::json agg = field(m, "aggregate");
         const std::string how = agg.is_null() ? "mean" : str_or(m, "aggregate", "?");
@@ -206,7 +192,7 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
     if (auto hs = c.find("histograms"); hs != c.end() && !hs->is_null()) {
       if (!hs->is_object()) throw SpecError(cp + "/histograms", "histograms must be an object");
       for (const auto& [name, h] : hs->items()) {
-        const std::string hp = cp + "/histograms/" + token(name);
+        const std::string hp = cp + "/histograms/" + json_pointer_token(name);
         merge_histogram(d.histograms[name], histogram_from_json(h, hp));
         if (!d.histogram_units.count(name)) d.histogram_units[name] = str_or(h, "unit", "us");
       }

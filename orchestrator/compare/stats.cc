@@ -275,20 +275,6 @@ std::uint64_t json_count(const nlohmann::json& v, const std::string& pointer) {
   throw SpecError(pointer, "expected a non-negative integer count, got " + json_text(v));
 }
 
-std::string escape_pointer_token(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Histogram histogram_from_json(const nlohmann::json& j, const std::string& pointer) {
@@ -299,7 +285,7 @@ Histogram histogram_from_json(const nlohmann::json& j, const std::string& pointe
     throw SpecError(pointer + "/counts", "histogram counts must be an object");
   }
   for (const auto& [key, value] : it->items()) {
-    const std::string p = pointer + "/counts/" + escape_pointer_token(key);
+    const std::string p = pointer + "/counts/" + json_pointer_token(key);
     if (key.empty() || key.size() > 18 ||
         !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       throw SpecError(p, "histogram bucket must be a decimal integer (us)");

@@ -18,20 +18,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string escape_token(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 double number_field(const nlohmann::json& v, const std::string& p, double lo, double hi,
                     bool lo_open, bool hi_open, const std::string& what) {
   if (!v.is_number()) throw SpecError(p, what + ", got " + json_text(v));
@@ -124,7 +110,7 @@ CompareSettings settings_from_json(const nlohmann::json& section, const std::str
                                               "seed",
                                               "max_ci_width_factor"};
   for (const auto& [key, v] : section.items()) {
-    const std::string p = pointer + "/" + escape_token(key);
+    const std::string p = pointer + "/" + json_pointer_token(key);
     if (!known.count(key)) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
@@ -140,7 +126,7 @@ CompareSettings settings_from_json(const nlohmann::json& section, const std::str
     } else if (key == "thresholds_pct") {
       if (!v.is_object()) throw SpecError(p, "must be an object of metric name -> percentage");
       for (const auto& [metric, t] : v.items()) {
-        const std::string mp = p + "/" + escape_token(metric);
+        const std::string mp = p + "/" + json_pointer_token(metric);
         if (metric.empty()) throw SpecError(mp, "metric name must not be empty");
         s.thresholds_pct[metric] =
             number_field(t, mp, 0, 1e6, false, false, "must be a percentage >= 0");

@@ -1,4 +1,5 @@
 #include "spec/spec.h"
+#include "base/json_text.h"
 
 #include <algorithm>
 #include <fstream>
@@ -16,22 +17,8 @@ namespace isolab {
 
 namespace {
 
-// RFC 6901 escaping of one reference token.
-std::string ptr_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string child(const std::string& ptr, const std::string& key) {
-  return ptr + "/" + ptr_token(key);
+  return ptr + "/" + json_pointer_token(key);
 }
 std::string child(const std::string& ptr, std::size_t i) { return ptr + "/" + std::to_string(i); }
 

@@ -106,6 +106,7 @@ void run_logged(const KernelEnv& env, const std::vector<std::string>& argv, cons
   spec.append = true;
   // C locale: ASCII quotes and English messages in the log, so the error scan is stable.
   spec.env = {{"LC_ALL", "C"}};
+  spec.timeout = env.command_timeout;
   ProcessResult r = env.runner.run(spec);
   if (r.ok()) return;
   std::string text = fs::exists(log) ? read_file(log, 64u << 20) : "";

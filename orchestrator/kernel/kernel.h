@@ -17,6 +17,7 @@
 // make rebuild only the files it touches (git checkout rewrites only changed files).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -56,6 +57,9 @@ struct KernelEnv {
   int jobs = 0;                     // make -j; <= 0: host CPUs
   std::optional<bool> use_ccache;   // nullopt: use ccache when it is in PATH
   std::function<void(const std::string&)> progress;  // one-line status messages; may be empty
+  // Wall-clock limit for each logged command (config steps, make bzImage); 0 = none. A make
+  // that exceeds it is killed with its whole process group and reported as "timed out".
+  std::chrono::seconds command_timeout{0};
 };
 
 struct PatchId {

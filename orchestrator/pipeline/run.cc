@@ -382,6 +382,7 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
       continue;
     say("variant " + v.name + ": kernel");
     KernelEnv env{cache, runner, doc->dir() / "logs", opt.jobs, std::nullopt, opt.progress};
+    env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
       KernelArtifact k = ensure_kernel(kernel_request(spec, v), env);
       json patches = json::array();

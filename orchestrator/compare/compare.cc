@@ -247,6 +247,32 @@ std::size_t Comparison::regressions() const {
 
 int compare_exit_status(const Comparison& c) { return c.regressions() > 0 ? 1 : 0; }
 
+namespace {
+
+// Adds the gate rows of one variant's cells to the summary (side 0 = A, 1 = B).
+void add_gate_rows(const nlohmann::json& run, const std::string& variant, int side,
+                   std::vector<GateSummaryRow>& rows) {
+  if (!run.contains("cells") || !run["cells"].is_array()) return;
+  for (const auto& c : run["cells"]) {
+    if (!c.is_object() || c.value("variant", "") != variant || c.value("warmup", false)) continue;
+    if (!c.contains("gate") || !c["gate"].is_object() || !c["gate"].contains("rows") ||
+        !c["gate"]["rows"].is_array())
+      continue;
+    for (const auto& r : c["gate"]["rows"]) {
+      if (!r.is_object() || !r.contains("check") || !r["check"].is_string()) continue;
+      const std::string check = r["check"].get<std::string>();
+      auto it = std::find_if(rows.begin(), rows.end(),
+                             [&](const GateSummaryRow& g) { return g.check == check; });
+      if (it == rows.end()) it = rows.insert(rows.end(), GateSummaryRow{check});
+      const bool pass = r.contains("pass") && r["pass"].is_boolean() && r["pass"].get<bool>();
+      (side == 0 ? it->a_total : it->b_total)++;
+      if (pass) (side == 0 ? it->a_pass : it->b_pass)++;
+    }
+  }
+}
+
+}  // namespace
+
 Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
                         const nlohmann::json& run_b, const std::string& variant_b,
                         const CompareSettings& settings, bool force) {
@@ -287,6 +313,8 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   cmp.kernel_b = b.kernel_release;
   cmp.cells_a = a.cells_ok;
   cmp.cells_b = b.cells_ok;
+  add_gate_rows(run_a, variant_a, 0, cmp.gate);
+  add_gate_rows(run_b, variant_b, 1, cmp.gate);
   cmp.settings = settings;
 
   std::set<std::string> names;

@@ -109,6 +109,14 @@ struct TailRow {
   HistogramTail b;
 };
 
+// The isolation gate per check: in how many (non-warm-up) cells of each variant it passed,
+// out of the cells that ran it. From cells[].gate.rows of result.json.
+struct GateSummaryRow {
+  std::string check;
+  std::size_t a_pass = 0, a_total = 0;
+  std::size_t b_pass = 0, b_total = 0;
+};
+
 struct Comparison {
   std::string spec_name;
   std::string run_a;
@@ -126,6 +134,7 @@ struct Comparison {
   std::vector<MetricRow> metrics;  // sorted by name
   std::vector<TailRow> tails;
   std::vector<CellIssue> issues;
+  std::vector<GateSummaryRow> gate;  // in the order the checks first appear
 
   std::size_t count(Verdict v) const;
   std::size_t kernel_failures_b() const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "base/error.h"
@@ -168,6 +169,12 @@ std::string format_change(const MetricRow& r) {
   return s;
 }
 
+// "3/3 PASS", "1/3 FAIL", "-" (no cell ran the check).
+static std::string gate_cell(std::size_t pass, std::size_t total) {
+  if (total == 0) return "-";
+  return std::to_string(pass) + "/" + std::to_string(total) + (pass == total ? " PASS" : " FAIL");
+}
+
 std::string render_text(const Comparison& c) {
   std::ostringstream o;
   o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
@@ -213,6 +220,14 @@ std::string render_text(const Comparison& c) {
         << " B " << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B "
         << t.b.samples << "\n";
     }
+  }
+  if (!c.gate.empty()) {
+    o << "\nisolation gate (cells passing / cells checked):\n";
+    o << "  " << std::left << std::setw(28) << "check" << std::setw(10) << "A"
+      << "B\n";
+    for (const auto& g : c.gate)
+      o << "  " << std::left << std::setw(28) << g.check << std::setw(10)
+        << gate_cell(g.a_pass, g.a_total) << gate_cell(g.b_pass, g.b_total) << "\n";
   }
   if (!c.issues.empty()) {
     o << "\ncells that did not count:\n";
@@ -272,6 +287,13 @@ nlohmann::json render_json(const Comparison& c) {
     j["tails"].push_back(
         {{"histogram", t.histogram}, {"unit", t.unit}, {"a", tail(t.a)}, {"b", tail(t.b)}});
   }
+  j["gate"] = nlohmann::json::array();
+  for (const auto& g : c.gate)
+    j["gate"].push_back({{"check", g.check},
+                         {"a_pass", g.a_pass},
+                         {"a_total", g.a_total},
+                         {"b_pass", g.b_pass},
+                         {"b_total", g.b_total}});
   j["issues"] = nlohmann::json::array();
   for (const auto& i : c.issues) {
     j["issues"].push_back(
@@ -329,6 +351,12 @@ std::string render_markdown(const Comparison& c) {
         << opt_bucket(t.b.p99_9, t.b.overflows) << " | " << opt_bucket(t.a.max, t.a.overflows)
         << " | " << opt_bucket(t.b.max, t.b.overflows) << " |\n";
     }
+  }
+  if (!c.gate.empty()) {
+    o << "\nIsolation gate (cells passing / cells checked):\n\n| check | A | B |\n|---|---|---|\n";
+    for (const auto& g : c.gate)
+      o << "| " << md_escape(g.check) << " | " << gate_cell(g.a_pass, g.a_total) << " | "
+        << gate_cell(g.b_pass, g.b_total) << " |\n";
   }
   if (!c.issues.empty()) {
     o << "\nCells that did not count:\n\n";

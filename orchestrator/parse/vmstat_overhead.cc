@@ -50,7 +50,9 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
     fail(std::string("not valid JSON (byte ") + std::to_string(e.byte) + ")", line);
   }
   if (!j.is_object()) fail("not a JSON object", line);
-  if (j.value("tool", std::string()) != "vmstat-overhead")
+  // j.value() would throw type_error 302 for a non-string "tool" (found by fuzzing).
+  if (auto t = j.find("tool");
+      t == j.end() || !t->is_string() || t->get<std::string>() != "vmstat-overhead")
     fail("field \"tool\" is not \"vmstat-overhead\"", line);
   if (!j.contains("version") || j["version"] != 1) fail("field \"version\" is not 1", line);
   VmstatOverheadResult r;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <random>
@@ -241,7 +242,26 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
     std::string got = facts_map["uname_r"];
     while (!got.empty() && (got.back() == '\n' || got.back() == '\r')) got.pop_back();
     c["kernel_release_match"] = want.empty() || got == want;
-    c["gate_pass"] = gate.pass;
+    // A spec can declare checks whose failure is the point of the test (gate_expect_fail):
+    // the cell is still measured when only those fail.
+    bool pass = gate.pass;
+    if (!pass) {
+      bool only_expected = true;
+      json expected_fail = json::array();
+      for (const auto& row : gate.rows) {
+        if (row.pass) continue;
+        const auto& allowed = cx.spec.gate_expect_fail;
+        if (std::find(allowed.begin(), allowed.end(), row.check) == allowed.end())
+          only_expected = false;
+        else
+          expected_fail.push_back(row.check);
+      }
+      if (only_expected) {
+        pass = true;
+        c["gate_expected_failures"] = expected_fail;
+      }
+    }
+    c["gate_pass"] = pass;
     c["gate_reason"] = gate.reason;
   }
 
@@ -302,6 +322,15 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
   if (!c.value("gate_pass", false)) {
     c["status"] = "invalid";
     c["reason"] = "isolation gate: " + c.value("gate_reason", std::string("failed"));
+    return c;
+  }
+  if (const ChannelRecord* pre = ch.find("precheck");
+      pre && pre->rc != 0 && plan.skip_on_mismatch) {
+    // The guest's own quick check skipped the workloads although the host-side gate passed.
+    c["status"] = "invalid";
+    c["reason"] =
+        "the guest's precheck found a CPU count or sysfs isolation mismatch and skipped the "
+        "workloads (see console.log, lines starting 'isolab: precheck')";
     return c;
   }
   if (workload_failed) return fail("workload", workload_reason);

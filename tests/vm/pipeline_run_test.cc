@@ -164,6 +164,24 @@ TEST(PipelineRun, NoNohzFullKernelFailsGateNamingTheOption) {
   EXPECT_TRUE((*c)["metrics"].empty());  // not measured as if isolated
 }
 
+// Issue 3: a mismatch that is the point of the test (guest.gate_expect_fail) is recorded but
+// the cell is measured.
+TEST(PipelineRun, ExpectedGateFailureIsMeasured) {
+  fs::path dir = temp_dir("nonohz-expected");
+  json spec = load_spec("no-nohz-full.json");
+  spec["guest"]["gate_expect_fail"] = {"nohz_full",    "CONFIG_NO_HZ_FULL",
+                                       "RCU offload",  "dmesg isolation messages",
+                                       "tick stopped", "clock"};
+  IsolabRun r = run_isolab(spec, dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  const json* c = cell(r.result, "nonohz-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "ok") << (*c)["reason"];
+  EXPECT_FALSE((*c)["gate"]["pass"].get<bool>());
+  EXPECT_FALSE((*c)["gate_expected_failures"].empty());
+  EXPECT_TRUE((*c)["metrics"].contains("vmstat-syscall.cycles_per_syscall"));
+}
+
 // Issue 5: a guest that panics (sysrq crash in the init) is classified from the console, and
 // the run goes on to the next cell.
 TEST(PipelineRun, PanicIsClassifiedAndRunGoesOn) {

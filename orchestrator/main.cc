@@ -230,7 +230,10 @@ int main(int argc, char** argv) {
       }
       std::cerr << "isolab: " << sum.status << ": " << sum.cells_ok << " ok, " << sum.cells_invalid
                 << " invalid, " << sum.cells_failed << " failed\n";
-      int status = sum.status == "failed" ? 2 : 0;
+      // A variant that could not be built (patch, config or compiler error) fails the run,
+      // after every other variant has been measured and recorded.
+      int status = sum.status == "failed" || !sum.build_failures.empty() ? 2 : 0;
+      for (const auto& b : sum.build_failures) std::cerr << "isolab: error: variant " << b << "\n";
       if (spec.baseline_last_good || !spec.baseline_run.empty()) {
         if (!baseline) {
           std::cerr << "isolab: baseline: no earlier good run of " << spec.name << " in "

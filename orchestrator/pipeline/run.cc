@@ -365,7 +365,11 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   } else {
     std::string run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + spec.name + "-" + random_token(6);
     fs::path dir = opt.results_dir / run_id;
-    fs::create_directories(dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+      throw Error("--results-dir " + opt.results_dir.string() + ": cannot create " + dir.string() +
+                  ": " + (ec ? ec.message() : "not a directory"));
     json d = {{"schema_version", 1},
               {"run_id", run_id},
               {"spec_name", spec.name},
@@ -489,6 +493,8 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
     else
       ++sum.cells_failed;
   }
+  for (const auto& [variant, error] : build_failure)
+    sum.build_failures.push_back(variant + ": " + error);
   sum.status = sum.cells_ok == 0                        ? "failed"
                : (sum.cells_invalid + sum.cells_failed) ? "partial"
                                                         : "complete";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "spec/spec.h"
 #include "sys/process.h"
@@ -31,7 +32,8 @@ struct RunOptions {
 struct RunSummary {
   std::filesystem::path run_dir;
   int cells_ok = 0, cells_invalid = 0, cells_failed = 0;
-  std::string status;  // "complete" | "partial" | "failed"
+  std::string status;                       // "complete" | "partial" | "failed"
+  std::vector<std::string> build_failures;  // "variant: error" for each variant not built
 };
 
 // Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator)

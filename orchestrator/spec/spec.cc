@@ -1,5 +1,4 @@
 #include "spec/spec.h"
-#include "base/json_text.h"
 
 #include <algorithm>
 #include <fstream>
@@ -9,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

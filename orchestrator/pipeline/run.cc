@@ -129,7 +129,6 @@ std::string rel(const fs::path& p, const fs::path& base) {
 struct CellContext {
   const Spec& spec;
   const RunOptions& opt;
-  ProcessRunner& runner;
   VmBackend& backend;
   const AccelChoice& accel;
   const GuestDerivation& guest;
@@ -451,7 +450,7 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   doc->save();
 
   std::unique_ptr<VmBackend> backend = make_backend(opt.backend, runner);
-  CellContext cx{spec, opt, runner, *backend, accel, guest, expected, base.path, doc->dir()};
+  CellContext cx{spec, opt, *backend, accel, guest, expected, base.path, doc->dir()};
   std::map<std::string, const VariantSpec*> vmap;
   for (const auto& v : spec.variants) vmap[v.name] = &v;
 

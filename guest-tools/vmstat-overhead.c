@@ -7,6 +7,16 @@
  *   idle     one usleep(SLEEP_US) loop iteration: the CPU enters and leaves the idle loop,
  *            where quiet_vmstat()/the tick decide whether vmstat work follows.
  *
+ * --touch makes every iteration first write to the next page of a private anonymous arena
+ * (ARENA_PAGES pages; released with madvise(MADV_DONTNEED) and reused when exhausted), so each
+ * iteration also allocates a page in a page fault and leaves the calling CPU's vmstat
+ * differentials non-zero (NR_ANON_MAPPED and the LRU counters grow until the next fold), which
+ * an mlock()+munlock() pair alone does not: the pair raises and lowers the same differential.
+ * The touch is not timed: the timed region of an iteration is the pair or the usleep() only.
+ * --duration-s N runs timed iterations until N seconds of CLOCK_MONOTONIC have passed (checked
+ * every 16 iterations) instead of a fixed count, so that a run spans several vm.stat_interval
+ * periods whatever the emulation speed.
+ *
  * The method (the average CPU cycles of N mlock+munlock pairs and of N usleep(10) iterations,
  * read with the TSC) follows the test used in the "tick/sched: Ensure quiet_vmstat() is called
  * when the idle tick was stopped too" discussion (LKML, 2022). This is an independent program.
@@ -14,13 +24,14 @@
  * Counter: on x86 the TSC, read with RDTSCP (falling back to LFENCE;RDTSC where the CPU model
  * lacks RDTSCP, e.g. QEMU's qemu64), followed by LFENCE so that later work cannot start before
  * the read. Elsewhere, or with --counter ns, clock_gettime(CLOCK_MONOTONIC) in nanoseconds.
- * Each iteration is timed from the previous timestamp to the next, so total = sum of the
- * per-iteration deltas and the per-iteration min/max come at the cost of one counter read.
+ * Each iteration's operation is timed from a counter read just before it to one just after it;
+ * total is the sum of those deltas.
  *
  * Output: one JSON object on stdout, e.g.
  *   {"tool":"vmstat-overhead","version":1,"mode":"syscall","cpu":1,"pinned":true,
  *    "iterations":30000,"warmup":1000,"counter":"tsc","total":123456789,
- *    "per_iteration":4115.2,"per_syscall":2057.6,"min":3900,"max":51234}
+ *    "per_iteration":4115.2,"per_syscall":2057.6,"min":3900,"max":51234,
+ *    "elapsed_ns":2000123456,"touched_pages":0}
  * per_syscall (syscall mode) is per_iteration / 2: one pair is two system calls, which is the
  * "cycles per syscall" of the 2022 test. Idle mode adds "sleep_us".
  * Exit status: 0 success, 2 bad usage or a failing system call (message on stderr).
@@ -46,6 +57,7 @@
 #define DEFAULT_SYSCALL_ITERATIONS 30000UL
 #define DEFAULT_IDLE_ITERATIONS 100000UL
 #define MAX_ITERATIONS 1000000000UL
+#define ARENA_PAGES 2048UL
 
 static int use_tsc;
 static int have_rdtscp;
@@ -59,6 +71,8 @@ static void usage(FILE* out) {
           "  --warmup N       untimed iterations first (default 1000 syscall, 100 idle)\n"
           "  --cpu N          pin to CPU N with sched_setaffinity()\n"
           "  --sleep-us N     usleep() argument in idle mode (default 10)\n"
+          "  --duration-s N   run until N seconds have passed (instead of --iterations)\n"
+          "  --touch          each iteration first faults in a fresh anonymous page (untimed)\n"
           "  --counter tsc|ns cycle counter (default tsc on x86) or CLOCK_MONOTONIC ns\n"
           "  --help           this text\n"
           "Prints one JSON object; exit status 2 on bad usage or a failing system call.\n",
@@ -96,6 +110,13 @@ static unsigned long parse_count(const char* opt, const char* s, unsigned long m
   return v;
 }
 
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static inline uint64_t read_counter(void) {
 #if HAVE_TSC
   if (use_tsc) {
@@ -113,12 +134,7 @@ static inline uint64_t read_counter(void) {
     return ((uint64_t)hi << 32) | lo;
   }
 #endif
-  {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-  }
+  return monotonic_ns();
 }
 
 static void detect_rdtscp(void) {
@@ -129,6 +145,21 @@ static void detect_rdtscp(void) {
 #endif
 }
 
+/* The arena of --touch: the next page to write, released and reused when exhausted. */
+static char* arena;
+static size_t arena_next;
+static unsigned long touched_pages;
+
+static void touch_next_page(size_t page_size) {
+  if (arena_next == ARENA_PAGES) {
+    if (madvise(arena, ARENA_PAGES * page_size, MADV_DONTNEED)) die_errno("madvise");
+    arena_next = 0;
+  }
+  arena[arena_next * page_size] = 1;
+  arena_next++;
+  touched_pages++;
+}
+
 static void one_pair(void* page, size_t len) {
   if (mlock(page, len)) die_errno("mlock");
   if (munlock(page, len)) die_errno("munlock");
@@ -137,12 +168,14 @@ static void one_pair(void* page, size_t len) {
 int main(int argc, char** argv) {
   const char* mode = NULL;
   unsigned long iterations = 0, warmup = 0, sleep_us = 10;
-  int have_iterations = 0, have_warmup = 0;
+  int have_iterations = 0, have_warmup = 0, touch = 0;
+  unsigned long duration_s = 0;
   long cpu = -1;
   const char* counter = HAVE_TSC ? "tsc" : "ns";
   void* page = NULL;
   size_t page_size;
-  uint64_t start, prev, now, d, min = UINT64_MAX, max = 0;
+  uint64_t start, now, d, total = 0, min = UINT64_MAX, max = 0;
+  uint64_t begin_ns, deadline_ns, elapsed_ns;
   unsigned long i;
   int syscall_mode, running_cpu;
 
@@ -155,6 +188,10 @@ int main(int argc, char** argv) {
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(arg, "--touch")) { /* the one option without a value */
+      touch = 1;
+      continue;
     }
     if (strncmp(arg, "--", 2) != 0) {
       if (mode) die("more than one mode given (want syscall or idle)");
@@ -180,6 +217,8 @@ int main(int argc, char** argv) {
       have_warmup = 1;
     } else if (!strcmp(name, "--cpu")) {
       cpu = (long)parse_count(name, val, 0, CPU_SETSIZE - 1);
+    } else if (!strcmp(name, "--duration-s")) {
+      duration_s = parse_count(name, val, 1, 86400);
     } else if (!strcmp(name, "--sleep-us")) {
       sleep_us = parse_count(name, val, 0, 1000000);
     } else if (!strcmp(name, "--counter")) {
@@ -231,22 +270,37 @@ int main(int argc, char** argv) {
     for (i = 0; i < warmup; i++) usleep((useconds_t)sleep_us);
   }
 
+  if (touch) {
+    long ps = sysconf(_SC_PAGESIZE);
+
+    page_size = ps > 0 ? (size_t)ps : 4096;
+    arena = mmap(NULL, ARENA_PAGES * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+    if (arena == MAP_FAILED) die_errno("mmap");
+  }
+
   running_cpu = sched_getcpu();
-  start = prev = read_counter();
-  for (i = 0; i < iterations; i++) {
+  begin_ns = monotonic_ns();
+  deadline_ns = duration_s ? begin_ns + (uint64_t)duration_s * 1000000000ULL : 0;
+  for (i = 0; duration_s ? 1 : i < iterations; i++) {
+    if (duration_s && i % 16 == 0 && monotonic_ns() >= deadline_ns) break;
+    if (touch) touch_next_page(page_size);
+    start = read_counter();
     if (syscall_mode)
       one_pair(page, page_size);
     else
       usleep((useconds_t)sleep_us);
     now = read_counter();
-    d = now - prev;
+    d = now - start;
+    total += d;
     if (d < min) min = d;
     if (d > max) max = d;
-    prev = now;
   }
+  iterations = i;
+  elapsed_ns = monotonic_ns() - begin_ns;
+  if (iterations == 0) die("no iteration completed within --duration-s");
 
   {
-    uint64_t total = prev - start;
     double per = (double)total / (double)iterations;
 
     printf("{\"tool\":\"vmstat-overhead\",\"version\":1,\"mode\":\"%s\",", mode);
@@ -263,7 +317,9 @@ int main(int argc, char** argv) {
       printf("\"per_syscall\":%.3f,", per / 2);
     else
       printf("\"sleep_us\":%lu,", sleep_us);
-    printf("\"min\":%" PRIu64 ",\"max\":%" PRIu64 "}\n", min, max);
+    printf("\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"elapsed_ns\":%" PRIu64
+           ",\"touched_pages\":%lu}\n",
+           min, max, elapsed_ns, touched_pages);
   }
   free(page);
   if (fflush(stdout) || ferror(stdout)) die("cannot write the result to stdout");

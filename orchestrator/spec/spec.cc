@@ -58,6 +58,13 @@ class Obj {
                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return x;
   }
+  bool boolean(const std::string& k, bool def) {
+    const json* v = get(k);
+    if (!v) return def;
+    if (!v->is_boolean())
+      throw SpecError(ptr(k), "expected true or false, got " + std::string(v->type_name()));
+    return v->get<bool>();
+  }
   std::vector<std::string> strings(const std::string& k) {
     std::vector<std::string> out;
     const json* v = get(k);
@@ -171,6 +178,11 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
   long def_iter = w.mode == "idle" ? 2000 : 100000;
   w.iterations = o.integer("iterations", w.tool == "vmstat-overhead" ? def_iter : 0, 0, 1000000000);
   w.warmup_iterations = o.integer("warmup_iterations", w.iterations / 10, 0, 1000000000);
+  w.touch_pages = o.boolean("touch_pages", false);
+  w.sleep_us = static_cast<int>(o.integer("sleep_us", 10, 0, 1000000));
+  for (const char* k : {"touch_pages", "sleep_us"})
+    if (w.tool != "vmstat-overhead" && o.has(k))
+      throw SpecError(o.ptr(k), "only a vmstat-overhead workload takes this field");
   w.timeout_s = static_cast<int>(o.integer("timeout_s", 0, 0, 86400));
   if (const json* l = o.get("load")) {
     if (is_load) throw SpecError(o.ptr("load"), "a load cannot have a load");
@@ -367,7 +379,9 @@ json workloads_to_json(const std::vector<WorkloadSpec>& ws) {
               {"extra_args", w.extra_args},
               {"mode", w.mode},
               {"iterations", w.iterations},
-              {"warmup_iterations", w.warmup_iterations}};
+              {"warmup_iterations", w.warmup_iterations},
+              {"touch_pages", w.touch_pages},
+              {"sleep_us", w.sleep_us}};
     if (w.load) j["load"] = workloads_to_json(*w.load);
     arr.push_back(j);
   }

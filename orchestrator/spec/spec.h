@@ -45,10 +45,12 @@ struct WorkloadSpec {
   // stress-ng: stressor -> instances (0 = one per selected CPU)
   std::map<std::string, int> stressors;
   std::vector<std::string> extra_args;  // passed to the tool verbatim (argv words)
-  // vmstat-overhead
+  // vmstat-overhead. With duration_s > 0 it runs for that many seconds instead of `iterations`.
   std::string mode;  // "syscall" | "idle"
   long iterations = 0;
   long warmup_iterations = 0;
+  bool touch_pages = false;  // each iteration also faults in a fresh page (vmstat-overhead --touch)
+  int sleep_us = 10;         // idle mode: the usleep() of one iteration, µs
   // A stress-ng load run on other CPUs for the duration of this workload (cyclictest).
   std::optional<std::vector<WorkloadSpec>> load;  // at most one element
   int timeout_s = 0;                              // 0: derived from the duration plus a margin

@@ -103,12 +103,20 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
   } else if (w.tool == "vmstat-overhead") {
     std::vector<std::string> argv = {"vmstat-overhead", w.mode,
                                      "--cpu",           std::to_string(*cpus.first()),
-                                     "--iterations",    std::to_string(w.iterations),
                                      "--warmup",        std::to_string(w.warmup_iterations)};
+    if (w.duration_s > 0)
+      argv.insert(argv.end(), {"--duration-s", std::to_string(w.duration_s)});
+    else
+      argv.insert(argv.end(), {"--iterations", std::to_string(w.iterations)});
+    if (w.mode == "idle") argv.insert(argv.end(), {"--sleep-us", std::to_string(w.sleep_us)});
+    if (w.touch_pages) argv.push_back("--touch");
     argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
     s.script = words(argv) + "\n";
-    // Under emulation an idle loop of usleep(10) costs ~100 µs; allow 1 ms per iteration.
-    s.timeout_s = w.timeout_s ? w.timeout_s : static_cast<int>(w.iterations / 1000) + margin;
+    // Under emulation an idle loop of usleep(10) costs ~100 µs; allow 1 ms per iteration, and
+    // the warm-up on top of a duration.
+    int run_s = w.duration_s > 0 ? w.duration_s + static_cast<int>(w.warmup_iterations / 1000)
+                                 : static_cast<int>(w.iterations / 1000);
+    s.timeout_s = w.timeout_s ? w.timeout_s : run_s + margin;
   } else {
     throw Error("workload " + w.name + ": unknown tool " + w.tool);
   }

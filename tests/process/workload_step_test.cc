@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "base/files.h"
 #include "guest/channel.h"
@@ -67,6 +68,36 @@ TEST(WorkloadStep, VmstatOverheadBothModesRunAndParse) {
         w.name + (std::string(mode) == "syscall" ? ".cycles_per_syscall" : ".cycles_per_idle_loop");
     ASSERT_TRUE(o.metrics.count(metric)) << mode;
     EXPECT_GT(o.metrics[metric].values.at(0), 0);
+  }
+}
+
+// The provoking form of the default spec: a duration instead of a count, and a fresh page
+// faulted in before every timed operation (vmstat-overhead --touch).
+TEST(WorkloadStep, VmstatOverheadDurationAndTouchRunForTheirTime) {
+  for (const char* mode : {"syscall", "idle"}) {
+    WorkloadSpec w;
+    w.name = std::string("vm-") + mode;
+    w.tool = "vmstat-overhead";
+    w.mode = mode;
+    w.duration_s = 1;
+    w.warmup_iterations = 10;
+    w.touch_pages = true;
+    w.sleep_us = 1000;
+    GuestStep s = guest_step(w, host_partition(), TimeoutSpec{}, false);
+    EXPECT_NE(s.script.find("'--duration-s' '1'"), std::string::npos) << s.script;
+    EXPECT_NE(s.script.find("'--touch'"), std::string::npos) << s.script;
+    ChannelContents c = run_step(s);
+    const std::string& out = c.records.at(0).data;
+    WorkloadOutcome o = parse_workload(w, c);
+    EXPECT_FALSE(o.failed) << o.failure;
+    // elapsed_ns is at least the duration; every timed iteration touched one page.
+    auto j = nlohmann::json::parse(out.substr(out.find('{')));
+    EXPECT_GE(j.at("elapsed_ns").get<double>(), 1e9) << out;
+    EXPECT_EQ(j.at("touched_pages").get<long>(), j.at("iterations").get<long>()) << out;
+    if (std::string(mode) == "idle") {
+      // usleep(1000) iterations: fewer than 1000 fit in one second.
+      EXPECT_LT(j.at("iterations").get<long>(), 1000) << out;
+    }
   }
 }
 

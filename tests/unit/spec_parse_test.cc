@@ -107,8 +107,30 @@ TEST(Spec, ExampleSpecParses) {
   Spec s = load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/vmstat-nohz.json");
   EXPECT_EQ(s.variants.size(), 2u);
   EXPECT_EQ(s.vcpus, 8);
-  ASSERT_TRUE(s.workloads[0].load.has_value());
-  EXPECT_EQ(s.workloads[0].load->front().duration_s, 20);
+  EXPECT_EQ(s.repetitions, 5);  // the exact rank test can reach p < 0.05 with 5 per side
+  ASSERT_EQ(s.workloads.size(), 3u);
+  EXPECT_TRUE(s.workloads[0].touch_pages);
+  EXPECT_EQ(s.workloads[1].sleep_us, 10000);
+  ASSERT_TRUE(s.workloads[2].load.has_value());
+  EXPECT_EQ(s.workloads[2].load->front().duration_s, 5);
+}
+
+TEST(Spec, VmstatOverheadOnlyFieldsAreRejectedElsewhere) {
+  json d = json::parse(R"({"name":"x","variants":[{"name":"a"}],"guest":{"cmdline":"nohz_full=1",
+    "vcpus":2},"workloads":[{"name":"w","tool":"stress-ng","touch_pages":true}]})");
+  try {
+    parse_spec(d, ISOLAB_SOURCE_DIR);
+    FAIL() << "accepted touch_pages on stress-ng";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.pointer(), "/workloads/0/touch_pages") << e.what();
+  }
+  d["workloads"][0] = json::parse(R"({"name":"w","tool":"vmstat-overhead","touch_pages":1})");
+  try {
+    parse_spec(d, ISOLAB_SOURCE_DIR);
+    FAIL() << "accepted a number for touch_pages";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.pointer(), "/workloads/0/touch_pages") << e.what();
+  }
 }
 
 TEST(Spec, InvalidJsonNamesFileAndByte) {

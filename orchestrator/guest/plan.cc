@@ -7,10 +7,13 @@
 namespace isolab {
 
 std::string trace_event_boot_param() {
-  return "trace_event=irq:irq_handler_entry,irq:softirq_entry,workqueue:workqueue_execute_start,"
-         "timer:hrtimer_expire_entry,timer:timer_expire_entry,irq_vectors:local_timer_entry,"
-         "irq_vectors:reschedule_entry,irq_vectors:call_function_entry,"
-         "irq_vectors:call_function_single_entry";
+  return "trace_event=irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_entry,"
+         "irq:softirq_exit,workqueue:workqueue_execute_start,workqueue:workqueue_execute_end,"
+         "timer:hrtimer_expire_entry,timer:timer_expire_entry,timer:tick_stop,"
+         "irq_vectors:local_timer_entry,irq_vectors:local_timer_exit,"
+         "irq_vectors:reschedule_entry,irq_vectors:reschedule_exit,"
+         "irq_vectors:call_function_entry,irq_vectors:call_function_exit,"
+         "irq_vectors:call_function_single_entry,irq_vectors:call_function_single_exit";
 }
 
 std::string sh_quote(const std::string& w) {
@@ -141,8 +144,15 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
           "if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > "
           "$T/tracing_on; fi\n";
     }
+    // The step's window (uptime seconds) and /proc/interrupts around it: the rate
+    // denominators and the cross-check of the trace counts (parse/trace.h).
+    init += "cat /proc/interrupts > " + s.name + ".interrupts_before\n";
+    init += "read w0 rest < /proc/uptime\n";
     init += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
             ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+    init += "read w1 rest < /proc/uptime\n";
+    init += "cat /proc/interrupts > " + s.name + ".interrupts_after\n";
+    init += "echo \"$w0 $w1\" > " + s.name + ".window\n";
     // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers).
     init +=
         "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
@@ -160,6 +170,8 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     init += "echo \"isolab: step " + s.name + " exit $rc\"\n";
     init += "rec " + s.name + ".stdout $rc " + s.name + ".stdout\n";
     init += "rec " + s.name + ".stderr $rc " + s.name + ".stderr\n";
+    for (const char* rec : {"window", "interrupts_before", "interrupts_after"})
+      init += "rec " + s.name + "." + rec + " 0 " + s.name + "." + rec + "\n";
     for (const auto& [suffix, file] : s.outputs) {
       check(suffix, "[A-Za-z0-9_.-]{1,40}", "output suffix");
       check(file, "[A-Za-z0-9_.-]{1,80}", "output file");

@@ -43,8 +43,10 @@ struct GuestPlan {
 // Throws isolab::Error if a name or nonce has characters outside its allowed set.
 std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPlan& plan);
 
-// The kernel parameter that enables, at boot, the trace events a traced step reads
-// (irq, softirq, workqueue, timer, local timer, IPIs). Enabling events at run time patches
+// The kernel parameter that enables, at boot, the trace events a traced step reads: entry and
+// exit of device IRQs, softirqs, workqueue items, the local timer and the IPIs (durations of
+// interruptions), timer callbacks, and timer:tick_stop (why a nohz_full tick did or did not
+// stop). Enabling events at run time patches
 // kernel text on every CPU, which crashed 6.1 guests under multi-threaded TCG here
 // (int3 in __schedule); at boot the patching happens before the secondary CPUs start.
 std::string trace_event_boot_param();

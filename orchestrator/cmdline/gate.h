@@ -11,9 +11,16 @@
 //    workqueue_cpumask (hex mask, may be absent), interrupts_before / interrupts_after
 //    (/proc/interrupts around the busy window), busy_window_s (decimal seconds).
 //  parse_proc_interrupts() reads /proc/interrupts (kernel/irq/proc.c show_interrupts() and
-//  arch_show_interrupts()): a header of "CPU<n>" columns (online CPUs only), then rows
-//  "<name>: <count per column>... <description>"; rows with fewer counts (ERR, MIS) are kept.
-//  It throws isolab::Error (naming the line) only when no CPU header exists.
+//  arch_show_interrupts()), case N2: a header of "CPU<n>" columns (online CPUs only, so
+//  "CPU9 CPU20" maps columns by name), then rows "<name>:<count per column>... <description>";
+//  the name ends at the first ':' (arm64 "IPI0:2768808080 ..." has no space after it; device
+//  names in the description may hold colons and spaces). Counts are read as 64-bit (the kernel
+//  prints unsigned int, which wraps at 2^32: a delta must allow for that). A row with a single
+//  count (x86 ERR/MIS, arm64 Err, whatever the CPU count) is system-wide: InterruptRow::total,
+//  no per-CPU counts. Rows with another number of counts, no name or a name with spaces are
+//  malformed: skipped and counted. There may be no LOC row (arm64: the local timer is the
+//  arch_timer IRQ row). It throws isolab::Error (naming the line) when the first non-blank line
+//  is not a header of distinct CPU columns.
 //  evaluate_gate() is pure. The tick check: for each nohz_full CPU the LOC ("Local timer
 //  interrupts") delta over the busy window, in interrupts per second; the tick counts as stopped
 //  when the rate is <= kTickStoppedMaxPerSecond (10/s: a tenth of the lowest CONFIG_HZ, 100, so
@@ -44,12 +51,14 @@ inline constexpr double kMinBusyWindowS = 1.0;
 struct InterruptRow {
   std::string name;                     // "LOC", "0", "24"
   std::map<unsigned, uint64_t> counts;  // CPU -> count (only the columns present)
+  std::optional<uint64_t> total;        // system-wide rows (ERR, MIS, Err): their one count
   std::string description;              // "Local timer interrupts", "IO-APIC 2-edge timer"
 };
 
 struct InterruptsSnapshot {
   std::vector<unsigned> cpus;  // the header's CPU columns, in order
   std::vector<InterruptRow> rows;
+  size_t malformed_rows = 0;                              // lines that are not rows (skipped)
   const InterruptRow* find(std::string_view name) const;  // nullptr if absent
 };
 

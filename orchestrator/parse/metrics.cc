@@ -21,10 +21,12 @@ bool add_metric_value(Metrics& metrics, const std::string& name, const std::stri
   if (!std::isfinite(value)) return false;
   auto it = metrics.find(name);
   if (it == metrics.end()) {
-    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}});
+    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}, std::nullopt});
     return true;
   }
   Metric& m = it->second;
+  if (m.per_cpu)
+    throw Error("metric " + name + ": has per-CPU evidence and is built whole; cannot append");
   if (m.unit != unit || m.lower_is_better != lower_is_better || m.aggregate != aggregate)
     throw Error("metric " + name + ": already recorded as unit \"" + m.unit + "\", " +
                 (m.lower_is_better ? "lower" : "higher") + " better, aggregate " + m.aggregate +
@@ -38,6 +40,27 @@ void merge_metrics(Metrics& into, const Metrics& from) {
   for (const auto& [name, m] : from)
     for (double v : m.values)
       add_metric_value(into, name, m.unit, m.lower_is_better, m.aggregate, v);
+}
+
+std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is_better,
+                                          const std::string& aggregate, MetricPerCpu per_cpu) {
+  if (!is_valid_aggregate(aggregate))
+    throw Error("per-CPU metric: unknown aggregate \"" + sanitize_excerpt(aggregate, 40) + "\"");
+  if (per_cpu.slots.size() != per_cpu.cpus.size() ||
+      (!per_cpu.counts.empty() && per_cpu.counts.size() != per_cpu.cpus.size()))
+    throw Error("per-CPU metric (" + unit + "): " + std::to_string(per_cpu.cpus.size()) +
+                " cpus but " + std::to_string(per_cpu.slots.size()) + " values and " +
+                std::to_string(per_cpu.counts.size()) + " counts");
+  if (per_cpu.window_s && !(std::isfinite(*per_cpu.window_s) && *per_cpu.window_s > 0))
+    throw Error("per-CPU metric (" + unit + "): window_s must be finite and positive");
+  Metric m{unit, lower_is_better, aggregate, {}, std::nullopt};
+  for (auto& slot : per_cpu.slots) {
+    if (slot && !std::isfinite(*slot)) slot.reset();
+    if (slot) m.values.push_back(*slot);
+  }
+  if (m.values.empty()) return std::nullopt;
+  m.per_cpu = std::move(per_cpu);
+  return m;
 }
 
 double reduce_metric(const Metric& metric) {
@@ -58,12 +81,67 @@ void to_json(nlohmann::json& j, const Metric& metric) {
                      {"better", metric.lower_is_better ? "lower" : "higher"},
                      {"aggregate", metric.aggregate},
                      {"values", metric.values}};
+  if (!metric.per_cpu) return;
+  const MetricPerCpu& pc = *metric.per_cpu;
+  nlohmann::json slots = nlohmann::json::array();
+  for (const auto& s : pc.slots) {
+    if (s && !std::isfinite(*s))
+      throw Error("metric with unit \"" + metric.unit + "\" holds a non-finite value");
+    slots.push_back(s ? nlohmann::json(*s) : nlohmann::json());
+  }
+  j["values"] = std::move(slots);
+  j["cpus"] = pc.cpus;
+  if (!pc.kind.empty()) j["kind"] = pc.kind;
+  if (!pc.counts.empty()) j["counts"] = pc.counts;
+  if (pc.window_s) j["window_s"] = *pc.window_s;
 }
 
 namespace {
 std::string quote_json(const nlohmann::json& j) {
   return sanitize_excerpt(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 200);
 }
+
+// Reads "cpus", "kind", "counts", "window_s" beside the already read "values" slots.
+MetricPerCpu per_cpu_from_json(const nlohmann::json& j, std::vector<std::optional<double>> slots,
+                               bool all_null) {
+  MetricPerCpu pc;
+  const auto& cpus = j.at("cpus");
+  if (!cpus.is_array() || cpus.size() != slots.size())
+    throw Error("metric: field \"cpus\" must be an array as long as \"values\", got " +
+                quote_json(cpus));
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    if (!cpus[i].is_number_integer() || cpus[i].get<long long>() < 0 ||
+        cpus[i].get<long long>() > 8191)
+      throw Error("metric: field \"cpus/" + std::to_string(i) +
+                  "\" must be a CPU number (0-8191), got " + quote_json(cpus[i]));
+    pc.cpus.push_back(cpus[i].get<int>());
+  }
+  if (all_null) throw Error("metric: field \"values\" holds no number, only null");
+  pc.slots = std::move(slots);
+  if (auto k = j.find("kind"); k != j.end()) {
+    if (!k->is_string() || k->get<std::string>().empty())
+      throw Error("metric: field \"kind\" must be a non-empty string, got " + quote_json(*k));
+    pc.kind = k->get<std::string>();
+  }
+  if (auto c = j.find("counts"); c != j.end()) {
+    if (!c->is_array() || c->size() != pc.cpus.size())
+      throw Error("metric: field \"counts\" must be an array as long as \"cpus\", got " +
+                  quote_json(*c));
+    for (std::size_t i = 0; i < c->size(); ++i) {
+      if (!(*c)[i].is_number_integer() || (*c)[i].get<long long>() < 0)
+        throw Error("metric: field \"counts/" + std::to_string(i) +
+                    "\" must be a non-negative integer, got " + quote_json((*c)[i]));
+      pc.counts.push_back((*c)[i].get<long long>());
+    }
+  }
+  if (auto w = j.find("window_s"); w != j.end()) {
+    if (!w->is_number() || !std::isfinite(w->get<double>()) || w->get<double>() <= 0)
+      throw Error("metric: field \"window_s\" must be a positive number, got " + quote_json(*w));
+    pc.window_s = w->get<double>();
+  }
+  return pc;
+}
+
 }  // namespace
 
 void from_json(const nlohmann::json& j, Metric& metric) {
@@ -91,7 +169,13 @@ void from_json(const nlohmann::json& j, Metric& metric) {
   out.unit = unit.get<std::string>();
   out.lower_is_better = better == "lower";
   out.aggregate = aggregate.get<std::string>();
+  const bool per_cpu = j.contains("cpus");
+  std::vector<std::optional<double>> slots;
   for (std::size_t i = 0; i < values.size(); ++i) {
+    if (per_cpu && values[i].is_null()) {
+      slots.emplace_back();
+      continue;
+    }
     if (!values[i].is_number())
       throw Error("metric: field \"values/" + std::to_string(i) + "\" must be a number, got " +
                   quote_json(values[i]));
@@ -99,7 +183,9 @@ void from_json(const nlohmann::json& j, Metric& metric) {
     if (!std::isfinite(v))
       throw Error("metric: field \"values/" + std::to_string(i) + "\" is not finite");
     out.values.push_back(v);
+    slots.emplace_back(v);
   }
+  if (per_cpu) out.per_cpu = per_cpu_from_json(j, std::move(slots), out.values.empty());
   metric = std::move(out);
 }
 

@@ -5,24 +5,45 @@
 //    "values": [ ...finite numbers... ]}
 // JSON has no NaN, so a value that is not finite is never stored: the parsers skip it, and a
 // metric left with no valid value is not added at all (the parser records a note instead).
+//
+// A metric with per-CPU evidence (Metric::per_cpu, the trace-derived noise.* metrics) has more
+// fields beside these, and its "values" may hold null for a CPU without a value:
+//   {"unit": "1/s", "better": "lower", "aggregate": "mean", "kind": "count",
+//    "cpus": [5, 6, 7], "counts": [9, 0, 0], "window_s": 5.01, "values": [1.796, 0, 0]}
+// "kind", "counts" and "window_s" appear only when set.
 #pragma once
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace isolab {
 
+// The per-CPU side of a metric: which CPU each JSON "values" slot belongs to.
+struct MetricPerCpu {
+  std::vector<int> cpus;                     // "cpus": the CPU of each slot
+  std::vector<std::optional<double>> slots;  // "values": one per cpus entry; nullopt -> null
+  std::string kind;                          // "kind": "count" (slots = counts / window_s) or ""
+  std::vector<long long> counts;             // "counts": kind "count" only, one per cpus entry
+  std::optional<double> window_s;            // "window_s": kind "count" only, seconds
+
+  bool operator==(const MetricPerCpu&) const = default;
+};
+
 struct Metric {
-  // "us", "ns", "cycles", "bogo ops/s", "s", "count".
+  // "us", "ns", "cycles", "bogo ops/s", "s", "count", "1/s", "ms".
   std::string unit;
   bool lower_is_better = true;
   // How the values of one cell (one boot) reduce to one number: "mean" | "max" | "min" | "sum".
   std::string aggregate = "mean";
   // Finite samples in the order they were parsed (e.g. one per cyclictest thread).
+  // With per_cpu set: the non-null slots, in slot order (what reduce_metric() reduces).
   std::vector<double> values;
+  // Per-CPU evidence; nullopt for ordinary metrics. Build it with make_per_cpu_metric().
+  std::optional<MetricPerCpu> per_cpu;
 
   bool operator==(const Metric&) const = default;
 };
@@ -37,12 +58,20 @@ bool is_valid_aggregate(std::string_view aggregate);
 // Appends value to metrics[name], creating the metric with unit, direction and aggregate if it
 // is new. Returns false and stores nothing when value is not finite (NaN, inf). Throws
 // isolab::Error naming the metric when it already exists with a different unit, direction or
-// aggregate, or when aggregate is not valid.
+// aggregate, or with per-CPU evidence (such a metric is built whole), or when aggregate is not
+// valid.
 bool add_metric_value(Metrics& metrics, const std::string& name, const std::string& unit,
                       bool lower_is_better, const std::string& aggregate, double value);
 
 // Appends every value of from into into (same rules as add_metric_value).
 void merge_metrics(Metrics& into, const Metrics& from);
+
+// A metric with per-CPU evidence. Returns nullopt when no slot holds a finite value (a metric
+// without samples is omitted). A slot that is not finite becomes nullopt. Throws isolab::Error
+// when the aggregate is not valid, when cpus and slots (or a non-empty counts) differ in length,
+// or when window_s is set but not finite and positive.
+std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is_better,
+                                          const std::string& aggregate, MetricPerCpu per_cpu);
 
 // The per-cell value of a metric: its aggregate over values (mean = arithmetic mean).
 // Throws isolab::Error when values is empty or the aggregate is unknown.
@@ -50,8 +79,9 @@ double reduce_metric(const Metric& metric);
 
 // nlohmann::json conversion. to_json throws isolab::Error if a value is not finite (a bug: the
 // parsers never store one). from_json throws isolab::Error naming the bad field ("unit",
-// "better", "aggregate", "values/3") when the object does not have the shape above; an empty
-// "values" array is rejected too, because a metric without samples is omitted, not stored.
+// "better", "aggregate", "values/3", "cpus/1", "counts") when the object does not have the
+// shape above; an empty "values" array is rejected too, because a metric without samples is
+// omitted, not stored. null in "values" is accepted only beside "cpus" (and not for all slots).
 void to_json(nlohmann::json& j, const Metric& metric);
 void from_json(const nlohmann::json& j, Metric& metric);
 

@@ -1,13 +1,26 @@
-// What interrupted the traced CPUs: counts from tracefs text output.
+// What interrupted the traced (isolated) CPUs during a step: per-CPU evidence from tracefs text.
 //
-// Input: the concatenation, per traced CPU, of a "# cpu N" line (ours) followed by the
-// content of /sys/kernel/tracing/per_cpu/cpuN/trace, whose event lines have the default
-// format of kernel/trace/trace_output.c:
-//   "<task>-<pid> [<cpu>] <flags> <seconds>.<usecs>: <event>: <fields>"
-// The events are the ones enabled by guest/plan.h trace_event_boot_param().
+// Input of parse_trace(): the concatenation, per traced CPU, of a "# cpu N" line (ours) followed
+// by the content of /sys/kernel/tracing/per_cpu/cpuN/trace. Event lines have the default format
+// of kernel/trace/trace_output.c trace_print_context():
+//   "<task>-<pid> [(<tgid>) ][<cpu>] <flags> <seconds>.<usecs>: <event>: <fields>"
+// with the task right-aligned in 16 columns and the flags from trace_print_lat_fmt(). Variants
+// accepted (case N1): 4 or 5 flag columns or more (RT kernels), no flags at all, no space
+// between the flags and the timestamp (trace-cmd report -N), 1 to 9 fraction digits, a hex
+// preempt depth; task names holding '-', ':', '/', spaces and brackets ("<idle>", "<...>").
+// The CPU comes from "[NNN]" only, the pid from the digits after the last '-' before it.
+// Event bodies used (include/trace/events/{irq,workqueue}.h, arch/x86/include/asm/trace/
+// irq_vectors.h, 6.1): irq_handler_entry "irq=%d name=%s", irq_handler_exit "irq=%d ret=%s",
+// softirq_entry/exit "vec=%u [action=%s]", workqueue_execute_start/end
+// "work struct %p: function %ps", irq_vectors *_entry/*_exit "vector=%d".
+// Guest output is untrusted: nothing here throws, lines over kMaxTraceLineBytes are malformed,
+// and every name kept is cut to 64 bytes of printable ASCII.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,32 +29,110 @@
 
 namespace isolab {
 
-struct TraceCounts {
-  // cpu -> event name -> count
-  std::map<int, std::map<std::string, long>> per_cpu;
-  // cpu -> workqueue function -> count (workqueue_execute_start "function=<fn>")
-  std::map<int, std::map<std::string, long>> workqueue_functions;
-  // cpu -> irq handler name -> count (irq_handler_entry "name=<name>")
-  std::map<int, std::map<std::string, long>> irq_handlers;
-  long lines = 0, malformed = 0;
-  bool lost_events =
-      false;  // the ring buffer overflowed ("entries-in-buffer/entries-written: a/b", a < b)
+inline constexpr std::size_t kMaxTraceLineBytes = 4096;
+
+// One event line, views into the line.
+struct TraceLine {
+  std::string_view task;  // "<idle>", "kworker/5:1", "<...>"
+  long pid = 0;
+  int cpu = 0;                   // from "[NNN]", 0-8191
+  std::string_view flags;        // "d.h1.", "" when the trace has no irq-info column
+  std::optional<int64_t> ts_ns;  // nullopt for a counter clock (no '.' in the timestamp)
+  std::string_view event;        // "local_timer_entry"
+  std::string_view body;         // "vector=236"
 };
 
-// Never throws; lines that are not events are skipped (and counted as malformed when they
-// look like neither an event nor a comment). Bounded: lines longer than 4096 bytes are skipped.
+// nullopt when the line is not an event line of the format above.
+std::optional<TraceLine> parse_trace_line(std::string_view line);
+
+// The workqueue event bodies (case N1): "work struct X: function F" (execute_start/end, 6.1),
+// "... function=F workqueue=W req_cpu=R cpu=C" (queue_work), "function=F " (activate_work, 2024).
+// cpu and req_cpu are -1 for unbound: cpu=-1 or cpu=4294967295 (the field became signed in
+// 2022), and req_cpu >= 8192 (WORK_CPU_UNBOUND is NR_CPUS, 8192 on x86 MAXSMP; a kernel with a
+// smaller NR_CPUS prints that number, read here as that CPU).
+struct WorkqueueFields {
+  std::string_view function;  // "" when the body has none
+  std::optional<int> req_cpu, cpu;
+};
+WorkqueueFields parse_workqueue_fields(std::string_view body);
+
+// An interruption: an entry event and the matching exit on the same CPU.
+struct Interruption {
+  std::string cause;  // local_timer, ipi_reschedule, ipi_call_function, irq, softirq, workqueue
+  std::string name;   // irq handler, softirq action or workqueue function ("" for vectors)
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+};
+
+struct CpuTrace {
+  std::map<std::string, long> events;               // event name -> count
+  std::map<std::string, long> workqueue_functions;  // workqueue_execute_start function -> count
+  std::map<std::string, long> irq_handlers;         // irq_handler_entry name -> count
+  std::map<std::string, long> softirq_actions;      // softirq_entry action -> count
+  std::vector<int64_t> vmstat_update_ns;  // start times of vmstat_update runs, in trace order
+  long complete_pairs = 0;                // entry/exit pairs matched
+  std::optional<Interruption> longest;
+};
+
+struct TraceCounts {
+  std::map<int, CpuTrace> per_cpu;  // by the CPU of "[NNN]"
+  std::vector<int> traced_cpus;     // from the "# cpu N" headers, first-seen order, no repeats
+  long lines = 0, malformed = 0;    // event lines counted; lines that are neither events nor '#'
+  bool lost_events = false;         // "entries-in-buffer/entries-written: a/b" with a < b, or
+                                    // "CPU:N [LOST M EVENTS]": the ring buffer overflowed
+  bool exit_events = false;         // any *_exit / workqueue_execute_end event was seen
+  bool counter_clock = false;       // some timestamp had no '.': no durations or gaps from it
+  std::optional<int64_t> first_ns, last_ns;  // earliest and latest timestamp over all CPUs
+};
+
+// Never throws. Entry/exit pairing: per CPU and per (event, key) -- irq number, softirq vector,
+// workqueue function -- the latest unmatched entry (at most 16 open, the oldest dropped) pairs
+// with the next exit; an exit without an entry (the entry was before the trace) is ignored.
 TraceCounts parse_trace(std::string_view text);
 
-// Metrics, unit "count", lower is better, aggregate "sum" over the traced CPUs (one value per
-// CPU, in CPU order):
-//   noise.local_timer      irq_vectors:local_timer_entry (the tick and other local APIC timers)
-//   noise.irq              irq:irq_handler_entry (device interrupts)
-//   noise.softirq          irq:softirq_entry
-//   noise.ipi              reschedule + call_function + call_function_single
-//   noise.workqueue        workqueue:workqueue_execute_start (kworkers running on the CPU)
-//   noise.vmstat_update    workqueue_execute_start with function=vmstat_update (case V1)
-//   noise.timer            timer:timer_expire_entry + timer:hrtimer_expire_entry
-// traced_cpus lists the CPUs (a CPU with no event gets 0).
-Metrics trace_metrics(const TraceCounts& counts, const std::vector<int>& traced_cpus);
+// The noise causes, in report order: {metric cause, what it counts}.
+//   vmstat_update      workqueue_execute_start, function vmstat_update (case V1)
+//   workqueue_other    workqueue_execute_start, any other function
+//   local_timer        local_timer_entry (the tick and other local APIC timer interrupts)
+//   ipi_reschedule     reschedule_entry
+//   ipi_call_function  call_function_entry + call_function_single_entry
+//   irq                irq_handler_entry (device interrupts)
+//   softirq            softirq_entry
+//   timer_callbacks    timer_expire_entry + hrtimer_expire_entry
+// "interruptions" = local_timer + ipi_reschedule + ipi_call_function + irq + vmstat_update +
+// workqueue_other: each of these takes the CPU away from its task (an interrupt, or a kworker
+// switched in). softirq and timer_callbacks are left out because they run inside those: a
+// softirq on irq exit of the tick or of a device interrupt, a timer callback from the tick's
+// hrtimer interrupt or the TIMER softirq; adding them would count one interruption twice.
+const std::vector<std::string>& noise_causes();
+long cause_count(const CpuTrace& cpu, std::string_view cause);  // also "interruptions"
+
+// Metrics, details and notes of one step's trace.
+struct TraceNoise {
+  Metrics metrics;         // bare names ("noise.local_timer_per_s"); the caller prefixes
+  nlohmann::json details;  // see trace_noise()
+  std::vector<std::string> notes;
+};
+
+// window_s: the step window in seconds (from "<wl>.window"); when nullopt or not positive, the
+// span of the trace timestamps is used and a note says so; when that is unavailable too (fewer
+// than two timestamps), the rate metrics are omitted with a note. cpus: the traced CPUs (a CPU
+// without events counts 0), in the order the metrics list them. Metrics:
+//   noise.<cause>_per_s, noise.interruptions_per_s: unit "1/s", better lower, aggregate "mean",
+//     kind "count", cpus, counts, window_s, values = count / window_s per CPU.
+//   noise.vmstat_update_gap_ms: every gap between consecutive vmstat_update starts on the same
+//     CPU, all CPUs together (cpus[i] is the CPU of values[i]); unit "ms", better higher (double
+//     scheduling shows as gaps near 0, seed 004), aggregate "min"; omitted when no CPU had two.
+//   noise.longest_us: per CPU the longest interruption (entry to matching exit); unit "us",
+//     better lower, aggregate "max", null for a CPU without a complete pair; omitted when the
+//     trace has no exit events or no CPU has a pair.
+// details: {"window_s", "window_source": "step"|"trace span"|null, "lost_events",
+//   "malformed_lines", "exit_events", "cpus": [{"cpu", "causes": {cause: {"count", "per_s"}},
+//   "workqueue_functions": {fn: n}, "irq_handlers": {name: n}, "softirq_actions": {name: n},
+//   "vmstat_update_gap_ms": {"n", "min", "median", "max"} | null,
+//   "longest": {"cause", "name", "us", "at_s"} | null}]}.
+// Never throws.
+TraceNoise trace_noise(const TraceCounts& trace, const std::vector<int>& cpus,
+                       std::optional<double> window_s);
 
 }  // namespace isolab

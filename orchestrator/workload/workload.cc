@@ -6,6 +6,7 @@
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"
+#include "workload/noise.h"
 
 namespace isolab {
 
@@ -209,19 +210,11 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
   if (ch.find(p + "trace") && !tracing)
     o.notes.push_back(
         "trace events were not enabled in the guest (no trace_event= at boot?): no noise counts");
-  if (const ChannelRecord* tr = tracing ? ch.find(p + "trace") : nullptr) {
-    TraceCounts t = parse_trace(tr->data);
-    // The traced CPUs come from the "# cpu N" headers, so a CPU without events counts as 0.
-    std::vector<int> cpus;
-    std::size_t at = 0;
-    while ((at = tr->data.find("# cpu ", at)) != std::string::npos) {
-      at += 6;
-      int c = std::atoi(tr->data.c_str() + at);
-      if (c >= 0 && c < 8192) cpus.push_back(c);
-    }
-    if (!cpus.empty()) prefixed(o, p, trace_metrics(t, cpus));
-    if (t.lost_events)
-      o.notes.push_back("trace ring buffer overflowed: noise counts are lower bounds");
+  if (tracing) {
+    StepNoise n = step_noise(ch, w.name);
+    prefixed(o, p, n.metrics);
+    o.noise = std::move(n.details);
+    o.notes.insert(o.notes.end(), n.notes.begin(), n.notes.end());
   }
   return o;
 }

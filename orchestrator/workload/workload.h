@@ -35,6 +35,9 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
 struct WorkloadOutcome {
   Metrics metrics;            // names prefixed "<workload>."
   nlohmann::json histograms;  // {"<workload>": {"unit","bucket_us","counts","overflows"}} or null
+  // Per traced CPU evidence of what interrupted it (workload/noise.h step_noise() details), for
+  // result.json cells[].noise.<workload>; null when the step was not traced.
+  nlohmann::json noise;
   std::vector<std::string> notes;  // e.g. "thread 2: no samples"
   bool failed = false;             // the tool crashed, exited non-zero or its output is unusable
   std::string failure;             // why, quoting the raw text (sanitized)

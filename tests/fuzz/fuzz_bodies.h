@@ -36,6 +36,7 @@
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"
+#include "workload/noise.h"
 
 namespace isolab::fuzz {
 
@@ -232,6 +233,9 @@ inline void fuzz_gate(std::string_view in) {
     try {
       InterruptsSnapshot s = parse_proc_interrupts(it->second);
       (void)s.find("LOC");
+      for (const auto& row : s.rows)
+        check(row.total ? row.counts.empty() : row.counts.size() == s.cpus.size(),
+              "interrupt row " + row.name + " has neither a total nor one count per column");
     } catch (const Error&) {
     }
   }
@@ -372,12 +376,40 @@ inline void fuzz_console(std::string_view in) {
   if (whole.fatal) check(same_finding(*whole.fatal, *chunked.fatal), "chunked fatal differs");
 }
 
+// Input: a trace record ("# cpu N" + per-CPU tracefs text), or, when it starts with "wl.trace\n",
+// records as for fuzz_gate ("wl.trace", "wl.window", "wl.interrupts_before", ...) of a step.
+inline void check_noise(const Metrics& m, const nlohmann::json& details) {
+  for (const auto& [name, metric] : m) {
+    check(metric.per_cpu.has_value(), name + " has no per-CPU evidence");
+    check(metric.per_cpu->cpus.size() == metric.per_cpu->slots.size(), name + ": cpus/values");
+    for (long long c : metric.per_cpu->counts) check(c >= 0, name + ": negative count");
+  }
+  dump_metrics(m);
+  dump_like_result_json(details);
+}
+
 inline void fuzz_trace(std::string_view in) {
+  if (in.substr(0, 9) == "wl.trace\n") {
+    ChannelContents ch;
+    for (auto& [name, data] : split_records(in)) ch.records.push_back({name, 0, data, false});
+    StepNoise n = step_noise(ch, "wl");  // documented: never throws
+    check_noise(n.metrics, n.details);
+    return;
+  }
   TraceCounts t = parse_trace(in);  // documented: never throws
   check(t.lines >= 0 && t.malformed >= 0, "negative line counts");
-  std::vector<int> cpus;
-  for (const auto& [cpu, events] : t.per_cpu) cpus.push_back(cpu);
-  dump_metrics(trace_metrics(t, cpus));
+  for (const auto& [cpu, c] : t.per_cpu) {
+    check(cpu >= 0 && cpu <= 8191, "CPU out of range");
+    check(cause_count(c, "workqueue_other") >= 0, "negative workqueue_other");
+    if (c.longest) check(c.longest->duration_ns >= 0, "negative interruption");
+  }
+  std::vector<int> cpus = t.traced_cpus;
+  if (cpus.empty())
+    for (const auto& [cpu, c] : t.per_cpu) cpus.push_back(cpu);
+  TraceNoise a = trace_noise(t, cpus, 5.01);  // documented: never throws
+  check_noise(a.metrics, a.details);
+  TraceNoise b = trace_noise(t, cpus, std::nullopt);
+  check_noise(b.metrics, b.details);
 }
 
 // The nonce the corpus files use.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/error.h"
 #include "base/files.h"
 #include "cmdline/gate.h"
 
@@ -160,8 +161,82 @@ TEST(CmdlineGate, ProcInterruptsWithOfflineColumns) {
   ASSERT_NE(loc, nullptr);
   EXPECT_EQ(loc->counts.at(2), 3u);
   EXPECT_EQ(loc->description, "Local timer interrupts");
-  EXPECT_EQ(s.find("ERR")->counts.size(), 1u);
+  EXPECT_TRUE(s.find("ERR")->counts.empty());  // system-wide, not CPU 0's
+  EXPECT_EQ(s.find("ERR")->total, 0u);
   EXPECT_EQ(s.find("24")->description, "PCI-MSI 65536-edge      virtio0-config");
+}
+
+std::string interrupts_file(const std::string& name) {
+  return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/interrupts/" + name);
+}
+
+// Case N2 (tests/data/interrupts/README.md): arm64 labels without a space, device names with
+// colons and spaces, a one-value Err row, no LOC row.
+TEST(CmdlineGate, ProcInterruptsArm64Layout) {
+  InterruptsSnapshot s = parse_proc_interrupts(interrupts_file("arm64-ipi-no-loc.txt"));
+  EXPECT_EQ(s.cpus, (std::vector<unsigned>{0, 1, 2, 3}));
+  EXPECT_EQ(s.malformed_rows, 0u);
+  EXPECT_EQ(s.rows.size(), 7u);
+  const InterruptRow* ipi0 = s.find("IPI0");
+  ASSERT_NE(ipi0, nullptr);
+  EXPECT_EQ(ipi0->counts.at(0), 2768808080u);
+  EXPECT_EQ(ipi0->counts.at(1), 2844211768u);
+  EXPECT_EQ(ipi0->counts.at(3), 123456u);
+  EXPECT_EQ(ipi0->description, "Rescheduling interrupts");
+  EXPECT_EQ(s.find("47")->description, "GICv3  78 Edge      ehci_hcd:usb1, mmc0");
+  EXPECT_EQ(s.find("52")->description, "ITS-MSI 524288 Edge      ena-mgmnt@pci:0000:00:05.0");
+  EXPECT_EQ(s.find("52")->counts.at(0), 5u);
+  EXPECT_EQ(s.find("Err")->total, 0u);
+  EXPECT_TRUE(s.find("Err")->counts.empty());
+  EXPECT_EQ(s.find("LOC"), nullptr);
+  EXPECT_EQ(s.find("11")->counts.at(2), 87654u);  // arch_timer: the arm64 local timer
+}
+
+// Case N2: offline CPUs leave gaps in the header; counts beyond 2^32-1 are kept as 64 bits.
+TEST(CmdlineGate, ProcInterruptsOfflineCpusAndBigCounters) {
+  InterruptsSnapshot s = parse_proc_interrupts(interrupts_file("x86-offline-cpus.txt"));
+  EXPECT_EQ(s.cpus, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20, 21}));
+  const InterruptRow* loc = s.find("LOC");
+  ASSERT_NE(loc, nullptr);
+  EXPECT_EQ(loc->counts.at(9), 501u);
+  EXPECT_EQ(loc->counts.at(20), 3600000000u);
+  EXPECT_EQ(loc->counts.at(21), 5000000000u);
+  EXPECT_EQ(loc->counts.count(10), 0u);
+  EXPECT_EQ(s.find("24")->counts.at(20), 7u);
+  EXPECT_EQ(s.find("25")->description, "PCI-MSI 65537-edge      nvme0q1:queue, admin");
+  EXPECT_EQ(s.find("ERR")->total, 3u);
+  EXPECT_EQ(s.find("MIS")->total, 0u);
+  EXPECT_EQ(s.malformed_rows, 0u);
+}
+
+TEST(CmdlineGate, ProcInterruptsMalformedRowsAndHeaders) {
+  InterruptsSnapshot s = parse_proc_interrupts(
+      "\n           CPU0       CPU1       CPU2\n"
+      "LOC:          1          2   Local timer interrupts\n"  // two of three counts
+      "no colon here\n"
+      "bad name:     1          2          3\n"
+      "RES:          1          2          3   Rescheduling interrupts\n"
+      "ERR:          7\n");
+  EXPECT_EQ(s.malformed_rows, 3u);
+  EXPECT_EQ(s.find("LOC"), nullptr);
+  EXPECT_EQ(s.find("RES")->counts.at(2), 3u);
+  EXPECT_EQ(s.find("ERR")->total, 7u);
+  // One online CPU: a single value is that CPU's count, except for the system-wide rows.
+  InterruptsSnapshot one = parse_proc_interrupts("   CPU0\nLOC: 55 Local\nERR: 1\n");
+  EXPECT_EQ(one.find("LOC")->counts.at(0), 55u);
+  EXPECT_EQ(one.find("ERR")->total, 1u);
+  auto throws_with = [](const char* text, const char* part) {
+    try {
+      parse_proc_interrupts(text);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  throws_with("", "no header");
+  throws_with("LOC: 1 2\n", "line 1: expected a header");
+  throws_with("\n  CPU0 CPU0\n", "line 2: CPU column 'CPU0' repeated");
+  throws_with("  CPU0 CPU9000\n", "bad CPU column 'CPU9000'");
 }
 
 // Real guest captures, when another helper has stored them.

@@ -30,7 +30,7 @@ TEST(Metrics, NonFiniteValuesAreNeverStored) {
   EXPECT_FALSE(
       add_metric_value(m, "x", "us", true, "mean", std::numeric_limits<double>::infinity()));
   EXPECT_TRUE(m.empty());  // no value, no metric
-  Metric bad{"us", true, "mean", {1, std::nan("")}};
+  Metric bad{"us", true, "mean", {1, std::nan("")}, {}};
   nlohmann::json j;
   EXPECT_THROW(to_json(j, bad), Error);
 }
@@ -49,12 +49,12 @@ TEST(Metrics, MismatchedRedefinitionIsAnError) {
 }
 
 TEST(Metrics, Reduce) {
-  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "mean", {5.2, 5.9, 6.1}}), 5.733333333333333);
-  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "max", {31, 40, 28}}), 40);
-  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "min", {31, 40, 28}}), 28);
-  EXPECT_DOUBLE_EQ(reduce_metric({"count", false, "sum", {1, 2, 3.5}}), 6.5);
-  EXPECT_THROW(reduce_metric({"us", true, "mean", {}}), Error);
-  EXPECT_THROW(reduce_metric({"us", true, "median", {1}}), Error);
+  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "mean", {5.2, 5.9, 6.1}, {}}), 5.733333333333333);
+  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "max", {31, 40, 28}, {}}), 40);
+  EXPECT_DOUBLE_EQ(reduce_metric({"us", true, "min", {31, 40, 28}, {}}), 28);
+  EXPECT_DOUBLE_EQ(reduce_metric({"count", false, "sum", {1, 2, 3.5}, {}}), 6.5);
+  EXPECT_THROW(reduce_metric({"us", true, "mean", {}, {}}), Error);
+  EXPECT_THROW(reduce_metric({"us", true, "median", {1}, {}}), Error);
 }
 
 TEST(Metrics, FromJsonNamesTheBadField) {
@@ -73,6 +73,51 @@ TEST(Metrics, FromJsonNamesTheBadField) {
   expect_error(R"({"unit":"us","better":"lower","aggregate":"max","values":[1,"2"]})", "values/1");
   expect_error(R"({"unit":"us","better":"lower","aggregate":"max","values":[1,null]})", "values/1");
   expect_error(R"([1,2])", "expected an object");
+  // per-CPU metrics
+  const char* base = R"({"unit":"us","better":"lower","aggregate":"max",)";
+  expect_error((std::string(base) + R"("cpus":[5],"values":[1,2]})").c_str(), "\"cpus\"");
+  expect_error((std::string(base) + R"("cpus":[5,-1],"values":[1,2]})").c_str(), "cpus/1");
+  expect_error((std::string(base) + R"("cpus":[5,6],"values":[null,null]})").c_str(), "only null");
+  expect_error((std::string(base) + R"("cpus":[5],"values":[1],"counts":[1,2]})").c_str(),
+               "\"counts\"");
+  expect_error((std::string(base) + R"("cpus":[5],"values":[1],"counts":[-1]})").c_str(),
+               "counts/0");
+  expect_error((std::string(base) + R"("cpus":[5],"values":[1],"window_s":0})").c_str(),
+               "\"window_s\"");
+  expect_error((std::string(base) + R"("cpus":[5],"values":[1],"kind":""})").c_str(), "\"kind\"");
+}
+
+// The trace-derived metrics (parse/trace.h) carry per-CPU evidence; null marks a CPU without a
+// value, and the per-cell reduction sees only the numbers.
+TEST(Metrics, PerCpuEvidenceRoundTrips) {
+  auto m = make_per_cpu_metric("us", true, "max",
+                               MetricPerCpu{{5, 6, 7}, {12.5, std::nullopt, 3.0}, "", {}, {}});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->values, (std::vector<double>{12.5, 3.0}));
+  EXPECT_DOUBLE_EQ(reduce_metric(*m), 12.5);
+  nlohmann::json j = *m;
+  EXPECT_EQ(j.dump(), R"({"aggregate":"max","better":"lower","cpus":[5,6,7],"unit":"us",)"
+                      R"("values":[12.5,null,3.0]})");
+  EXPECT_EQ(j.get<Metric>(), *m);
+
+  auto r = make_per_cpu_metric("1/s", true, "mean",
+                               MetricPerCpu{{5, 6}, {1.5, 0.0}, "count", {3, 0}, 2.0});
+  nlohmann::json k = *r;
+  EXPECT_EQ(k["kind"], "count");
+  EXPECT_EQ(k["counts"], nlohmann::json({3, 0}));
+  EXPECT_EQ(k["window_s"], 2.0);
+  EXPECT_EQ(k.get<Metric>(), *r);
+
+  // A non-finite slot becomes null; all null: no metric.
+  EXPECT_FALSE(make_per_cpu_metric("us", true, "max", MetricPerCpu{{1}, {std::nan("")}, "", {}, {}})
+                   .has_value());
+  EXPECT_THROW(make_per_cpu_metric("us", true, "max", MetricPerCpu{{1, 2}, {1.0}, "", {}, {}}),
+               Error);
+  EXPECT_THROW(make_per_cpu_metric("us", true, "max", MetricPerCpu{{1}, {1.0}, "", {}, -1.0}),
+               Error);
+  // built whole: appending is refused
+  Metrics ms{{"noise.longest_us", *m}};
+  EXPECT_THROW(add_metric_value(ms, "noise.longest_us", "us", true, "max", 1), Error);
 }
 
 }  // namespace

@@ -112,7 +112,7 @@ TEST(PipelineRun, EndToEndBothVariantsThenCached) {
     EXPECT_GT(m["latency.load.cpu.bogo_ops_per_s_real"]["values"][0].get<double>(), 0);
     EXPECT_GT(m["vmstat-syscall.cycles_per_syscall"]["values"][0].get<double>(), 0);
     EXPECT_GT(m["vmstat-idle.cycles_per_idle_loop"]["values"][0].get<double>(), 0);
-    EXPECT_TRUE(m.contains("latency.noise.local_timer"));
+    EXPECT_TRUE(m.contains("latency.noise.local_timer_per_s"));
     EXPECT_TRUE(fs::exists(r.run_dir / (*c)["raw_dir"].get<std::string>() / "console.log"));
   }
 

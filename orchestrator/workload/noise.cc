@@ -1,0 +1,177 @@
+#include "workload/noise.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "base/error.h"
+#include "base/files.h"
+
+namespace isolab {
+
+namespace {
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size() && out.size() < 3) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t b = i;
+    while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i > b) out.push_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+std::optional<double> to_seconds(std::string_view s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v) || v < 0)
+    return std::nullopt;
+  return v;
+}
+
+struct CheckedRow {
+  const char* row;     // /proc/interrupts row
+  const char* cause;   // noise cause (parse/trace.h)
+  const char* events;  // what the trace counted, for the note
+};
+
+constexpr CheckedRow kCheckedRows[] = {
+    {"LOC", "local_timer", "local_timer_entry"},
+    {"RES", "ipi_reschedule", "reschedule_entry"},
+    {"CAL", "ipi_call_function", "call_function_entry+call_function_single_entry"},
+};
+
+const CpuTrace& cpu_trace(const TraceCounts& t, int cpu) {
+  static const CpuTrace empty;
+  auto it = t.per_cpu.find(cpu);
+  return it == t.per_cpu.end() ? empty : it->second;
+}
+
+std::optional<uint64_t> row_delta(const InterruptRow* b, const InterruptRow* a, int cpu) {
+  if (!b || !a) return std::nullopt;
+  auto ib = b->counts.find(static_cast<unsigned>(cpu));
+  auto ia = a->counts.find(static_cast<unsigned>(cpu));
+  if (ib == b->counts.end() || ia == a->counts.end()) return std::nullopt;
+  return counter_delta(ib->second, ia->second);
+}
+
+std::optional<InterruptsSnapshot> snapshot(const ChannelContents& ch, const std::string& name,
+                                           std::vector<std::string>& notes) {
+  const ChannelRecord* r = ch.find(name);
+  if (!r) return std::nullopt;
+  try {
+    return parse_proc_interrupts(r->data);
+  } catch (const Error& e) {
+    notes.push_back(name + ": " + e.what() + ": no cross-check with the trace");
+    return std::nullopt;
+  }
+}
+
+std::optional<double> step_window(const ChannelContents& ch, const std::string& wl,
+                                  std::vector<std::string>& notes) {
+  const ChannelRecord* r = ch.find(wl + ".window");
+  if (!r) {
+    notes.push_back(wl + ".window: missing");
+    return std::nullopt;
+  }
+  std::string problem;
+  auto w = parse_step_window(r->data, problem);
+  if (!w) notes.push_back(wl + ".window: " + problem);
+  return w;
+}
+
+std::vector<int> traced_cpus(const TraceCounts& t, const std::string& wl,
+                             std::vector<std::string>& notes) {
+  if (!t.traced_cpus.empty()) return t.traced_cpus;
+  std::vector<int> seen;
+  for (const auto& [cpu, c] : t.per_cpu) seen.push_back(cpu);
+  if (!seen.empty())
+    notes.push_back(wl + ".trace has no '# cpu N' headers: using the CPUs with events");
+  return seen;
+}
+
+}  // namespace
+
+std::optional<double> parse_step_window(std::string_view text, std::string& problem) {
+  const auto w = words(text);
+  std::optional<double> start, end;
+  if (w.size() == 2) start = to_seconds(w[0]), end = to_seconds(w[1]);
+  if (!start || !end) {
+    problem = "expected '<start> <end>' in seconds, got '" + sanitize_excerpt(text, 80) + "'";
+    return std::nullopt;
+  }
+  if (*end <= *start) {
+    problem = "the step ends (" + std::string(w[1]) + ") no later than it starts (" +
+              std::string(w[0]) + ")";
+    return std::nullopt;
+  }
+  return *end - *start;
+}
+
+std::optional<uint64_t> counter_delta(uint64_t before, uint64_t after) {
+  constexpr uint64_t kWrap = uint64_t{1} << 32;
+  if (after >= before) return after - before;
+  if (before < kWrap) return after + kWrap - before;
+  return std::nullopt;
+}
+
+uint64_t cross_check_tolerance(uint64_t proc_delta, uint64_t trace_count) {
+  return 2 + std::max(proc_delta, trace_count) / 20;
+}
+
+void cross_check_interrupts(const TraceCounts& t, const std::vector<int>& cpus,
+                            const InterruptsSnapshot& before, const InterruptsSnapshot& after,
+                            nlohmann::json& details, std::vector<std::string>& notes) {
+  nlohmann::json unchecked = nlohmann::json::array();
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    const int cpu = cpus[i];
+    nlohmann::json rows = nlohmann::json::object();
+    std::string disagree;
+    for (const CheckedRow& r : kCheckedRows) {
+      auto delta = row_delta(before.find(r.row), after.find(r.row), cpu);
+      if (!delta) {
+        unchecked.push_back(std::string(r.row) + " on CPU " + std::to_string(cpu));
+        continue;
+      }
+      const auto n = static_cast<uint64_t>(cause_count(cpu_trace(t, cpu), r.cause));
+      const uint64_t tol = cross_check_tolerance(*delta, n);
+      const uint64_t diff = *delta > n ? *delta - n : n - *delta;
+      const bool agree = diff <= tol;
+      rows[r.row] = {{"delta", *delta}, {"trace", n}, {"tolerance", tol}, {"agree", agree}};
+      if (!agree && !(t.lost_events && n < *delta))
+        disagree += (disagree.empty() ? "" : "; ") + std::string(r.row) + " +" +
+                    std::to_string(*delta) + ", " + r.events + " " + std::to_string(n);
+    }
+    if (details["cpus"].is_array() && i < details["cpus"].size())
+      details["cpus"][i]["interrupts"] = rows;
+    if (!disagree.empty())
+      notes.push_back("trace and /proc/interrupts disagree on CPU " + std::to_string(cpu) + ": " +
+                      disagree);
+  }
+  details["interrupts_unchecked"] = unchecked;
+}
+
+StepNoise step_noise(const ChannelContents& ch, const std::string& wl) {
+  StepNoise out;
+  const ChannelRecord* tr = ch.find(wl + ".trace");
+  if (!tr) return out;
+  TraceCounts t = parse_trace(tr->data);
+  std::vector<int> cpus = traced_cpus(t, wl, out.notes);
+  if (cpus.empty()) {
+    out.notes.push_back(wl + ".trace names no CPU: no noise metrics");
+    return out;
+  }
+  std::optional<double> window = step_window(ch, wl, out.notes);
+  TraceNoise tn = trace_noise(t, cpus, window);
+  out.metrics = std::move(tn.metrics);
+  out.details = std::move(tn.details);
+  out.notes.insert(out.notes.end(), tn.notes.begin(), tn.notes.end());
+  auto before = snapshot(ch, wl + ".interrupts_before", out.notes);
+  auto after = snapshot(ch, wl + ".interrupts_after", out.notes);
+  if (before && after) cross_check_interrupts(t, cpus, *before, *after, out.details, out.notes);
+  return out;
+}
+
+}  // namespace isolab

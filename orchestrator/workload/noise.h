@@ -1,0 +1,70 @@
+// Per-step noise evidence on the traced (isolated) CPUs: the trace metrics of parse/trace.h over
+// the step window, cross-checked against the /proc/interrupts deltas of the same step.
+//
+// Records of a step named <wl> (sent by the guest, untrusted):
+//   "<wl>.trace"               per traced CPU "# cpu N" + /sys/kernel/tracing/per_cpu/cpuN/trace
+//   "<wl>.window"              "<start> <end>\n": /proc/uptime's first field (seconds) just
+//                              before and just after the step
+//   "<wl>.interrupts_before"   /proc/interrupts just before the step
+//   "<wl>.interrupts_after"    /proc/interrupts just after it
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cmdline/gate.h"
+#include "guest/channel.h"
+#include "parse/metrics.h"
+#include "parse/trace.h"
+
+namespace isolab {
+
+// The step window in seconds: end - start of "<start> <end>" (two finite, non-negative decimal
+// numbers, end > start, surrounding whitespace allowed). nullopt with problem set ("expected
+// '<start> <end>' ...", naming the bad text) otherwise.
+std::optional<double> parse_step_window(std::string_view text, std::string& problem);
+
+// The increase of a /proc/interrupts counter. The kernel prints unsigned int: an after below
+// before, both below 2^32, is one wrap (after + 2^32 - before); any other decrease is nullopt.
+std::optional<uint64_t> counter_delta(uint64_t before, uint64_t after);
+
+// Allowed difference between a /proc/interrupts delta and the trace's count on one CPU:
+// 2 + 5% of the larger. The two are read at different instants: the snapshots are taken by
+// the guest's shell just before tracing is switched on and just after it is switched off, so an
+// event landing in either gap (one at each window edge) is counted by one side only. On an
+// isolated CPU with the tick stopped the gaps hold at most one event each (the 2); on a CPU
+// whose tick runs, the events in the gaps grow with the rate, and 5% covers a gap of 5% of the
+// step (250 ms of a 5 s step) -- under TCG a few shell commands can take that long.
+uint64_t cross_check_tolerance(uint64_t proc_delta, uint64_t trace_count);
+
+// The x86 rows compared (arch/x86/kernel/irq.c arch_show_interrupts()) and the trace events
+// they count (arch/x86/kernel/apic/apic.c, smp.c: each handler increments the counter between
+// its *_entry and *_exit tracepoints):
+//   LOC  apic_timer_irqs  vs local_timer_entry
+//   RES  irq_resched_count vs reschedule_entry
+//   CAL  irq_call_count    vs call_function_entry + call_function_single_entry
+// Adds per CPU details["cpus"][i]["interrupts"] = {"LOC": {"delta", "trace", "tolerance",
+// "agree"}, ...} and, for each disagreement beyond the tolerance, a note "trace and
+// /proc/interrupts disagree on CPU 5: LOC +12, local_timer_entry 3". When the trace lost events
+// a trace count below the delta is expected (lower bound): recorded, not noted. A row or CPU
+// column absent from either snapshot (arm64 has no LOC) is listed in
+// details["interrupts_unchecked"].
+void cross_check_interrupts(const TraceCounts& trace, const std::vector<int>& cpus,
+                            const InterruptsSnapshot& before, const InterruptsSnapshot& after,
+                            nlohmann::json& details, std::vector<std::string>& notes);
+
+struct StepNoise {
+  Metrics metrics;         // bare names (noise.*), see trace_noise()
+  nlohmann::json details;  // trace_noise() details + "interrupts"; null when there is no trace
+  std::vector<std::string> notes;
+};
+
+// Everything from the records of step wl. Never throws: a missing or malformed window record,
+// unparsable /proc/interrupts or a trace without "# cpu N" headers becomes a note.
+StepNoise step_noise(const ChannelContents& records, const std::string& wl);
+
+}  // namespace isolab

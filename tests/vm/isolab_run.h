@@ -1,0 +1,88 @@
+// vm tier helpers (header-only: each test file is its own executable): run the built `isolab`
+// on a spec from tests/data/specs and read its result.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/files.h"
+#include "sys/process.h"
+
+namespace isolab::vmtest {
+
+// tests/data/specs
+inline std::filesystem::path specs_dir() {
+  return std::filesystem::path(ISOLAB_TEST_DATA_DIR) / "specs";
+}
+
+// Loads tests/data/specs/<name> with its relative paths (config fragments, patches) made
+// absolute, so that a modified copy can be written anywhere.
+inline nlohmann::json load_spec(const std::string& name) {
+  nlohmann::json j = nlohmann::json::parse(read_file(specs_dir() / name));
+  auto abs = [](nlohmann::json& arr) {
+    for (auto& p : arr)
+      if (!std::filesystem::path(p.get<std::string>()).is_absolute())
+        p = std::filesystem::weakly_canonical(specs_dir() / p.get<std::string>()).string();
+  };
+  if (j.contains("kernel") && j["kernel"].contains("config_fragments"))
+    abs(j["kernel"]["config_fragments"]);
+  for (auto& v : j["variants"])
+    if (v.contains("patches")) abs(v["patches"]);
+  return j;
+}
+
+// A fresh directory under the system temp dir, named after tag and the pid.
+inline std::filesystem::path temp_dir(const std::string& tag) {
+  std::filesystem::path d = std::filesystem::temp_directory_path() /
+                            ("isolab-vmtest-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+struct IsolabRun {
+  ProcessResult proc;
+  std::filesystem::path run_dir;  // the last line of stdout
+  nlohmann::json result;          // run_dir/result.json, null when absent
+};
+
+// Writes spec to dir/spec.json and runs `isolab run` on it with --results-dir dir/results and
+// the extra arguments; stderr goes to dir/isolab.stderr. Times out after 40 minutes.
+inline IsolabRun run_isolab(const nlohmann::json& spec, const std::filesystem::path& dir,
+                            std::vector<std::pair<std::string, std::string>> env = {},
+                            std::vector<std::string> extra = {}) {
+  std::filesystem::path spec_path = dir / "spec.json";
+  write_file_atomic(spec_path, spec.dump(2));
+  auto runner = make_real_runner();
+  ProcessSpec ps;
+  ps.argv = {ISOLAB_BINARY, "run", spec_path.string(), "--results-dir", (dir / "results").string()};
+  ps.argv.insert(ps.argv.end(), extra.begin(), extra.end());
+  ps.env = std::move(env);
+  ps.stderr_path = dir / "isolab.stderr";
+  ps.timeout = std::chrono::minutes(40);
+  IsolabRun r;
+  r.proc = runner->run(ps);
+  std::string out = r.proc.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  r.run_dir = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+  if (std::filesystem::exists(r.run_dir / "result.json"))
+    r.result = nlohmann::json::parse(read_file(r.run_dir / "result.json"));
+  return r;
+}
+
+// `isolab <args...>` with a 5-minute timeout.
+inline ProcessResult run_isolab_command(std::vector<std::string> args) {
+  ProcessSpec ps;
+  ps.argv = {ISOLAB_BINARY};
+  ps.argv.insert(ps.argv.end(), args.begin(), args.end());
+  ps.timeout = std::chrono::minutes(5);
+  return make_real_runner()->run(ps);
+}
+
+}  // namespace isolab::vmtest

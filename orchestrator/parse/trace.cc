@@ -487,6 +487,7 @@ nlohmann::json cpu_details(const CpuTrace& c, int cpu, std::optional<double> win
                {"at_s", c.longest->start_ns / 1e9}};
   return {{"cpu", cpu},
           {"causes", causes},
+          {"events", name_counts(c.events)},
           {"workqueue_functions", name_counts(c.workqueue_functions)},
           {"irq_handlers", name_counts(c.irq_handlers)},
           {"softirq_actions", name_counts(c.softirq_actions)},

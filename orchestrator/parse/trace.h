@@ -128,8 +128,8 @@ struct TraceNoise {
 //     trace has no exit events or no CPU has a pair.
 // details: {"window_s", "window_source": "step"|"trace span"|null, "lost_events",
 //   "malformed_lines", "exit_events", "cpus": [{"cpu", "causes": {cause: {"count", "per_s"}},
-//   "workqueue_functions": {fn: n}, "irq_handlers": {name: n}, "softirq_actions": {name: n},
-//   "vmstat_update_gap_ms": {"n", "min", "median", "max"} | null,
+//   "events": {event: n}, "workqueue_functions": {fn: n}, "irq_handlers": {name: n},
+//   "softirq_actions": {name: n}, "vmstat_update_gap_ms": {"n", "min", "median", "max"} | null,
 //   "longest": {"cause", "name", "us", "at_s"} | null}]}.
 // Never throws.
 TraceNoise trace_noise(const TraceCounts& trace, const std::vector<int>& cpus,

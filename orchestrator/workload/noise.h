@@ -33,12 +33,13 @@ std::optional<double> parse_step_window(std::string_view text, std::string& prob
 std::optional<uint64_t> counter_delta(uint64_t before, uint64_t after);
 
 // Allowed difference between a /proc/interrupts delta and the trace's count on one CPU:
-// 2 + 5% of the larger. The two are read at different instants: the snapshots are taken by
-// the guest's shell just before tracing is switched on and just after it is switched off, so an
-// event landing in either gap (one at each window edge) is counted by one side only. On an
-// isolated CPU with the tick stopped the gaps hold at most one event each (the 2); on a CPU
-// whose tick runs, the events in the gaps grow with the rate, and 5% covers a gap of 5% of the
-// step (250 ms of a 5 s step) -- under TCG a few shell commands can take that long.
+// 2 + 5% of the larger. The two do not cover the same instants: the guest's shell switches
+// tracing on, reads /proc/interrupts, runs the step, reads /proc/interrupts again, ends leftover
+// tools and only then switches tracing off (guest/plan.cc), so an event in either edge gap is in
+// the trace only. On an isolated CPU with the tick stopped each gap of a few shell commands holds
+// at most one event (the 2); on a CPU whose tick runs, the events in the gaps grow with the
+// rate, and 5% covers gaps adding up to 5% of the step (250 ms of a 5 s step), which a few
+// shell commands can take under TCG on a loaded host.
 uint64_t cross_check_tolerance(uint64_t proc_delta, uint64_t trace_count);
 
 // The x86 rows compared (arch/x86/kernel/irq.c arch_show_interrupts()) and the trace events

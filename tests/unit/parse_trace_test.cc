@@ -208,6 +208,7 @@ TEST(Trace, RealGuestTraceCountsAndRates) {
   EXPECT_EQ(n.details["window_source"], "step");
   EXPECT_EQ(n.details["cpus"][1]["workqueue_functions"]["vmstat_update"], 1);
   EXPECT_EQ(n.details["cpus"][1]["causes"]["softirq"]["count"], 7);
+  EXPECT_EQ(n.details["cpus"][0]["events"]["local_timer_entry"], 97);
 }
 
 TEST(Trace, WindowFallsBackToTheTraceSpan) {

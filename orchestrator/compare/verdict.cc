@@ -353,9 +353,10 @@ VerdictResult decide_count_verdict(const MetricTest& t, Better better, double th
   const std::string p_text = "p=" + fmt("%.3g", p);
   const std::string diff_text = "|B-A| " + format_count_amount(std::fabs(c.diff), unit);
   const std::string floor_text = "floor " + format_count_amount(floor, unit);
-  const std::string rel_text = from_zero ? std::string("A was 0 in every boot")
-                                         : "|" + fmt("%.2f", rel_pct) + "%| vs threshold " +
-                                               fmt("%.2f", threshold_pct) + "%";
+  const std::string rel_text = from_zero
+                                   ? std::string("A was 0 in every boot")
+                                   : "|" + fmt("%.2f", rel_pct) + "%| " + (large ? ">" : "<=") +
+                                         " threshold " + fmt("%.2f", threshold_pct) + "%";
   if (significant && above_floor && large) {
     const bool good = (better == Better::lower) == (c.diff < 0);
     r.verdict = good ? Verdict::improved : Verdict::regressed;
@@ -369,7 +370,7 @@ VerdictResult decide_count_verdict(const MetricTest& t, Better better, double th
   } else if (!above_floor) {
     r.reason = p_text + " but " + diff_text + " <= " + floor_text;
   } else {
-    r.reason = p_text + " but " + rel_text + " (not above it)";
+    r.reason = p_text + " but " + rel_text;
   }
   return r;
 }

@@ -18,9 +18,11 @@ namespace {
 
 constexpr const char* kMethod =
     "pooled cells of the listed variants split at random into two equal halves, per split the "
-    "relative change of medians and the compare verdict; noise_floor_pct = 95th percentile "
-    "(nearest rank) of |change| in percent, false_positive_rate = fraction of splits called "
-    "improved or regressed, p_significant_rate = fraction with Mann-Whitney p < alpha";
+    "relative change (of medians for timings, of means for counts) and the compare verdict "
+    "(same test and rule as compare, by kind); noise_floor_pct = 95th percentile (nearest "
+    "rank) of the finite |change| in percent, false_positive_rate = fraction of splits called "
+    "improved or regressed, p_significant_rate = fraction with the kind's test p < alpha "
+    "(Mann-Whitney for timings, permutation of means for counts)";
 
 std::string fmt(const char* f, double v) {
   if (!std::isfinite(v)) return "n/a";
@@ -67,13 +69,20 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
   if (cal.variants.empty()) throw Error("calibrate: the run has no variants");
 
   std::map<std::string, std::vector<double>> pooled;
-  std::map<std::string, std::string> units;
+  std::map<std::string, MetricInfo> infos;
   std::set<std::string> kernels, builds;
   for (const auto& v : cal.variants) {
     VariantData d = extract_variant(run, v);
     for (auto& [name, s] : d.metrics) {
       pooled[name].insert(pooled[name].end(), s.values.begin(), s.values.end());
-      units[name] = s.unit;
+      MetricInfo& info = infos[name];
+      info.name = name;
+      info.unit = s.unit;
+      info.kind = s.metric_kind();
+      // The direction is irrelevant to "called improved or regressed"; a metric without one
+      // is judged as lower-is-better so that its false-positive rate is still measured.
+      info.better = Better::lower;
+      info.tcg = info.tcg || s.accelerators.count("tcg") > 0;
     }
     kernels.insert(d.kernel_release);
     if (auto vs = run.find("variants"); vs != run.end() && vs->is_object()) {
@@ -93,7 +102,9 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
   for (auto& [name, values] : pooled) {
     MetricCalibration m;
     m.name = name;
-    m.unit = units[name];
+    const MetricInfo& info = infos[name];
+    m.unit = info.unit;
+    m.kind = info.kind;
     m.n = values.size();
     m.noise_floor_pct = std::numeric_limits<double>::quiet_NaN();
     const std::size_t half = values.size() / 2;
@@ -102,17 +113,15 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
       abs_changes.reserve(options.splits);
       std::size_t fp = 0, psig = 0;
       std::vector<double> work = values;
-      const Better better = Better::lower;  // direction is irrelevant to "called significant"
       for (std::size_t s = 0; s < options.splits; ++s) {
         for (std::size_t i = 0; i < 2 * half; ++i) {  // partial Fisher-Yates
           std::swap(work[i], work[i + uniform_index(rng, work.size() - i)]);
         }
         std::span<const double> ha(work.data(), half), hb(work.data() + half, half);
-        const MetricTest t = test_metric(ha, hb, cal.settings, false);
+        const MetricTest t = test_metric(ha, hb, cal.settings, false, info.kind);
         if (std::isfinite(t.change)) abs_changes.push_back(std::fabs(100.0 * t.change));
-        if (t.mann_whitney.p_two_sided < settings.alpha) ++psig;
-        const VerdictResult v =
-            decide_verdict(t, better, cal.settings.threshold_pct_for(name), cal.settings);
+        if (t.p_value() < settings.alpha) ++psig;
+        const VerdictResult v = decide_metric_verdict(t, info, cal.settings);
         if (v.verdict == Verdict::improved || v.verdict == Verdict::regressed) ++fp;
       }
       if (!abs_changes.empty()) m.noise_floor_pct = percentile_nearest_rank(abs_changes, 95);
@@ -138,6 +147,7 @@ nlohmann::json calibration_to_json(const Calibration& c) {
                       {"metrics", nlohmann::json::object()}};
   for (const auto& m : c.metrics) {
     j["metrics"][m.name] = {{"unit", m.unit},
+                            {"kind", metric_kind_name(m.kind)},
                             {"n", m.n},
                             {"noise_floor_pct", jnum(m.noise_floor_pct)},
                             {"false_positive_rate", m.false_positive_rate},

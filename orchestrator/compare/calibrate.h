@@ -4,15 +4,19 @@
 // built from the same source, or one variant whose cells are split). Per metric, the per-cell
 // values of the chosen variants are pooled (n cells). For each of `splits` random equal splits
 // (seeded std::mt19937_64; floor(n/2) cells to each half, the odd cell left out) we compute
-// the relative change of medians between the halves and the verdict of decide_verdict() with
-// the given settings (noise floors ignored, CI not needed). Then:
+// the relative change between the halves (of medians for timing metrics, of means for count
+// metrics) and the verdict of decide_metric_verdict() -- the very test and rule compare applies
+// to the metric's kind, with the TCG timing threshold when the cells ran under TCG and the
+// count floor -- with the given settings (noise floors ignored, CI not needed). Then:
 //   noise_floor_pct      = 95th percentile (nearest rank) of |relative change| * 100 over the
-//                          splits: a change smaller than this is within A/A noise 19 times in
-//                          20. NaN (null in JSON) when n < 4.
+//                          splits whose change is finite (a count half that is 0 in every
+//                          boot has none): a change smaller than this is within A/A noise 19
+//                          times in 20. NaN (null in JSON) when n < 4 or no split had one.
 //   false_positive_rate  = fraction of splits that decide_verdict calls improved or regressed
 //                          (what the verdict rule would wrongly report on identical kernels).
-//   p_significant_rate   = fraction of splits with Mann-Whitney p < alpha (before the
-//                          threshold), for judging the test itself.
+//   p_significant_rate   = fraction of splits whose test (Mann-Whitney for timings, the
+//                          permutation test of means for counts) gives p < alpha, before the
+//                          threshold and floor: for judging the test itself.
 // Note the halves have n/2 cells each, so the floor is that of a comparison with n/2 cells per
 // variant; calibrate with twice the repetitions you will compare with.
 #pragma once
@@ -39,6 +43,7 @@ struct CalibrationOptions {
 struct MetricCalibration {
   std::string name;
   std::string unit;
+  MetricKind kind = MetricKind::timing;
   std::size_t n = 0;           // pooled cells with a value
   double noise_floor_pct = 0;  // NaN when n < 4
   double false_positive_rate = 0;
@@ -61,8 +66,8 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
                                const CalibrationOptions& options = {});
 
 // {"schema":"isolab-calibration","version":1,"run_id","variants","splits","seed","method",
-//  "warnings":[...],"metrics":{"<name>":{"unit","n","noise_floor_pct","false_positive_rate",
-//  "p_significant_rate"}}}; NaN is null.
+//  "warnings":[...],"metrics":{"<name>":{"unit","kind","n","noise_floor_pct",
+//  "false_positive_rate","p_significant_rate"}}}; NaN is null.
 nlohmann::json calibration_to_json(const Calibration& c);
 
 // Table: metric, unit, n, noise floor %, false-positive rate, p<alpha rate.

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/json_text.h"
+#include "cmdline/cpulist.h"
 
 namespace isolab {
 
@@ -77,6 +78,49 @@ double aggregate(const std::string& how, const std::vector<double>& v) {
   for (double x : v) sum += x;
   if (how == "sum") return sum;
   return sum / static_cast<double>(v.size());
+}
+
+// The metric's "kind": "count", "timing", or "" when absent or null.
+std::string metric_kind_field(const nlohmann::json& m, const std::string& mp) {
+  const nlohmann::json k = field(m, "kind");
+  if (k.is_null()) return "";
+  if (!k.is_string() || (k != "count" && k != "timing")) {
+    throw SpecError(mp + "/kind",
+                    "metric kind must be \"count\" or \"timing\", got " + json_text(k));
+  }
+  return k.get<std::string>();
+}
+
+// The metric's "cpus" (traced CPU numbers), empty when absent or null.
+std::vector<unsigned> metric_cpus(const nlohmann::json& m, const std::string& mp) {
+  const nlohmann::json c = field(m, "cpus");
+  std::vector<unsigned> cpus;
+  if (c.is_null()) return cpus;
+  if (!c.is_array()) throw SpecError(mp + "/cpus", "cpus must be an array of CPU numbers");
+  for (std::size_t k = 0; k < c.size(); ++k) {
+    const auto& v = c[k];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+        v.get<std::int64_t>() >= static_cast<std::int64_t>(kMaxCpus)) {
+      throw SpecError(mp + "/cpus/" + std::to_string(k), "a CPU number must be an integer in 0.." +
+                                                             std::to_string(kMaxCpus - 1) +
+                                                             ", got " + json_text(v));
+    }
+    cpus.push_back(static_cast<unsigned>(v.get<std::int64_t>()));
+  }
+  return cpus;
+}
+
+// Counts and event rates cannot be negative: the values array of a count metric is checked
+// before it is aggregated. `raw` is the JSON array (for the index of the bad value).
+void check_count_values(const std::vector<double>& values, const nlohmann::json& raw,
+                        const std::string& mp) {
+  if (std::all_of(values.begin(), values.end(), [](double v) { return v >= 0; })) return;
+  for (std::size_t k = 0; k < raw.size(); ++k) {
+    if (raw[k].is_number() && raw[k].get<double>() < 0) {
+      throw SpecError(mp + "/values/" + std::to_string(k),
+                      "a count or event rate must be >= 0, got " + json_text(raw[k]));
+    }
+  }
 }
 
 std::string gate_row_text(const nlohmann::json& row) {
@@ -176,17 +220,23 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
         auto& s = d.metrics[name];
         const std::string unit = str_or(m, "unit");
         const std::string better = str_or(m, "better");
-        if (s.cell_ids.empty() && s.unit.empty() && s.better.empty()) {
+        const std::string kind = metric_kind_field(m, mp);
+        if (s.cell_ids.empty() && s.unit.empty() && s.better.empty() && s.kind.empty()) {
           s.unit = unit;
           s.better = better;
-        } else if (s.better != better || s.unit != unit) {
-          throw SpecError(mp, "unit/better (" + unit + ", " + better +
+          s.kind = kind;
+        } else if (s.better != better || s.unit != unit || s.kind != kind) {
+          throw SpecError(mp, "unit/better/kind (" + unit + ", " + better + ", " + kind +
                                   ") differ from earlier cells of the variant (" + s.unit + ", " +
-                                  s.better + ")");
+                                  s.better + ", " + s.kind + ")");
         }
+        std::vector<unsigned> cpus = metric_cpus(m, mp);
         if (values.empty()) continue;
+        if (s.metric_kind() == MetricKind::count) check_count_values(values, *vs, mp);
         s.values.push_back(aggregate(how, values));
         s.cell_ids.push_back(cell_id);
+        s.cpus.push_back(std::move(cpus));
+        if (!acc.empty()) s.accelerators.insert(acc);
       }
     }
     if (auto hs = c.find("histograms"); hs != c.end() && !hs->is_null()) {
@@ -329,20 +379,31 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     const MetricSamples* sb = ib != b.metrics.end() ? &ib->second : nullptr;
     row.unit = sb ? sb->unit : sa->unit;
     row.better = sb ? sb->better : sa->better;
-    if (sa && sb && (sa->unit != sb->unit || sa->better != sb->better)) {
-      throw Error("metric " + name + ": A and B disagree on unit/better (A: " + sa->unit + ", " +
-                  sa->better + "; B: " + sb->unit + ", " + sb->better + ")");
+    row.kind = (sb ? sb : sa)->metric_kind();
+    if (sa && sb &&
+        (sa->unit != sb->unit || sa->better != sb->better ||
+         sa->metric_kind() != sb->metric_kind())) {
+      throw Error("metric " + name + ": A and B disagree on unit/better/kind (A: " + sa->unit +
+                  ", " + sa->better + ", " + metric_kind_name(sa->metric_kind()) + "; B: " +
+                  sb->unit + ", " + sb->better + ", " + metric_kind_name(sb->metric_kind()) + ")");
     }
+    std::set<unsigned> cpus;
+    for (const MetricSamples* s : {sa, sb}) {
+      if (!s) continue;
+      row.tcg = row.tcg || s->accelerators.count("tcg") > 0;
+      for (const auto& cell : s->cpus) cpus.insert(cell.begin(), cell.end());
+    }
+    row.cpus.assign(cpus.begin(), cpus.end());
     if (sa) row.a_values = sa->values;
     if (sb) row.b_values = sb->values;
-    row.test = test_metric(row.a_values, row.b_values, settings);
+    row.test = test_metric(row.a_values, row.b_values, settings, true, row.kind);
     row.change_pct = 100.0 * row.test.change;
     if (row.test.ci) {
       row.ci_low_pct = 100.0 * row.test.ci->low;
       row.ci_high_pct = 100.0 * row.test.ci->high;
     }
-    row.verdict = decide_verdict(row.test, better_from_string(row.better),
-                                 settings.threshold_pct_for(name), settings);
+    const MetricInfo info{name, row.unit, row.kind, better_from_string(row.better), row.tcg};
+    row.verdict = decide_metric_verdict(row.test, info, settings);
     if (!sa || !sb) row.verdict.reason = std::string("metric missing in ") + (sa ? "B" : "A");
     cmp.metrics.push_back(std::move(row));
   }

@@ -2,7 +2,10 @@
 //
 // Per metric, the sample of a variant is one value per cell: aggregate(values) of that cell's
 // metric (mean|max|min|sum; JSON null values are missing and skipped, a cell whose values are
-// all null contributes nothing to that metric). Only cells with status "ok" and warmup false
+// all null contributes nothing to that metric). A metric may carry "kind" ("count" or
+// "timing"; see verdict.h for how the kind is decided when it is absent) and, for per-CPU
+// counts, "cpus" (the traced isolated CPUs its values belong to); "counts" and "window_s" are
+// not read. Only cells with status "ok" and warmup false
 // contribute. Cells that are "invalid" or "failed" are listed as issues with their reason and
 // failed gate rows; a kernel failure (failure_class build, boot, panic, oops, warning,
 // rcu_stall or lockup) of a B cell counts as one regression of its own. Infrastructure,
@@ -29,9 +32,14 @@ namespace isolab {
 // The values of one metric in one variant of one run.
 struct MetricSamples {
   std::string unit;
-  std::string better;                 // as written in result.json ("lower", "higher", ...)
-  std::vector<double> values;         // one per contributing cell that had a value
-  std::vector<std::string> cell_ids;  // parallel to values
+  std::string better;                       // as written in result.json ("lower", "higher", ...)
+  std::string kind;                         // "count", "timing", or "" when absent
+  std::vector<double> values;               // one per contributing cell that had a value
+  std::vector<std::string> cell_ids;        // parallel to values
+  std::vector<std::vector<unsigned>> cpus;  // parallel to values: the cell's "cpus" (or empty)
+  std::set<std::string> accelerators;       // cells[].accelerator of the contributing cells
+
+  MetricKind metric_kind() const { return metric_kind_of(kind, unit); }
 };
 
 // A cell that did not contribute because it was invalid or failed.
@@ -62,7 +70,9 @@ struct VariantData {
 // Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
 // schema_version 1 or the variant is not in it, and isolab::SpecError with the JSON pointer
 // (e.g. "/cells/3/metrics/latency.latency_max_us/values/1") for a malformed field: a value
-// that is neither a number nor null, an unknown aggregate, an unknown status.
+// that is neither a number nor null, an unknown aggregate, an unknown status, a "kind" other
+// than "count"/"timing", a "cpus" entry that is not a CPU number (0..8191), a negative value
+// of a count metric, or unit/better/kind differing between cells of the variant.
 VariantData extract_variant(const nlohmann::json& run, const std::string& variant);
 
 // True for the failure classes that are the kernel's fault (build, boot, panic, oops, warning,
@@ -90,10 +100,13 @@ struct MetricRow {
   std::string name;
   std::string unit;
   std::string better;
+  MetricKind kind = MetricKind::timing;
+  std::vector<unsigned> cpus;  // union of the cells' "cpus" over both sides, sorted
+  bool tcg = false;            // a contributing cell of either side ran under TCG
   std::vector<double> a_values;
   std::vector<double> b_values;
   MetricTest test;
-  double change_pct = 0;  // NaN when undefined
+  double change_pct = 0;  // NaN when undefined; +inf for a count metric going from 0 to > 0
   std::optional<double> ci_low_pct;
   std::optional<double> ci_high_pct;
   VerdictResult verdict;
@@ -145,7 +158,9 @@ struct Comparison {
 // 0 when comparison.regressions() == 0, else 1.
 int compare_exit_status(const Comparison& c);
 
-// Compares variant_b of run_b against variant_a of run_a (A is the baseline). Unless force,
+// Compares variant_b of run_b against variant_a of run_a (A is the baseline). Each metric is
+// tested by its kind and judged by decide_metric_verdict (verdict.h). Throws isolab::Error when
+// A and B disagree on a metric's unit, better or kind. Unless force,
 // throws ComparisonRefused when comparison_key_differences() is non-empty; with force the
 // result carries forced = true and the differences. Throws isolab::Error when the two sides
 // are the same variant of the same run, or as extract_variant does.

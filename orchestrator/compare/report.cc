@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "cmdline/cpulist.h"
 
 namespace isolab {
 
@@ -45,7 +46,100 @@ nlohmann::json stats_json(const SampleStats& s, const std::vector<double>& value
 
 std::string p_text(const MetricRow& r) {
   if (r.test.a.n == 0 || r.test.b.n == 0) return "n/a";
-  return num(r.test.mann_whitney.p_two_sided, "%.3g");
+  return num(r.test.p_value(), "%.3g");
+}
+
+bool is_count(const MetricRow& r) { return r.kind == MetricKind::count && r.test.count; }
+
+// "5-7" (the kernel's list format), "" for no CPUs.
+std::string cpu_list_text(const std::vector<unsigned>& cpus) {
+  if (cpus.empty()) return "";
+  CpuSet set(*std::max_element(cpus.begin(), cpus.end()) + 1);
+  for (unsigned cpu : cpus) set.set(cpu);
+  return set.to_list();
+}
+
+// p for a summary line: 3 decimals ("0.008"), two significant digits below 0.001.
+std::string p_short(double p) { return num(p, p >= 0.001 ? "%.3f" : "%.2g"); }
+
+// "<wl>: <cause>" for "<wl>.noise.<cause>[_per_s]", else the name itself.
+std::string count_label(const std::string& name) {
+  const std::string mid = ".noise.";
+  const std::size_t at = name.find(mid);
+  if (at == std::string::npos || at == 0) return name;
+  std::string cause = name.substr(at + mid.size());
+  const std::string suffix = "_per_s";
+  if (cause.size() > suffix.size() &&
+      cause.compare(cause.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    cause.resize(cause.size() - suffix.size());
+  }
+  return name.substr(0, at) + ": " + cause;
+}
+
+bool moved(const MetricRow& r) {
+  return r.verdict.verdict == Verdict::improved || r.verdict.verdict == Verdict::regressed;
+}
+
+SummaryLine count_summary(const MetricRow& r) {
+  const CountTest& c = *r.test.count;
+  const std::string cpus = cpu_list_text(r.cpus);
+  const std::string where =
+      cpus.empty() ? "" : (r.cpus.size() == 1 ? " on CPU " : " on CPUs ") + cpus;
+  const bool is_new = c.mean_a == 0 && c.mean_b > 0;
+  SummaryLine l;
+  l.text = count_label(r.name) + where + ": " + format_count_amount(c.mean_a, r.unit) + " -> " +
+           format_count_amount(c.mean_b, r.unit) + (is_new ? " (new)" : "") + ", " +
+           verdict_name(r.verdict.verdict) + ", p = " + p_short(r.test.p_value());
+  l.detail = {{"metric", r.name},
+              {"kind", "count"},
+              {"verdict", verdict_name(r.verdict.verdict)},
+              {"text", l.text},
+              {"label", count_label(r.name)},
+              {"cpus", cpus},
+              {"unit", r.unit},
+              {"a", jnum(c.mean_a)},
+              {"b", jnum(c.mean_b)},
+              {"p", jnum(r.test.p_value())}};
+  return l;
+}
+
+SummaryLine timing_summary(const MetricRow& r) {
+  SummaryLine l;
+  l.text = r.name + ": " + num(r.test.a.median, "%.6g") + " -> " + num(r.test.b.median, "%.6g") +
+           (r.unit.empty() ? "" : " " + r.unit) + " (" + num(r.change_pct, "%+.2f") + "%), " +
+           verdict_name(r.verdict.verdict) + ", p = " + p_short(r.test.p_value());
+  l.detail = {{"metric", r.name},
+              {"kind", "timing"},
+              {"verdict", verdict_name(r.verdict.verdict)},
+              {"text", l.text},
+              {"unit", r.unit},
+              {"a", jnum(r.test.a.median)},
+              {"b", jnum(r.test.b.median)},
+              {"change_pct", jnum(r.change_pct)},
+              {"p", jnum(r.test.p_value())}};
+  return l;
+}
+
+SummaryLine count_rest_summary(const Comparison& c) {
+  std::size_t counts = 0, no_change = 0, inconclusive = 0;
+  for (const auto& r : c.metrics) {
+    if (r.kind != MetricKind::count) continue;
+    ++counts;
+    no_change += r.verdict.verdict == Verdict::no_change;
+    inconclusive += r.verdict.verdict == Verdict::inconclusive;
+  }
+  SummaryLine l;
+  if (counts == 0) {
+    l.text = "no count metrics of the isolated CPUs in these runs";
+  } else {
+    l.text = "no significant change on the isolated CPUs in " + std::to_string(no_change) +
+             " count metric" + (no_change == 1 ? "" : "s");
+    if (inconclusive > 0) l.text += ", " + std::to_string(inconclusive) + " inconclusive";
+  }
+  l.detail = {
+      {"metric", ""},   {"kind", "count"},        {"verdict", verdict_name(Verdict::no_change)},
+      {"text", l.text}, {"no_change", no_change}, {"inconclusive", inconclusive}};
+  return l;
 }
 
 std::string pad(const std::string& s, std::size_t w, bool right = false) {
@@ -77,7 +171,11 @@ std::string settings_line(const Comparison& c) {
          std::to_string(s.min_samples) + ", threshold " + num(s.default_threshold_pct, "%.3g") +
          "% (or per-metric/noise floor); " + num(100 * s.confidence_level, "%.3g") +
          "% bootstrap CI of the median change, " + std::to_string(s.bootstrap_resamples) +
-         " resamples, seed " + std::to_string(s.seed);
+         " resamples, seed " + std::to_string(s.seed) + "; timing threshold under TCG at least " +
+         num(s.tcg_timing_threshold_pct, "%.3g") +
+         "%; count metrics: permutation test of per-boot means, floor " +
+         format_count_amount(s.count_floor_for("1/s"), "1/s") + " per CPU or " +
+         format_count_amount(s.count_floor_for("count"), "count") + " event(s)";
 }
 
 std::string issue_line(const CellIssue& i) {
@@ -113,6 +211,16 @@ std::string md_escape(const std::string& s) {
     } else {
       out += ch;
     }
+  }
+  return out;
+}
+
+// md_escape, but the summary's "->" stays readable: a '>' inside a line starts no HTML tag and
+// no block quote.
+std::string md_escape_summary(const std::string& s) {
+  std::string out = md_escape(s);
+  for (std::size_t at = out.find("-&gt;"); at != std::string::npos; at = out.find("-&gt;", at)) {
+    out.replace(at, 5, "->");
   }
   return out;
 }
@@ -158,7 +266,36 @@ ReportFormat parse_report_format(const std::string& s) {
   throw Error("--format: unknown report format '" + s + "' (text, json, markdown, junit)");
 }
 
+std::vector<SummaryLine> summarize(const Comparison& c) {
+  std::vector<SummaryLine> lines;
+  for (const auto& r : c.metrics) {
+    if (is_count(r) && moved(r)) lines.push_back(count_summary(r));
+  }
+  for (const auto& r : c.metrics) {
+    if (!is_count(r) && moved(r)) lines.push_back(timing_summary(r));
+  }
+  lines.push_back(count_rest_summary(c));
+  return lines;
+}
+
+namespace {
+
+std::string format_count_change(const MetricRow& r) {
+  const CountTest& c = *r.test.count;
+  std::string s = (c.diff > 0 ? "+" : "") + format_count_amount(c.diff, r.unit);
+  if (c.diff_ci) {
+    s += " [" + num(c.diff_ci->low, "%.3g") + ", " + num(c.diff_ci->high, "%.3g") + "]";
+  } else {
+    s += " [CI n/a]";
+  }
+  if (std::isinf(c.relative_change)) return s + " (new)";
+  return s + " (" + num(100 * c.relative_change, "%+.2f") + "%)";
+}
+
+}  // namespace
+
 std::string format_change(const MetricRow& r) {
+  if (is_count(r)) return format_count_change(r);
   if (!std::isfinite(r.change_pct)) return "n/a";
   std::string s = num(r.change_pct, "%+.2f") + "%";
   if (r.ci_low_pct && r.ci_high_pct) {
@@ -175,36 +312,83 @@ static std::string gate_cell(std::size_t pass, std::size_t total) {
   return std::to_string(pass) + "/" + std::to_string(total) + (pass == total ? " PASS" : " FAIL");
 }
 
-std::string render_text(const Comparison& c) {
-  std::ostringstream o;
-  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
-  o << header_line(c) << "\n" << settings_line(c) << "\n";
-  if (c.forced) {
-    o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
-    for (const auto& d : c.differences) o << "  - " << d << "\n";
-  }
-  o << "\n";
-  std::size_t wname = 6, wunit = 4;
+namespace {
+
+void timing_table_text(const Comparison& c, std::ostringstream& o) {
+  std::size_t wname = 6, wunit = 4, rows = 0;
   for (const auto& r : c.metrics) {
+    if (is_count(r)) continue;
+    ++rows;
     wname = std::max(wname, r.name.size());
     wunit = std::max(wunit, r.unit.size());
   }
+  if (rows == 0) return;
   const std::string ci_head = "change [" + num(100 * c.settings.confidence_level, "%.3g") + "% CI]";
   o << pad("metric", wname) << "  " << pad("unit", wunit) << "  " << pad("A median", 12, true)
     << "  " << pad("B median", 12, true) << "  " << pad(ci_head, 26) << "  " << pad("p", 8, true)
     << "  " << pad("nA", 3, true) << " " << pad("nB", 3, true) << "  "
     << "verdict\n";
   for (const auto& r : c.metrics) {
+    if (is_count(r)) continue;
     o << pad(r.name, wname) << "  " << pad(r.unit, wunit) << "  "
       << pad(num(r.test.a.median), 12, true) << "  " << pad(num(r.test.b.median), 12, true) << "  "
       << pad(format_change(r), 26) << "  " << pad(p_text(r), 8, true) << "  "
       << pad(std::to_string(r.test.a.n), 3, true) << " " << pad(std::to_string(r.test.b.n), 3, true)
       << "  " << verdict_name(r.verdict.verdict) << "\n";
   }
+}
+
+void count_table_text(const Comparison& c, std::ostringstream& o) {
+  std::size_t wname = 6, wunit = 4, wcpus = 4, rows = 0;
+  for (const auto& r : c.metrics) {
+    if (!is_count(r)) continue;
+    ++rows;
+    wname = std::max(wname, r.name.size());
+    wunit = std::max(wunit, r.unit.size());
+    wcpus = std::max(wcpus, cpu_list_text(r.cpus).size());
+  }
+  if (rows == 0) return;
+  o << "\ncount metrics on the isolated CPUs (per-boot means; B-A with its "
+    << num(100 * c.settings.confidence_level, "%.3g")
+    << "% bootstrap CI; two-sided permutation test of the means):\n";
+  o << pad("metric", wname) << "  " << pad("unit", wunit) << "  " << pad("CPUs", wcpus) << "  "
+    << pad("A mean", 10, true) << "  " << pad("B mean", 10, true) << "  "
+    << pad("B-A [CI] (change)", 34) << "  " << pad("p", 8, true) << "  " << pad("nA", 3, true)
+    << " " << pad("nB", 3, true) << "  verdict\n";
+  for (const auto& r : c.metrics) {
+    if (!is_count(r)) continue;
+    o << pad(r.name, wname) << "  " << pad(r.unit, wunit) << "  "
+      << pad(cpu_list_text(r.cpus), wcpus) << "  "
+      << pad(num(r.test.count->mean_a, "%.4g"), 10, true) << "  "
+      << pad(num(r.test.count->mean_b, "%.4g"), 10, true) << "  " << pad(format_change(r), 34)
+      << "  " << pad(p_text(r), 8, true) << "  " << pad(std::to_string(r.test.a.n), 3, true) << " "
+      << pad(std::to_string(r.test.b.n), 3, true) << "  " << verdict_name(r.verdict.verdict)
+      << "\n";
+  }
+}
+
+}  // namespace
+
+std::string render_text(const Comparison& c) {
+  std::ostringstream o;
+  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
+  o << header_line(c) << "\n";
+  o << "summary:\n";
+  for (const auto& l : summarize(c)) o << "  " << l.text << "\n";
+  o << settings_line(c) << "\n";
+  if (c.forced) {
+    o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
+    for (const auto& d : c.differences) o << "  - " << d << "\n";
+  }
+  o << "\n";
+  timing_table_text(c, o);
+  count_table_text(c, o);
   if (c.metrics.empty()) o << "(no metrics)\n";
   bool any_reason = false;
   for (const auto& r : c.metrics) {
-    if (r.verdict.verdict == Verdict::no_change) continue;
+    // A "no significant change" needs no explanation unless its test was significant.
+    const bool significant = r.test.a.n && r.test.b.n && r.test.p_value() < c.settings.alpha;
+    if (r.verdict.verdict == Verdict::no_change && !significant) continue;
     if (!any_reason) o << "\nwhy:\n";
     any_reason = true;
     o << "  " << r.name << ": " << verdict_name(r.verdict.verdict) << ": " << r.verdict.reason
@@ -240,6 +424,24 @@ std::string render_text(const Comparison& c) {
   return o.str();
 }
 
+namespace {
+
+nlohmann::json count_json(const MetricRow& r, const CompareSettings& s) {
+  const CountTest& c = *r.test.count;
+  return {{"mean_a", jnum(c.mean_a)},
+          {"mean_b", jnum(c.mean_b)},
+          {"diff", jnum(c.diff)},
+          {"diff_ci_low", c.diff_ci ? jnum(c.diff_ci->low) : nlohmann::json()},
+          {"diff_ci_high", c.diff_ci ? jnum(c.diff_ci->high) : nlohmann::json()},
+          {"relative_change_pct", jnum(100 * c.relative_change)},
+          {"new", c.mean_a == 0 && c.mean_b > 0},
+          {"min_p", jnum(c.permutation.min_p)},
+          {"reassignments", c.permutation.reassignments},
+          {"floor", jnum(s.count_floor_for(r.unit))}};
+}
+
+}  // namespace
+
 nlohmann::json render_json(const Comparison& c) {
   nlohmann::json j;
   j["schema"] = "isolab-comparison";
@@ -258,22 +460,27 @@ nlohmann::json render_json(const Comparison& c) {
   j["settings"] = settings_to_json(c.settings);
   j["metrics"] = nlohmann::json::array();
   for (const auto& r : c.metrics) {
-    j["metrics"].push_back(
-        {{"name", r.name},
-         {"unit", r.unit},
-         {"better", r.better},
-         {"a", stats_json(r.test.a, r.a_values)},
-         {"b", stats_json(r.test.b, r.b_values)},
-         {"change_pct", jnum(r.change_pct)},
-         {"ci_low_pct", jopt(r.ci_low_pct)},
-         {"ci_high_pct", jopt(r.ci_high_pct)},
-         {"p_value",
-          (r.test.a.n && r.test.b.n) ? jnum(r.test.mann_whitney.p_two_sided) : nlohmann::json()},
-         {"p_exact", r.test.mann_whitney.exact},
-         {"permutation_p", jopt(r.test.permutation_p)},
-         {"threshold_pct", jnum(r.verdict.threshold_pct)},
-         {"verdict", verdict_name(r.verdict.verdict)},
-         {"reason", r.verdict.reason}});
+    nlohmann::json m = {
+        {"name", r.name},
+        {"unit", r.unit},
+        {"better", r.better},
+        {"kind", metric_kind_name(r.kind)},
+        {"cpus", cpu_list_text(r.cpus)},
+        {"tcg", r.tcg},
+        {"a", stats_json(r.test.a, r.a_values)},
+        {"b", stats_json(r.test.b, r.b_values)},
+        {"change_pct", jnum(r.change_pct)},
+        {"ci_low_pct", jopt(r.ci_low_pct)},
+        {"ci_high_pct", jopt(r.ci_high_pct)},
+        {"test", is_count(r) ? "permutation-mean" : "mann-whitney"},
+        {"p_value", (r.test.a.n && r.test.b.n) ? jnum(r.test.p_value()) : nlohmann::json()},
+        {"p_exact", r.test.p_exact()},
+        {"permutation_p", jopt(r.test.permutation_p)},
+        {"threshold_pct", jnum(r.verdict.threshold_pct)},
+        {"verdict", verdict_name(r.verdict.verdict)},
+        {"reason", r.verdict.reason}};
+    if (is_count(r)) m["count"] = count_json(r, c.settings);
+    j["metrics"].push_back(std::move(m));
   }
   j["tails"] = nlohmann::json::array();
   for (const auto& t : c.tails) {
@@ -313,7 +520,9 @@ nlohmann::json render_json(const Comparison& c) {
                   {"inconclusive", c.count(Verdict::inconclusive)},
                   {"kernel_failures_b", c.kernel_failures_b()},
                   {"regressions", c.regressions()},
-                  {"exit_status", compare_exit_status(c)}};
+                  {"exit_status", compare_exit_status(c)},
+                  {"lines", nlohmann::json::array()}};
+  for (const auto& l : summarize(c)) j["summary"]["lines"].push_back(l.detail);
   return j;
 }
 
@@ -326,19 +535,36 @@ std::string render_markdown(const Comparison& c) {
   o << "- B = " << md_escape(c.variant_b)
     << (c.kernel_b.empty() ? "" : " (" + md_escape(c.kernel_b) + ")")
     << (c.run_b.empty() ? "" : ", run " + md_escape(c.run_b)) << "\n";
-  o << "- " << md_escape(settings_line(c)) << "\n";
+  o << "\n**Summary**\n\n";
+  for (const auto& l : summarize(c)) o << "- " << md_escape_summary(l.text) << "\n";
+  o << "\n- " << md_escape(settings_line(c)) << "\n";
   if (c.forced) {
     o << "\n**FORCED comparison of unlike runs.** Differences:\n\n";
     for (const auto& d : c.differences) o << "- " << md_escape(d) << "\n";
   }
+  auto verdict_md = [](const MetricRow& r) {
+    return r.verdict.verdict == Verdict::regressed ? std::string("**regressed**")
+                                                   : std::string(verdict_name(r.verdict.verdict));
+  };
   o << "\n| metric | unit | A median | B median | change [CI] | p | nA | nB | verdict |\n";
   o << "|---|---|---:|---:|---|---:|---:|---:|---|\n";
   for (const auto& r : c.metrics) {
-    std::string verdict = verdict_name(r.verdict.verdict);
-    if (r.verdict.verdict == Verdict::regressed) verdict = "**regressed**";
+    if (is_count(r)) continue;
     o << "| " << md_escape(r.name) << " | " << md_escape(r.unit) << " | " << num(r.test.a.median)
       << " | " << num(r.test.b.median) << " | " << md_escape(format_change(r)) << " | " << p_text(r)
-      << " | " << r.test.a.n << " | " << r.test.b.n << " | " << verdict << " |\n";
+      << " | " << r.test.a.n << " | " << r.test.b.n << " | " << verdict_md(r) << " |\n";
+  }
+  if (std::any_of(c.metrics.begin(), c.metrics.end(), is_count)) {
+    o << "\nCount metrics on the isolated CPUs (per-boot means, permutation test):\n\n";
+    o << "| metric | unit | CPUs | A mean | B mean | B-A [CI] (change) | p | nA | nB | verdict |\n";
+    o << "|---|---|---|---:|---:|---|---:|---:|---:|---|\n";
+    for (const auto& r : c.metrics) {
+      if (!is_count(r)) continue;
+      o << "| " << md_escape(r.name) << " | " << md_escape(r.unit) << " | " << cpu_list_text(r.cpus)
+        << " | " << num(r.test.count->mean_a, "%.4g") << " | " << num(r.test.count->mean_b, "%.4g")
+        << " | " << md_escape(format_change(r)) << " | " << p_text(r) << " | " << r.test.a.n
+        << " | " << r.test.b.n << " | " << verdict_md(r) << " |\n";
+    }
   }
   if (!c.tails.empty()) {
     o << "\nTails of merged histograms (nearest rank, informational):\n\n";
@@ -452,10 +678,13 @@ std::string render_junit(const Comparison& c) {
       << "\" time=\"0\"";
     const std::string msg = std::string(verdict_name(r.verdict.verdict)) + ": " + format_change(r) +
                             ", " + r.verdict.reason;
-    const std::string detail =
-        "A median " + num(r.test.a.median) + " " + r.unit + " (n=" + std::to_string(r.test.a.n) +
-        "), B median " + num(r.test.b.median) + " " + r.unit + " (n=" + std::to_string(r.test.b.n) +
-        "), p=" + p_text(r) + ", better " + r.better;
+    const char* stat = is_count(r) ? "mean" : "median";
+    const double va = is_count(r) ? r.test.count->mean_a : r.test.a.median;
+    const double vb = is_count(r) ? r.test.count->mean_b : r.test.b.median;
+    const std::string detail = std::string("A ") + stat + " " + num(va) + " " + r.unit +
+                               " (n=" + std::to_string(r.test.a.n) + "), B " + stat + " " +
+                               num(vb) + " " + r.unit + " (n=" + std::to_string(r.test.b.n) +
+                               "), p=" + p_text(r) + ", better " + r.better;
     if (r.verdict.verdict == Verdict::regressed) {
       o << ">\n      <failure type=\"regression\" message=\"" << xml_escape(msg) << "\">"
         << xml_escape(detail) << "</failure>\n    </testcase>\n";

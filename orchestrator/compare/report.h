@@ -1,13 +1,16 @@
 // Renderers of a Comparison: text table, JSON, Markdown and JUnit XML.
 //
-// Every format shows: which runs/variants/kernels are compared, n per variant, the settings
-// that decided the verdicts, a FORCED banner with the list of comparison-key differences when
-// the comparison was forced, one row per metric, the histogram tails, and the invalid/failed
-// cells with their reasons and failed gate checks.
+// Every format shows: which runs/variants/kernels are compared, then the summary (below), n per
+// variant, the settings that decided the verdicts, a FORCED banner with the list of
+// comparison-key differences when the comparison was forced, one row per metric (count metrics
+// in their own table: per-boot means, B-A with its bootstrap CI, relative change, permutation
+// p), the histogram tails, and the invalid/failed cells with their reasons and failed gate
+// checks.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "compare/compare.h"
 
@@ -18,9 +21,30 @@ enum class ReportFormat { text, json, markdown, junit };
 // "text" | "json" | "markdown" | "junit"; throws isolab::Error naming the bad value otherwise.
 ReportFormat parse_report_format(const std::string& s);
 
-// Change with its confidence interval, percent: "-3.75% [-5.1, -2.2]"; "-3.75% [CI n/a]" when
-// there is no interval, "n/a" when the change is undefined.
+// Change with its confidence interval. Timing: percent, "-3.75% [-5.1, -2.2]"; "-3.75% [CI n/a]"
+// when there is no interval, "n/a" when the change is undefined. Count: B-A in the metric's
+// unit with its CI and the relative change of means, "-0.98/s [-1.2, -0.78] (-100.00%)";
+// "(new)" when A was 0 in every boot, "[CI n/a]" without an interval.
 std::string format_change(const MetricRow& row);
+
+// "Say it first": what changed on the isolated CPUs, before any table. In order: one line per
+// count metric whose verdict is improved or regressed, then one per timing metric that is, then
+// one closing line for the remaining count metrics. Text of a count line:
+//   "vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s, improved, p = 0.008"
+// (metric "<wl>.noise.<cause>[_per_s]" becomes "<wl>: <cause>", any other name is kept; rates
+// are per-boot means; the CPUs are the union of the metric's "cpus"; "(new)" after a rate that
+// was 0 in every A boot). A timing line:
+//   "vmstat-syscall.cycles_per_syscall: 7400 -> 8140 cycles (+10.00%), regressed, p = 0.008"
+// (medians). The closing line: "no significant change on the isolated CPUs in N count
+// metric(s)" plus ", M inconclusive" when some are, or "no count metrics of the isolated CPUs
+// in these runs". `detail` is the JSON form: {"metric","kind","verdict","text", and for a count
+// line "label","cpus" (list, "5-7"),"unit","a","b" (means),"p"; for a timing line "unit",
+// "a","b" (medians),"change_pct","p"; for the closing line "no_change","inconclusive"}.
+struct SummaryLine {
+  std::string text;
+  nlohmann::json detail;
+};
+std::vector<SummaryLine> summarize(const Comparison& c);
 
 // Fixed-width table for a terminal:
 //   metric  unit  A median  B median  change [95% CI]  p  nA  nB  verdict
@@ -35,7 +59,11 @@ std::string render_text(const Comparison& c);
 //  "issues":[{"side","variant","cell_id","status","failure_class","reason","gate_failures",
 //             "kernel_failure"}],
 //  "summary":{"improved","regressed","no_change","inconclusive","kernel_failures_b",
-//             "regressions","exit_status"}}
+//             "regressions","exit_status","lines":[summarize() details, in order]}}
+// A metric also carries "kind" ("timing"|"count"), "cpus" (list text, "" when none), "tcg",
+// "test" ("mann-whitney"|"permutation-mean"); p_value/p_exact are those of its kind's test;
+// a count metric has "count":{"mean_a","mean_b","diff","diff_ci_low","diff_ci_high",
+// "relative_change_pct" (null when A was 0),"new","min_p","reassignments","floor"}.
 // Undefined numbers (NaN) are null.
 nlohmann::json render_json(const Comparison& c);
 

@@ -95,6 +95,56 @@ double mann_whitney_min_p(std::size_t n_a, std::size_t n_b);
 double permutation_test_median(std::span<const double> a, std::span<const double> b,
                                std::size_t resamples = 2000, std::uint64_t seed = 1);
 
+// Two-sided permutation test of the difference of means, for per-boot counts and event rates
+// (values with many ties, often all 0 on one side).
+//
+// Statistic: |mean(B) - mean(A)|. With the pooled total S fixed it is a monotone function of
+// sum(A), so the test is the classic two-sample permutation test on the sum (Fisher, "The
+// Design of Experiments", 1935, sec. 21; Good, "Permutation, Parametric and Bootstrap Tests of
+// Hypotheses", 3rd ed. 2005, ch. 3). Chosen over the midrank sum because the mean is the
+// quantity the verdict reports and the absolute floor applies to (expected events per second),
+// and because it keeps the magnitudes: a boot with 9 vmstat_update runs weighs more than one
+// with 1, which ranks (a sea of tied zeros) throw away. Ties need no correction: reassignment
+// is over boots, whatever their values.
+// p = (number of reassignments of the pooled boots to groups of sizes |a|, |b| whose statistic
+// is >= the observed one, with a tolerance of 1e-9 * (max |value| + observed)) / (number of
+// reassignments). All C(N, |a|) reassignments are enumerated when there are at most
+// `exact_limit` of them; otherwise `resamples` random reassignments (seeded mt19937_64, partial
+// Fisher-Yates) give p = (1 + hits) / (1 + resamples) (Phipson & Smyth 2010, "Permutation
+// P-values Should Never Be Zero", Stat. Appl. Genet. Mol. Biol. 9(1)).
+// min_p is the p of the most extreme reassignment, exactly, from combinatorics: the largest
+// statistic is reached only when A holds the |a| smallest or the |a| largest pooled values;
+// each extreme is reached by C(t, k) index sets (t copies of the boundary value, k of them in
+// A), so min_p = (sum over the extremes whose statistic is the largest of C(t, k)) / C(N, |a|).
+// 5 vs 5 fully separated distinct values (or {1,1,1,1,1} vs {0,0,0,0,0}): 2/252 = 0.0079.
+// {0,0,0,0,1} vs {0,0,0,0,0}: every reassignment has statistic 0.2, so p = min_p = 1.
+// Empty a or b, or every pooled value equal: p = min_p = 1.
+struct PermutationMeanResult {
+  double p = 1;
+  double min_p = 1;
+  bool exact = true;                // enumerated, not sampled
+  std::uint64_t reassignments = 0;  // enumerated, or random ones drawn
+};
+PermutationMeanResult permutation_test_mean(std::span<const double> a, std::span<const double> b,
+                                            std::uint64_t exact_limit = 1000000,
+                                            std::size_t resamples = 20000, std::uint64_t seed = 1);
+
+// Two-sided percentile bootstrap confidence interval of mean(B) - mean(A), in the values' own
+// unit (not a fraction): resampling within each variant as bootstrap_relative_change_ci does.
+// nullopt when a or b is empty or resamples == 0. Throws isolab::Error when level is not in
+// (0, 1).
+std::optional<ConfidenceInterval> bootstrap_mean_difference_ci(std::span<const double> a,
+                                                               std::span<const double> b,
+                                                               double level = 0.95,
+                                                               std::size_t resamples = 2000,
+                                                               std::uint64_t seed = 1);
+
+// Relative change of the means of a count metric, as a fraction: (mean_b - mean_a) / mean_a
+// when mean_a > 0; 0 when both are 0; +infinity when mean_a is 0 and mean_b > 0 (an event
+// that was absent in every A boot appeared: "new", never NaN). NaN only for a negative or
+// non-finite input (counts and rates are >= 0).
+double count_relative_change(double mean_a, double mean_b);
+
 // Nearest-rank percentile of a plain sample (0 < pct <= 100): the value at 1-based rank
 // ceil(pct/100 * n) of the sorted values. NaN for an empty sample.
 double percentile_nearest_rank(std::span<const double> values, double pct);

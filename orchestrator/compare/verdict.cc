@@ -1,5 +1,6 @@
 #include "compare/verdict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -61,6 +62,14 @@ const char* better_name(Better b) {
   return "none";
 }
 
+const char* metric_kind_name(MetricKind k) { return k == MetricKind::count ? "count" : "timing"; }
+
+MetricKind metric_kind_of(const std::string& kind, const std::string& unit) {
+  if (kind == "count") return MetricKind::count;
+  if (kind.empty() && (unit == "count" || unit == "1/s")) return MetricKind::count;
+  return MetricKind::timing;
+}
+
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::improved:
@@ -96,6 +105,34 @@ double CompareSettings::threshold_pct_for(const std::string& metric) const {
   return t;
 }
 
+double CompareSettings::count_floor_for(const std::string& unit) const {
+  if (auto it = count_floors.find(unit); it != count_floors.end()) return it->second;
+  const bool rate = unit.size() >= 2 && unit.compare(unit.size() - 2, 2, "/s") == 0;
+  auto it = count_floors.find(rate ? "1/s" : "count");
+  return it == count_floors.end() ? 0.0 : it->second;
+}
+
+namespace {
+
+void read_count_floor(const nlohmann::json& v, const std::string& p, CompareSettings& s) {
+  const std::string what = "must be a number >= 0 (events, or events/s for a rate)";
+  if (v.is_number()) {
+    const double floor = number_field(v, p, 0, 1e12, false, false, what);
+    for (auto& [unit, f] : s.count_floors) f = floor;
+    return;
+  }
+  if (!v.is_object()) {
+    throw SpecError(p, "must be a number or an object of unit -> number, got " + json_text(v));
+  }
+  for (const auto& [unit, f] : v.items()) {
+    const std::string up = p + "/" + json_pointer_token(unit);
+    if (unit.empty()) throw SpecError(up, "unit must not be empty");
+    s.count_floors[unit] = number_field(f, up, 0, 1e12, false, false, what);
+  }
+}
+
+}  // namespace
+
 CompareSettings settings_from_json(const nlohmann::json& section, const std::string& pointer) {
   CompareSettings s;
   if (section.is_null()) return s;
@@ -108,7 +145,9 @@ CompareSettings settings_from_json(const nlohmann::json& section, const std::str
                                               "confidence_level",
                                               "permutation_resamples",
                                               "seed",
-                                              "max_ci_width_factor"};
+                                              "max_ci_width_factor",
+                                              "tcg_timing_threshold_pct",
+                                              "count_floor"};
   for (const auto& [key, v] : section.items()) {
     const std::string p = pointer + "/" + json_pointer_token(key);
     if (!known.count(key)) {
@@ -141,33 +180,76 @@ CompareSettings settings_from_json(const nlohmann::json& section, const std::str
       s.seed = integer_field(v, p, 0, UINT64_MAX, "must be a non-negative integer");
     } else if (key == "max_ci_width_factor") {
       s.max_ci_width_factor = number_field(v, p, 0, 1e6, true, false, "must be a number > 0");
+    } else if (key == "tcg_timing_threshold_pct") {
+      s.tcg_timing_threshold_pct =
+          number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0 (0 disables)");
+    } else if (key == "count_floor") {
+      read_count_floor(v, p, s);
     }
   }
   return s;
 }
 
 nlohmann::json settings_to_json(const CompareSettings& s) {
-  nlohmann::json j = {{"alpha", s.alpha},
-                      {"min_samples", s.min_samples},
-                      {"threshold_pct", s.default_threshold_pct},
-                      {"thresholds_pct", s.thresholds_pct},
-                      {"noise_floors_pct", s.noise_floors_pct},
-                      {"bootstrap_resamples", s.bootstrap_resamples},
-                      {"confidence_level", s.confidence_level},
-                      {"permutation_resamples", s.permutation_resamples},
-                      {"seed", s.seed},
-                      {"max_ci_width_factor", s.max_ci_width_factor},
-                      {"test", "two-sided Mann-Whitney U"}};
+  nlohmann::json j = {
+      {"alpha", s.alpha},
+      {"min_samples", s.min_samples},
+      {"threshold_pct", s.default_threshold_pct},
+      {"thresholds_pct", s.thresholds_pct},
+      {"noise_floors_pct", s.noise_floors_pct},
+      {"bootstrap_resamples", s.bootstrap_resamples},
+      {"confidence_level", s.confidence_level},
+      {"permutation_resamples", s.permutation_resamples},
+      {"seed", s.seed},
+      {"max_ci_width_factor", s.max_ci_width_factor},
+      {"tcg_timing_threshold_pct", s.tcg_timing_threshold_pct},
+      {"count_floor", s.count_floors},
+      {"test", "two-sided Mann-Whitney U"},
+      {"count_test", "two-sided permutation test of the difference of per-boot means"}};
   return j;
 }
 
+double MetricTest::p_value() const {
+  return count ? count->permutation.p : mann_whitney.p_two_sided;
+}
+
+bool MetricTest::p_exact() const { return count ? count->permutation.exact : mann_whitney.exact; }
+
+namespace {
+
+CountTest test_count(std::span<const double> a, std::span<const double> b,
+                     const CompareSettings& settings, bool with_ci) {
+  CountTest c;
+  c.mean_a = describe(a).mean;
+  c.mean_b = describe(b).mean;
+  c.diff = c.mean_b - c.mean_a;
+  c.relative_change = count_relative_change(c.mean_a, c.mean_b);
+  auto zero = [](double x) { return x == 0; };
+  c.all_zero = std::all_of(a.begin(), a.end(), zero) && std::all_of(b.begin(), b.end(), zero);
+  c.permutation = permutation_test_mean(a, b, settings.count_exact_limit, settings.count_resamples,
+                                        settings.seed ^ 0x9e3779b97f4a7c15ULL);
+  if (with_ci) {
+    c.diff_ci = bootstrap_mean_difference_ci(a, b, settings.confidence_level,
+                                             settings.bootstrap_resamples, settings.seed);
+  }
+  return c;
+}
+
+}  // namespace
+
 MetricTest test_metric(std::span<const double> a, std::span<const double> b,
-                       const CompareSettings& settings, bool with_ci) {
+                       const CompareSettings& settings, bool with_ci, MetricKind kind) {
   MetricTest t;
+  t.kind = kind;
   t.a = describe(a);
   t.b = describe(b);
-  t.change = relative_change(t.a.median, t.b.median);
   t.ci_requested = with_ci;
+  if (kind == MetricKind::count) {
+    t.count = test_count(a, b, settings, with_ci);
+    t.change = t.count->relative_change;
+    return t;
+  }
+  t.change = relative_change(t.a.median, t.b.median);
   if (with_ci && std::isfinite(t.change)) {
     t.ci = bootstrap_relative_change_ci(a, b, settings.confidence_level,
                                         settings.bootstrap_resamples, settings.seed);
@@ -180,16 +262,17 @@ MetricTest test_metric(std::span<const double> a, std::span<const double> b,
   return t;
 }
 
-VerdictResult decide_verdict(const MetricTest& t, Better better, double threshold_pct,
-                             const CompareSettings& settings) {
+namespace {
+
+std::string n_label(const MetricTest& t) {
+  return "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
+}
+
+VerdictResult decide_timing_verdict(const MetricTest& t, Better better, double threshold_pct,
+                                    const CompareSettings& settings) {
   VerdictResult r;
   r.threshold_pct = threshold_pct;
-  const std::string n_text = "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
-  if (t.a.n < settings.min_samples || t.b.n < settings.min_samples) {
-    r.reason =
-        n_text + " below min_samples " + std::to_string(settings.min_samples) + " per variant";
-    return r;
-  }
+  const std::string n_text = n_label(t);
   if (!std::isfinite(t.change)) {
     r.reason = "relative change undefined (A median is 0)";
     return r;
@@ -235,6 +318,111 @@ VerdictResult decide_verdict(const MetricTest& t, Better better, double threshol
                fmt("%.2f", threshold_pct) + "%";
   } else {
     r.reason = "p=" + fmt("%.3g", p) + " >= alpha " + fmt("%.3g", settings.alpha);
+  }
+  return r;
+}
+
+VerdictResult decide_count_verdict(const MetricTest& t, Better better, double threshold_pct,
+                                   double floor, const std::string& unit,
+                                   const CompareSettings& settings) {
+  VerdictResult r;
+  r.threshold_pct = threshold_pct;
+  const CountTest& c = *t.count;
+  if (c.all_zero) {
+    r.verdict = Verdict::no_change;
+    r.reason = "0 in every boot of both variants";
+    return r;
+  }
+  if (better == Better::none) {
+    r.reason = "metric has no 'better' direction";
+    return r;
+  }
+  const double min_p = c.permutation.min_p;
+  if (min_p >= settings.alpha) {
+    r.reason = n_label(t) + ": smallest p the permutation test can reach with these values is " +
+               fmt("%.3g", min_p) + ", not below alpha " + fmt("%.3g", settings.alpha) +
+               " (too few boots, or too few with a non-zero value)";
+    return r;
+  }
+  const double p = c.permutation.p;
+  const bool significant = p < settings.alpha;
+  const bool above_floor = std::fabs(c.diff) > floor;
+  const bool from_zero = c.mean_a == 0;
+  const double rel_pct = 100.0 * c.relative_change;
+  const bool large = from_zero || std::fabs(rel_pct) > threshold_pct;
+  const std::string p_text = "p=" + fmt("%.3g", p);
+  const std::string diff_text = "|B-A| " + format_count_amount(std::fabs(c.diff), unit);
+  const std::string floor_text = "floor " + format_count_amount(floor, unit);
+  const std::string rel_text = from_zero
+                                   ? std::string("A was 0 in every boot")
+                                   : "|" + fmt("%.2f", rel_pct) + "%| " + (large ? ">" : "<=") +
+                                         " threshold " + fmt("%.2f", threshold_pct) + "%";
+  if (significant && above_floor && large) {
+    const bool good = (better == Better::lower) == (c.diff < 0);
+    r.verdict = good ? Verdict::improved : Verdict::regressed;
+    r.reason = p_text + " < alpha " + fmt("%.3g", settings.alpha) + ", " + diff_text + " > " +
+               floor_text + ", " + rel_text;
+    return r;
+  }
+  r.verdict = Verdict::no_change;
+  if (!significant) {
+    r.reason = p_text + " >= alpha " + fmt("%.3g", settings.alpha);
+  } else if (!above_floor) {
+    r.reason = p_text + " but " + diff_text + " <= " + floor_text;
+  } else {
+    r.reason = p_text + " but " + rel_text;
+  }
+  return r;
+}
+
+}  // namespace
+
+VerdictResult decide_verdict(const MetricTest& t, Better better, double threshold_pct,
+                             const CompareSettings& settings, double count_floor) {
+  if (t.a.n < settings.min_samples || t.b.n < settings.min_samples) {
+    VerdictResult r;
+    r.threshold_pct = threshold_pct;
+    r.reason =
+        n_label(t) + " below min_samples " + std::to_string(settings.min_samples) + " per variant";
+    return r;
+  }
+  if (t.kind == MetricKind::count && t.count) {
+    return decide_count_verdict(t, better, threshold_pct, count_floor, "", settings);
+  }
+  return decide_timing_verdict(t, better, threshold_pct, settings);
+}
+
+std::string format_count_amount(double v, const std::string& unit) {
+  const std::string x = fmt("%.3g", v);
+  if (unit == "1/s") return x + "/s";
+  if (unit == "count" || unit.empty()) return x;
+  return x + " " + unit;
+}
+
+double effective_threshold_pct(const MetricInfo& info, const CompareSettings& settings,
+                               bool* tcg_applied) {
+  double t = settings.threshold_pct_for(info.name);
+  const bool tcg =
+      info.kind == MetricKind::timing && info.tcg && settings.tcg_timing_threshold_pct > t;
+  if (tcg) t = settings.tcg_timing_threshold_pct;
+  if (tcg_applied) *tcg_applied = tcg;
+  return t;
+}
+
+VerdictResult decide_metric_verdict(const MetricTest& t, const MetricInfo& info,
+                                    const CompareSettings& settings) {
+  bool tcg = false;
+  const double threshold = effective_threshold_pct(info, settings, &tcg);
+  if (t.kind == MetricKind::count && t.count && t.a.n >= settings.min_samples &&
+      t.b.n >= settings.min_samples) {
+    return decide_count_verdict(t, info.better, threshold, settings.count_floor_for(info.unit),
+                                info.unit, settings);
+  }
+  VerdictResult r = decide_verdict(t, info.better, threshold, settings);
+  if (tcg) {
+    r.reason += "; threshold " + fmt("%.3g", threshold) +
+                "% is the TCG timing threshold (compare.tcg_timing_threshold_pct): cells ran "
+                "under TCG, where timings of one kernel varied 2-26% between boots";
   }
   return r;
 }

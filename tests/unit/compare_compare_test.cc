@@ -32,7 +32,8 @@ nlohmann::json comparison_key(const std::string& accelerator = "tcg") {
           {"host_fingerprint_sha256", "bb"}};
 }
 
-nlohmann::json ok_cell(const std::string& variant, int rep, double cycles, double lat_max) {
+nlohmann::json ok_cell(const std::string& variant, int rep, double cycles, double lat_max,
+                       const std::string& accelerator = "kvm") {
   return {{"id", variant + "-r" + std::to_string(rep)},
           {"variant", variant},
           {"repetition", rep},
@@ -40,7 +41,7 @@ nlohmann::json ok_cell(const std::string& variant, int rep, double cycles, doubl
           {"status", "ok"},
           {"failure_class", nullptr},
           {"reason", ""},
-          {"accelerator", "tcg"},
+          {"accelerator", accelerator},
           {"metrics",
            {{"vmstat-syscall.cycles_per_syscall",
              {{"unit", "cycles"},
@@ -60,15 +61,17 @@ nlohmann::json ok_cell(const std::string& variant, int rep, double cycles, doubl
 }
 
 // A run with n cells per variant; B's cycles are `shift` times A's (CV about 0.5%), B's
-// latency max is 40 * shift us in every cell against A's 40.
+// latency max is 40 * shift us in every cell against A's 40. KVM by default: under TCG the
+// timing threshold is at least 25% (see the TCG tests), which would hide these 5-10% shifts.
 nlohmann::json make_run(const std::string& run_id, int n, double shift, std::uint64_t seed,
-                        const std::string& accelerator = "tcg") {
+                        const std::string& accelerator = "kvm") {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> noise(0, 0.005);
   nlohmann::json cells = nlohmann::json::array();
   for (int r = 0; r < n; ++r) {
-    cells.push_back(ok_cell("vanilla", r, 7400 * (1 + noise(rng)), 40));
-    cells.push_back(ok_cell("patched", r, 7400 * shift * (1 + noise(rng)), 40 * shift));
+    cells.push_back(ok_cell("vanilla", r, 7400 * (1 + noise(rng)), 40, accelerator));
+    cells.push_back(
+        ok_cell("patched", r, 7400 * shift * (1 + noise(rng)), 40 * shift, accelerator));
   }
   return {{"schema_version", 1},
           {"run_id", run_id},
@@ -175,8 +178,9 @@ TEST(Compare, PerMetricThresholdOverride) {
 }
 
 TEST(Compare, RefusesUnlikeRunsAndListsEveryDifference) {
-  auto a = make_run("ra", 3, 1.0, 3);
-  auto b = make_run("rb", 3, 1.0, 4, "kvm");
+  auto a = make_run("ra", 3, 1.0, 3, "tcg");
+  auto b = make_run("rb", 3, 1.0, 4, "tcg");
+  b["comparison_key"]["accelerator"] = "kvm";
   b["comparison_key"]["vcpus"] = 8;
   try {
     compare_runs(a, "vanilla", b, "patched", CompareSettings{}, false);
@@ -212,7 +216,7 @@ TEST(Compare, MissingComparisonKeyIsADifference) {
 TEST(Compare, CellAcceleratorMismatchIsRefusedEvenInOneRun) {
   auto run = make_run("r", 3, 1.0, 5);
   for (auto& c : run["cells"]) {
-    if (c["variant"] == "patched") c["accelerator"] = "kvm";
+    if (c["variant"] == "patched") c["accelerator"] = "tcg";
   }
   EXPECT_THROW(compare_run_variants(run, CompareSettings{}), ComparisonRefused);
 }
@@ -254,7 +258,9 @@ TEST(Compare, FailedCellsAreListedAndKernelFailuresOfBRegress) {
   const CellIssue* gate = nullptr;
   for (const auto& i : c.issues) {
     if (i.cell_id == "patched-r6") gate = &i;
-    if (i.cell_id == "vanilla-r5") EXPECT_FALSE(i.kernel_failure);
+    if (i.cell_id == "vanilla-r5") {
+      EXPECT_FALSE(i.kernel_failure);
+    }
   }
   ASSERT_NE(gate, nullptr);
   EXPECT_THAT(gate->gate_failures,
@@ -457,7 +463,7 @@ TEST(Report, JunitValidatesAgainstTheSchemaWithXmllint) {
   int n = 0;
   for (const auto& c : {compare_run_variants(run, CompareSettings{}),
                         compare_run_variants(make_run("r2", 1, 1.0, 2), CompareSettings{}),
-                        compare_runs(run, "vanilla", make_run("r3", 5, 1.0, 3, "kvm"), "patched",
+                        compare_runs(run, "vanilla", make_run("r3", 5, 1.0, 3, "tcg"), "patched",
                                      CompareSettings{}, true)}) {
     const auto file = dir / ("report" + std::to_string(n++) + ".xml");
     write_file_atomic(file, render_junit(c));
@@ -502,7 +508,8 @@ TEST_F(CommandTest, ExitStatusContract) {
   o.run_dirs = {put("slow", make_run("slow", 5, 1.10, 22))};
   EXPECT_EQ(compare_command(o, out, err), 1);
   // Refused: unlike runs without --force.
-  o.run_dirs = {put("a", make_run("a", 5, 1.0, 23)), put("b", make_run("b", 5, 1.0, 24, "kvm"))};
+  o.run_dirs = {put("a", make_run("a", 5, 1.0, 23, "tcg")),
+                put("b", make_run("b", 5, 1.0, 24, "kvm"))};
   err.str("");
   EXPECT_EQ(compare_command(o, out, err), 2);
   EXPECT_THAT(err.str(), HasSubstr("accelerator: A=tcg, B=kvm"));
@@ -550,6 +557,160 @@ TEST_F(CommandTest, SpecCompareSectionAndVariantsAndJunit) {
   err.str("");
   EXPECT_EQ(compare_command(o, out, err), 2);
   EXPECT_THAT(err.str(), HasSubstr("nonesuch"));
+}
+
+// ---- count metrics and the summary ----
+
+// A cell of the vmstat-syscall workload under TCG: cycles per syscall (timing) and two per-CPU
+// rates on isolated CPUs 5-7 as the trace parser writes them.
+nlohmann::json count_cell(const std::string& variant, int rep, double cycles,
+                          const std::vector<double>& vmstat_per_cpu) {
+  auto c = ok_cell(variant, rep, cycles, 40, "tcg");
+  c["metrics"].erase("latency.latency_max_us");
+  c.erase("histograms");
+  c["metrics"]["vmstat-syscall.noise.vmstat_update_per_s"] = {
+      {"unit", "1/s"},     {"better", "lower"}, {"aggregate", "mean"},     {"kind", "count"},
+      {"cpus", {5, 6, 7}}, {"window_s", 5.0},   {"values", vmstat_per_cpu}};
+  c["metrics"]["vmstat-syscall.noise.local_timer_per_s"] = {
+      {"unit", "1/s"},   {"better", "lower"}, {"aggregate", "mean"},
+      {"kind", "count"}, {"cpus", {5, 6, 7}}, {"values", {0, 0, 0}}};
+  return c;
+}
+
+// Vanilla: vmstat_update on one isolated CPU per boot, 0.98/s per CPU on average over the boots
+// (per-boot means 0.8, 1.2, 1.0, 0.6, 1.3); patched: 0. Cycles per syscall +10% under TCG.
+nlohmann::json vmstat_count_run() {
+  const std::vector<double> a_rates = {2.4, 3.6, 3.0, 1.8, 3.9};
+  const std::vector<double> cycles = {7400, 7410, 7390, 7405, 7395};
+  nlohmann::json cells = nlohmann::json::array();
+  for (int r = 0; r < 5; ++r) {
+    cells.push_back(count_cell("vanilla", r, cycles[r], {a_rates[r], 0, 0}));
+    cells.push_back(count_cell("patched", r, cycles[r] * 1.10, {0, 0, 0}));
+  }
+  auto run = make_run("rc", 1, 1.0, 1, "tcg");
+  run["cells"] = cells;
+  return run;
+}
+
+TEST(CountMetrics, VmstatUpdateToZeroIsImprovedAndSaidFirst) {
+  const Comparison c = compare_run_variants(vmstat_count_run(), CompareSettings{});
+  const auto& vm = row(c, "vmstat-syscall.noise.vmstat_update_per_s");
+  EXPECT_EQ(vm.kind, MetricKind::count);
+  EXPECT_THAT(vm.cpus, ::testing::ElementsAre(5u, 6u, 7u));
+  EXPECT_TRUE(vm.tcg);
+  ASSERT_TRUE(vm.test.count);
+  EXPECT_NEAR(vm.test.count->mean_a, 0.98, 1e-12);
+  EXPECT_DOUBLE_EQ(vm.test.count->mean_b, 0);
+  EXPECT_DOUBLE_EQ(vm.test.p_value(), 2.0 / 252.0);
+  EXPECT_EQ(vm.verdict.verdict, Verdict::improved) << vm.verdict.reason;
+  const auto& timer = row(c, "vmstat-syscall.noise.local_timer_per_s");
+  EXPECT_EQ(timer.verdict.verdict, Verdict::no_change);
+  EXPECT_EQ(timer.verdict.reason, "0 in every boot of both variants");
+  // +10% cycles under TCG: significant, but within the TCG timing threshold.
+  const auto& cyc = row(c, "vmstat-syscall.cycles_per_syscall");
+  EXPECT_EQ(cyc.verdict.verdict, Verdict::no_change) << cyc.verdict.reason;
+  EXPECT_THAT(cyc.verdict.reason, HasSubstr("TCG timing threshold"));
+  EXPECT_EQ(compare_exit_status(c), 0);
+
+  const auto lines = summarize(c);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].text,
+            "vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s, improved, p = 0.008");
+  EXPECT_EQ(lines[1].text, "no significant change on the isolated CPUs in 1 count metric");
+
+  const std::string text = render_text(c);
+  const auto said = text.find("vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s");
+  ASSERT_NE(said, std::string::npos) << text;
+  EXPECT_LT(said, text.find("A median"));
+  EXPECT_LT(said, text.find("count metrics on the isolated CPUs"));
+  EXPECT_THAT(text, HasSubstr("-0.98/s ["));
+  EXPECT_THAT(text, HasSubstr("(-100.00%)"));
+  EXPECT_THAT(text, HasSubstr("TCG timing threshold"));  // why: significant but held back
+  EXPECT_THAT(text, HasSubstr("0 regressed, 1 improved, 2 no significant change"));
+
+  const std::string md = render_markdown(c);
+  const auto md_said = md.find("- vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s");
+  ASSERT_NE(md_said, std::string::npos) << md;
+  EXPECT_LT(md_said, md.find("| metric |"));
+  EXPECT_THAT(md, HasSubstr("| vmstat-syscall.noise.vmstat_update_per_s | 1/s | 5-7 | 0.98 | 0 |"));
+
+  const auto j = render_json(c);
+  EXPECT_EQ(j["summary"]["exit_status"], 0);
+  ASSERT_EQ(j["summary"]["lines"].size(), 2u);
+  const auto& first = j["summary"]["lines"][0];
+  EXPECT_EQ(first["metric"], "vmstat-syscall.noise.vmstat_update_per_s");
+  EXPECT_EQ(first["kind"], "count");
+  EXPECT_EQ(first["verdict"], "improved");
+  EXPECT_EQ(first["cpus"], "5-7");
+  EXPECT_DOUBLE_EQ(first["b"].get<double>(), 0);
+  EXPECT_EQ(j["summary"]["lines"][1]["no_change"], 1);
+  for (const auto& m : j["metrics"]) {
+    if (m["name"] != "vmstat-syscall.noise.vmstat_update_per_s") continue;
+    EXPECT_EQ(m["kind"], "count");
+    EXPECT_EQ(m["test"], "permutation-mean");
+    EXPECT_NEAR(m["p_value"].get<double>(), 2.0 / 252.0, 1e-15);
+    EXPECT_DOUBLE_EQ(m["count"]["relative_change_pct"].get<double>(), -100);
+    EXPECT_EQ(m["count"]["new"], false);
+  }
+}
+
+TEST(CountMetrics, ZeroToRateIsNewAndTimingChangesAreListed) {
+  // B against A swapped: vmstat_update appears (regressed, "new"); on KVM the -9% cycles change
+  // is an improvement and gets its own line after the count lines.
+  auto run = vmstat_count_run();
+  for (auto& c : run["cells"]) c["accelerator"] = "kvm";
+  run["comparison_key"]["accelerator"] = "kvm";
+  run["variant_order"] = {"patched", "vanilla"};
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  const auto lines = summarize(c);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].text,
+            "vmstat-syscall: vmstat_update on CPUs 5-7: 0/s -> 0.98/s (new), regressed, p = 0.008");
+  EXPECT_THAT(lines[1].text, HasSubstr("vmstat-syscall.cycles_per_syscall: 8140 -> 7400 cycles"));
+  EXPECT_THAT(lines[1].text, HasSubstr("improved"));
+  EXPECT_THAT(format_change(row(c, "vmstat-syscall.noise.vmstat_update_per_s")),
+              HasSubstr("(new)"));
+  EXPECT_EQ(compare_exit_status(c), 1);
+  EXPECT_TRUE(render_json(c)["metrics"][2]["count"]["new"].get<bool>());
+}
+
+TEST(CountMetrics, OlderFilesByUnitAndBadFieldsNameTheirPointer) {
+  // Unit "count" without "kind" (the trace parser's per-boot sums): a count metric, no "cpus".
+  auto run = make_run("r", 5, 1.0, 4);
+  for (auto& c : run["cells"]) {
+    const bool a = c["variant"] == "vanilla";
+    c["metrics"]["trace.noise.vmstat_update"] = {{"unit", "count"},
+                                                 {"better", "lower"},
+                                                 {"aggregate", "sum"},
+                                                 {"values", {a ? 3 : 0, a ? 2 : 0, 0}}};
+  }
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  const auto& vm = row(c, "trace.noise.vmstat_update");
+  EXPECT_EQ(vm.kind, MetricKind::count);
+  EXPECT_EQ(vm.verdict.verdict, Verdict::improved) << vm.verdict.reason;
+  EXPECT_EQ(summarize(c)[0].text, "trace: vmstat_update: 5 -> 0, improved, p = 0.008");
+
+  auto pointer_of = [](nlohmann::json r) {
+    try {
+      compare_run_variants(r, CompareSettings{});
+    } catch (const SpecError& e) {
+      return e.pointer();
+    }
+    return std::string("(no error)");
+  };
+  auto bad = vmstat_count_run();
+  bad["cells"][3]["metrics"]["vmstat-syscall.noise.vmstat_update_per_s"]["kind"] = "rate";
+  EXPECT_EQ(pointer_of(bad), "/cells/3/metrics/vmstat-syscall.noise.vmstat_update_per_s/kind");
+  bad = vmstat_count_run();
+  bad["cells"][2]["metrics"]["vmstat-syscall.noise.vmstat_update_per_s"]["cpus"] = {5, -1};
+  EXPECT_EQ(pointer_of(bad), "/cells/2/metrics/vmstat-syscall.noise.vmstat_update_per_s/cpus/1");
+  bad = vmstat_count_run();
+  bad["cells"][0]["metrics"]["vmstat-syscall.noise.vmstat_update_per_s"]["values"] = {1, -0.5, 0};
+  EXPECT_EQ(pointer_of(bad), "/cells/0/metrics/vmstat-syscall.noise.vmstat_update_per_s/values/1");
+  bad = vmstat_count_run();
+  bad["cells"][4]["metrics"]["vmstat-syscall.noise.vmstat_update_per_s"].erase("kind");
+  bad["cells"][4]["metrics"]["vmstat-syscall.noise.vmstat_update_per_s"]["unit"] = "us";
+  EXPECT_EQ(pointer_of(bad), "/cells/4/metrics/vmstat-syscall.noise.vmstat_update_per_s");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -205,6 +208,130 @@ TEST(Histogram, BadInputNamesThePointer) {
     EXPECT_EQ(e.pointer(), "/h/counts/1");
   }
   EXPECT_THROW(histogram_from_json(nlohmann::json::parse(R"({"counts":[1]})"), "/h"), SpecError);
+}
+
+// ---- permutation test of the difference of means (count metrics) ----
+
+// Independent brute force over bitmasks: p and min_p of |mean_B - mean_A|.
+std::pair<double, double> brute_force_permutation(const std::vector<double>& a,
+                                                  const std::vector<double>& b) {
+  std::vector<double> pooled = a;
+  pooled.insert(pooled.end(), b.begin(), b.end());
+  const std::size_t n = pooled.size(), na = a.size();
+  auto stat_of = [&](unsigned mask) {
+    double sa = 0, sb = 0;
+    for (std::size_t i = 0; i < n; ++i) ((mask >> i) & 1 ? sa : sb) += pooled[i];
+    return std::fabs(sb / static_cast<double>(n - na) - sa / static_cast<double>(na));
+  };
+  const double observed = stat_of((1u << na) - 1);
+  std::vector<double> stats;
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
+    if (static_cast<std::size_t>(__builtin_popcount(mask)) == na) stats.push_back(stat_of(mask));
+  }
+  const double top = *std::max_element(stats.begin(), stats.end());
+  double ge = 0, at_top = 0;
+  for (double s : stats) {
+    ge += s >= observed - 1e-9;
+    at_top += s >= top - 1e-9;
+  }
+  return {ge / static_cast<double>(stats.size()), at_top / static_cast<double>(stats.size())};
+}
+
+TEST(PermutationMean, TiesOnlyIsExactlyTwoOf252) {
+  // {1,1,1,1,1} vs {0,0,0,0,0}: of the C(10,5) = 252 reassignments only the observed one and its
+  // mirror reach |mean difference| = 1.
+  const std::vector<double> a = {1, 1, 1, 1, 1}, b = {0, 0, 0, 0, 0};
+  const auto r = permutation_test_mean(a, b);
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.reassignments, 252u);
+  EXPECT_DOUBLE_EQ(r.p, 2.0 / 252.0);
+  EXPECT_DOUBLE_EQ(r.min_p, 2.0 / 252.0);
+  // A rate that drops to zero with a noisy A: same answer.
+  const std::vector<double> noisy = {0.8, 1.2, 1.0, 0.6, 1.4};
+  EXPECT_DOUBLE_EQ(permutation_test_mean(noisy, b).p, 2.0 / 252.0);
+  EXPECT_NEAR(permutation_test_mean(noisy, b).p, 0.0079, 0.00005);
+}
+
+TEST(PermutationMean, HandCountedSmallCase) {
+  // a={0,0,1}, b={1,2,2}: pooled sum 6, statistic |6 - 2 sum(A)| / 3, observed sum(A) = 1 gives
+  // 4/3. Reassignments (20) with sum(A) <= 1: {0,0,1} twice (two 1s); >= 5: {1,2,2} twice.
+  // p = 4/20, and those are also the extremes: min_p = 0.2 (no assignment could be
+  // significant at 0.05).
+  const std::vector<double> a = {0, 0, 1}, b = {1, 2, 2};
+  const auto r = permutation_test_mean(a, b);
+  EXPECT_DOUBLE_EQ(r.p, 0.2);
+  EXPECT_DOUBLE_EQ(r.min_p, 0.2);
+}
+
+TEST(PermutationMean, HeavyTiesCannotBeSignificant) {
+  // One event in one boot against zeros: wherever the 1 goes the statistic is 0.2, so p = 1 and
+  // so is the smallest attainable p.
+  const std::vector<double> a = {0, 0, 0, 0, 1}, b = {0, 0, 0, 0, 0};
+  const auto r = permutation_test_mean(a, b);
+  EXPECT_DOUBLE_EQ(r.p, 1.0);
+  EXPECT_DOUBLE_EQ(r.min_p, 1.0);
+  // All zero: nothing to test.
+  const auto z = permutation_test_mean(b, b);
+  EXPECT_DOUBLE_EQ(z.p, 1.0);
+  EXPECT_DOUBLE_EQ(z.min_p, 1.0);
+  EXPECT_DOUBLE_EQ(permutation_test_mean(std::vector<double>{}, b).p, 1.0);
+}
+
+TEST(PermutationMean, AgreesWithBruteForceOnTiedCounts) {
+  // Seeded Poisson-like counts with many ties, unequal sizes: p and min_p (from combinatorics)
+  // equal an independent enumeration.
+  std::mt19937_64 rng(17);
+  std::poisson_distribution<int> pois(1.2);
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t na = 3 + trial % 4, nb = 4 + trial % 3;
+    std::vector<double> a(na), b(nb);
+    for (auto& x : a) x = pois(rng);
+    for (auto& x : b) x = pois(rng) + (trial % 5 == 0 ? 2 : 0);
+    const auto [p, min_p] = brute_force_permutation(a, b);
+    const auto r = permutation_test_mean(a, b);
+    EXPECT_NEAR(r.p, p, 1e-12) << "trial " << trial;
+    EXPECT_NEAR(r.min_p, min_p, 1e-12) << "trial " << trial;
+  }
+}
+
+TEST(PermutationMean, MonteCarloBeyondTheExactLimit) {
+  // Forced Monte Carlo on the 5 vs 5 case: Phipson-Smyth p close to the exact 2/252, repeatable.
+  const std::vector<double> a = {0.8, 1.2, 1.0, 0.6, 1.4}, b = {0, 0, 0, 0, 0};
+  const auto mc = permutation_test_mean(a, b, 100, 20000, 3);
+  EXPECT_FALSE(mc.exact);
+  EXPECT_EQ(mc.reassignments, 20000u);
+  EXPECT_NEAR(mc.p, 2.0 / 252.0, 0.002);
+  EXPECT_GE(mc.p, 1.0 / 20001.0);
+  EXPECT_DOUBLE_EQ(mc.p, permutation_test_mean(a, b, 100, 20000, 3).p);
+  EXPECT_DOUBLE_EQ(mc.min_p, 2.0 / 252.0);  // min_p is exact either way
+  // 12 vs 12 (C(24,12) = 2704156 > 1e6) samples by default.
+  std::vector<double> a12(12, 3.0), b12(12, 0.0);
+  const auto big = permutation_test_mean(a12, b12);
+  EXPECT_FALSE(big.exact);
+  EXPECT_DOUBLE_EQ(big.p, 1.0 / 20001.0);  // no random reassignment is as extreme
+  EXPECT_NEAR(big.min_p, 2.0 / 2704156.0, 1e-15);
+}
+
+TEST(CountChange, RelativeChangeOfMeansAndBootstrapCi) {
+  EXPECT_DOUBLE_EQ(count_relative_change(0.98, 0), -1.0);
+  EXPECT_DOUBLE_EQ(count_relative_change(0, 0), 0.0);
+  EXPECT_TRUE(std::isinf(count_relative_change(0, 0.4)));
+  EXPECT_GT(count_relative_change(0, 0.4), 0);
+  EXPECT_TRUE(std::isnan(count_relative_change(-1, 0)));
+  const std::vector<double> a = {0.8, 1.2, 1.0, 0.6, 1.4}, b = {0, 0, 0, 0, 0};
+  const auto ci = bootstrap_mean_difference_ci(a, b, 0.95, 2000, 5);
+  ASSERT_TRUE(ci);
+  // Resampled means of A lie in [0.6, 1.4]; the difference is minus that.
+  EXPECT_GE(ci->low, -1.4);
+  EXPECT_LT(ci->low, -1.0);
+  EXPECT_GT(ci->high, -1.0);
+  EXPECT_LE(ci->high, -0.6);
+  EXPECT_DOUBLE_EQ(ci->low, bootstrap_mean_difference_ci(a, b, 0.95, 2000, 5)->low);
+  const auto zero = bootstrap_mean_difference_ci(b, b);
+  ASSERT_TRUE(zero);
+  EXPECT_DOUBLE_EQ(zero->low, 0);
+  EXPECT_DOUBLE_EQ(zero->high, 0);
+  EXPECT_FALSE(bootstrap_mean_difference_ci(std::vector<double>{}, b));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -174,6 +176,180 @@ TEST(Settings, SameSeedSameNumbers) {
   ASSERT_TRUE(t3.ci);
   EXPECT_LE(t3.ci->low, t3.change);
   EXPECT_GE(t3.ci->high, t3.change);
+}
+
+// ---- count metrics ----
+
+VerdictResult count_verdict(const std::vector<double>& a, const std::vector<double>& b,
+                            const std::string& unit = "1/s", Better better = Better::lower,
+                            const CompareSettings& s = {}) {
+  const MetricInfo info{"vmstat-syscall.noise.vmstat_update_per_s", unit, MetricKind::count, better,
+                        true};
+  return decide_metric_verdict(test_metric(a, b, s, true, MetricKind::count), info, s);
+}
+
+TEST(CountVerdict, ZeroInEveryBootOfBothIsNoChange) {
+  const std::vector<double> z = {0, 0, 0, 0, 0};
+  const auto r = count_verdict(z, z);
+  EXPECT_EQ(r.verdict, Verdict::no_change);
+  EXPECT_EQ(r.reason, "0 in every boot of both variants");
+  // The timing rule calls the same data inconclusive (A median 0): the kind matters.
+  EXPECT_EQ(verdict_of(z, z, Better::lower), Verdict::inconclusive);
+}
+
+TEST(CountVerdict, TiesToZeroImproveWithExactP) {
+  const std::vector<double> a = {1, 1, 1, 1, 1}, b = {0, 0, 0, 0, 0};
+  const CompareSettings s;
+  const MetricTest t = test_metric(a, b, s, true, MetricKind::count);
+  ASSERT_TRUE(t.count);
+  EXPECT_DOUBLE_EQ(t.p_value(), 2.0 / 252.0);
+  EXPECT_TRUE(t.p_exact());
+  EXPECT_DOUBLE_EQ(t.count->diff, -1.0);
+  EXPECT_DOUBLE_EQ(t.count->relative_change, -1.0);
+  const auto r = count_verdict(a, b);
+  EXPECT_EQ(r.verdict, Verdict::improved) << r.reason;
+  EXPECT_EQ(count_verdict(a, b, "1/s", Better::higher).verdict, Verdict::regressed);
+}
+
+TEST(CountVerdict, NoisyRateToZeroImproves) {
+  const std::vector<double> a = {0.8, 1.2, 1.0, 0.6, 1.4}, b = {0, 0, 0, 0, 0};
+  const CompareSettings s;
+  const MetricTest t = test_metric(a, b, s, true, MetricKind::count);
+  EXPECT_NEAR(t.p_value(), 0.0079, 0.00005);
+  ASSERT_TRUE(t.count->diff_ci);
+  EXPECT_LT(t.count->diff_ci->low, -1.0);
+  EXPECT_GT(t.count->diff_ci->high, -1.0);
+  const auto r = count_verdict(a, b);
+  EXPECT_EQ(r.verdict, Verdict::improved) << r.reason;
+  EXPECT_NE(r.reason.find("p=0.00794"), std::string::npos) << r.reason;
+}
+
+TEST(CountVerdict, ZeroToRateRegressesAsNew) {
+  const std::vector<double> a = {0, 0, 0, 0, 0}, b = {0.4, 0.6, 0.2, 0.4, 0.8};
+  const CompareSettings s;
+  const MetricTest t = test_metric(a, b, s, true, MetricKind::count);
+  EXPECT_TRUE(std::isinf(t.change));
+  const auto r = count_verdict(a, b);
+  EXPECT_EQ(r.verdict, Verdict::regressed) << r.reason;
+  EXPECT_NE(r.reason.find("A was 0 in every boot"), std::string::npos) << r.reason;
+}
+
+TEST(CountVerdict, OverlappingAaCountsAreNoChange) {
+  // Same mean (1.4 events) on both sides; the pooled values allow p down to 8/252 = 0.032, so a
+  // change could have been seen: no significant change.
+  const std::vector<double> a = {1, 0, 3, 1, 2}, b = {2, 1, 0, 1, 3};
+  const CompareSettings s;
+  EXPECT_NEAR(test_metric(a, b, s, true, MetricKind::count).count->permutation.min_p, 8.0 / 252.0,
+              1e-15);
+  const auto r = count_verdict(a, b, "count");
+  EXPECT_EQ(r.verdict, Verdict::no_change) << r.reason;
+  EXPECT_NE(r.reason.find("p=1 >= alpha"), std::string::npos) << r.reason;
+  // {1,0,2,1,0} vs {0,1,1,2,1}: the pooled values cannot reach p < 0.05 at all (extremes 20/252).
+  const std::vector<double> a2 = {1, 0, 2, 1, 0}, b2 = {0, 1, 1, 2, 1};
+  EXPECT_EQ(count_verdict(a2, b2, "count").verdict, Verdict::inconclusive);
+}
+
+TEST(CountVerdict, HeavyTiesAreInconclusive) {
+  // One boot with one event against zeros: every reassignment gives the same |mean difference|,
+  // so p = 1 whatever the kernels do; more boots are needed, which "no change" would hide.
+  const std::vector<double> a = {0, 0, 0, 0, 1}, b = {0, 0, 0, 0, 0};
+  const auto r = count_verdict(a, b, "count");
+  EXPECT_EQ(r.verdict, Verdict::inconclusive) << r.reason;
+  EXPECT_NE(r.reason.find("smallest p the permutation test can reach with these values is 1"),
+            std::string::npos)
+      << r.reason;
+}
+
+TEST(CountVerdict, FloorAndThresholdHoldBackTinyChanges) {
+  // Significant (p = 2/252) but 0.05 events/s per CPU: below the 0.1/s floor.
+  const std::vector<double> z = {0, 0, 0, 0, 0}, tiny = {0.05, 0.05, 0.05, 0.05, 0.05};
+  const auto below_floor = count_verdict(tiny, z);
+  EXPECT_EQ(below_floor.verdict, Verdict::no_change) << below_floor.reason;
+  EXPECT_NE(below_floor.reason.find("<= floor 0.1/s"), std::string::npos) << below_floor.reason;
+  CompareSettings low_floor;
+  low_floor.count_floors["1/s"] = 0.01;
+  EXPECT_EQ(count_verdict(tiny, z, "1/s", Better::lower, low_floor).verdict, Verdict::improved);
+  // Significant and above the 1-event floor, but +1.5% of a large count: below the 2% threshold.
+  const std::vector<double> a = {100, 100, 100, 100, 100}, b = {101.5, 101.5, 101.5, 101.5, 101.5};
+  const auto small = count_verdict(a, b, "count");
+  EXPECT_EQ(small.verdict, Verdict::no_change) << small.reason;
+  EXPECT_NE(small.reason.find("threshold 2.00%"), std::string::npos) << small.reason;
+  const std::vector<double> c = {103, 103, 103, 103, 103};
+  EXPECT_EQ(count_verdict(a, c, "count").verdict, Verdict::regressed);
+}
+
+TEST(CountVerdict, KindFromFieldsAndUnit) {
+  EXPECT_EQ(metric_kind_of("count", "1/s"), MetricKind::count);
+  EXPECT_EQ(metric_kind_of("", "1/s"), MetricKind::count);
+  EXPECT_EQ(metric_kind_of("", "count"), MetricKind::count);
+  EXPECT_EQ(metric_kind_of("timing", "1/s"), MetricKind::timing);
+  EXPECT_EQ(metric_kind_of("", "us"), MetricKind::timing);
+  EXPECT_EQ(metric_kind_of("count", "events"), MetricKind::count);
+  const CompareSettings s;
+  EXPECT_DOUBLE_EQ(s.count_floor_for("1/s"), 0.1);
+  EXPECT_DOUBLE_EQ(s.count_floor_for("count"), 1.0);
+  EXPECT_DOUBLE_EQ(s.count_floor_for("irqs/s"), 0.1);
+  EXPECT_DOUBLE_EQ(s.count_floor_for("events"), 1.0);
+}
+
+// ---- TCG timing threshold ----
+
+TEST(TcgThreshold, TenPercentTimingChangeUnderTcgIsNoChange) {
+  std::mt19937_64 rng(7);
+  const auto a = normal_sample(rng, 5, 7400, 0.01);
+  const auto b = normal_sample(rng, 5, 7400 * 1.10, 0.01);
+  const CompareSettings s;
+  const MetricTest t = test_metric(a, b, s);
+  ASSERT_LT(t.p_value(), 0.05);
+  MetricInfo info{"vmstat-syscall.cycles_per_syscall", "cycles", MetricKind::timing, Better::lower,
+                  true};
+  const auto tcg = decide_metric_verdict(t, info, s);
+  EXPECT_EQ(tcg.verdict, Verdict::no_change) << tcg.reason;
+  EXPECT_DOUBLE_EQ(tcg.threshold_pct, 25);
+  EXPECT_NE(tcg.reason.find("TCG timing threshold"), std::string::npos) << tcg.reason;
+  info.tcg = false;  // the same data from KVM cells
+  const auto kvm = decide_metric_verdict(t, info, s);
+  EXPECT_EQ(kvm.verdict, Verdict::regressed) << kvm.reason;
+  EXPECT_EQ(kvm.reason.find("TCG"), std::string::npos) << kvm.reason;
+  // 0 disables the TCG threshold; a larger calibrated noise floor wins over it.
+  info.tcg = true;
+  CompareSettings off;
+  off.tcg_timing_threshold_pct = 0;
+  EXPECT_EQ(decide_metric_verdict(t, info, off).verdict, Verdict::regressed);
+  CompareSettings floor;
+  floor.noise_floors_pct[info.name] = 30;
+  bool tcg_applied = true;
+  EXPECT_DOUBLE_EQ(effective_threshold_pct(info, floor, &tcg_applied), 30);
+  EXPECT_FALSE(tcg_applied);
+  // Count metrics keep their own threshold under TCG.
+  info.kind = MetricKind::count;
+  EXPECT_DOUBLE_EQ(effective_threshold_pct(info, s), 2.0);
+}
+
+TEST(Settings, CountFloorAndTcgThresholdFields) {
+  const auto s = settings_from_json(
+      nlohmann::json::parse(R"({"count_floor":{"1/s":0.5},"tcg_timing_threshold_pct":10})"));
+  EXPECT_DOUBLE_EQ(s.count_floor_for("1/s"), 0.5);
+  EXPECT_DOUBLE_EQ(s.count_floor_for("count"), 1.0);
+  EXPECT_DOUBLE_EQ(s.tcg_timing_threshold_pct, 10);
+  const auto all = settings_from_json(nlohmann::json::parse(R"({"count_floor":2})"));
+  EXPECT_DOUBLE_EQ(all.count_floor_for("1/s"), 2);
+  EXPECT_DOUBLE_EQ(all.count_floor_for("count"), 2);
+  const auto j = settings_to_json(s);
+  EXPECT_DOUBLE_EQ(j["count_floor"]["1/s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["tcg_timing_threshold_pct"].get<double>(), 10);
+  auto pointer_of = [](const char* text) {
+    try {
+      settings_from_json(nlohmann::json::parse(text));
+    } catch (const SpecError& e) {
+      return e.pointer();
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(pointer_of(R"({"count_floor":-1})"), "/compare/count_floor");
+  EXPECT_EQ(pointer_of(R"({"count_floor":"x"})"), "/compare/count_floor");
+  EXPECT_EQ(pointer_of(R"({"count_floor":{"1/s":-0.1}})"), "/compare/count_floor/1~1s");
+  EXPECT_EQ(pointer_of(R"({"tcg_timing_threshold_pct":-5})"), "/compare/tcg_timing_threshold_pct");
 }
 
 }  // namespace

@@ -150,6 +150,8 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     init += "read w0 rest < /proc/uptime\n";
     init += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
             ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+    // Tracing stops before the leftovers are killed, so their exit is not counted as noise.
+    if (!s.trace_cpus.empty()) init += "[ -d $T/events ] && echo 0 > $T/tracing_on\n";
     init += "read w1 rest < /proc/uptime\n";
     init += "cat /proc/interrupts > " + s.name + ".interrupts_after\n";
     init += "echo \"$w0 $w1\" > " + s.name + ".window\n";
@@ -158,7 +160,7 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
         "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
         "pkill -KILL -x vmstat-overhead 2>/dev/null\n";
     if (!s.trace_cpus.empty()) {
-      init += "if [ -d $T/events ]; then echo 0 > $T/tracing_on; : > " + s.name + ".trace\n";
+      init += "if [ -d $T/events ]; then : > " + s.name + ".trace\n";
       init += "  for c in $(echo " + s.trace_cpus +
               " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | "
               "while read c; do "

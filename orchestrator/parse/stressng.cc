@@ -515,7 +515,7 @@ Metrics stressng_metrics(const StressngResult& result, std::vector<std::string>*
         if (notes && !m.count(name)) notes->push_back("stress-ng: " + name + ": no value");
       }
     };
-    add("bogo_ops", "count", s.bogo_ops);
+    add("bogo_ops", "bogo ops", s.bogo_ops);
     add("bogo_ops_per_s_real", "bogo ops/s", s.bogo_ops_per_s_real);
     add("bogo_ops_per_s_usr_sys", "bogo ops/s", s.bogo_ops_per_s_usr_sys);
   }

@@ -72,7 +72,8 @@ StressngResult parse_stressng_yaml(std::string_view text);
 StressngResult parse_stressng_text(std::string_view text);
 
 // Per stressor S (one value per stressor row):
-//   S.bogo_ops                unit "count",      higher better, aggregate "sum"
+//   S.bogo_ops                unit "bogo ops",   higher better, aggregate "sum" (a total, not an
+//                             event count: compare treats it as a timing-like measure)
 //   S.bogo_ops_per_s_real     unit "bogo ops/s", higher better, aggregate "sum"
 //   S.bogo_ops_per_s_usr_sys  unit "bogo ops/s", higher better, aggregate "sum"
 // "sum": a row already totals the instances of one stress-ng invocation, so several rows of the

@@ -297,6 +297,7 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
       for (auto it = wo.histograms.begin(); it != wo.histograms.end(); ++it)
         c["histograms"][it.key()] = *it;
     if (!wo.notes.empty()) c["notes"][w.name] = wo.notes;
+    if (!wo.noise.is_null()) c["noise"][w.name] = wo.noise;
     if (wo.failed && !workload_failed) {
       workload_failed = true;
       workload_reason = "workload " + w.name + ": " + wo.failure;

@@ -39,7 +39,7 @@ TEST(StressngYaml, RealCpuRun) {
   EXPECT_EQ(m.at("cpu.bogo_ops_per_s_real").aggregate, "sum");
   EXPECT_EQ(m.at("cpu.bogo_ops_per_s_usr_sys").values, std::vector<double>{2274.472949});
   EXPECT_EQ(m.at("cpu.bogo_ops").values, std::vector<double>{6941});
-  EXPECT_EQ(m.at("cpu.bogo_ops").unit, "count");
+  EXPECT_EQ(m.at("cpu.bogo_ops").unit, "bogo ops");
 }
 
 TEST(StressngYaml, RealTwoStressorsWithTimesAndExtras) {

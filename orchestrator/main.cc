@@ -247,7 +247,8 @@ int main(int argc, char** argv) {
       o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
       isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
       if (sum.status == "interrupted") {
-        std::cerr << "isolab: interrupted; finish with: isolab run " << spec_path << " --resume "
+        std::cerr << "isolab: interrupted by signal " << sum.interrupt_signal
+                  << "; finish with: isolab run " << spec_path << " --resume "
                   << sum.run_dir.string() << "\n";
         std::cout << sum.run_dir.string() << std::endl;
         return 128 + sum.interrupt_signal;  // what a shell reports for a death by that signal

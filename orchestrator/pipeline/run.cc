@@ -605,9 +605,6 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   } catch (...) {
     // Whatever the signal broke (a killed make or QEMU, a child refused) is not a result.
     if (!interrupt_requested() || !doc) throw;
-    if (opt.progress)
-      opt.progress("interrupted by " + signal_name(interrupt_signal()) + "; resume with --resume " +
-                   doc->dir().string());
     return record_interruption(*doc);
   }
 }

@@ -142,6 +142,8 @@ std::string private_qemu_conf(bool mount_namespace) {
       "# orchestrator/vm/libvirt.h. The system's /etc/libvirt is neither read nor changed.\n";
   if (::geteuid() == 0) c += "user = \"root\"\ngroup = \"root\"\n";
   c += "security_driver = \"none\"\n";
+  // No chown and no trusted.libvirt.* attributes on the kernel, initramfs and result files.
+  c += "dynamic_ownership = 0\nremember_owner = 0\n";
   c += "stdio_handler = \"file\"\n";
   if (!mount_namespace)
     c += "# this host cannot make / a slave mount in a new namespace (chroot or container)\n"

@@ -41,7 +41,8 @@ std::string libvirt_domain_xml(const VmConfig& cfg);
 bool host_allows_mount_namespace();
 
 // The qemu.conf of the private driver (pure): QEMU runs as the calling user (root: user/group
-// "root"), no security driver (the domain's files are isolab's own), QEMU's stdio to a plain
+// "root"), no security driver and no relabelling (dynamic_ownership = 0, remember_owner = 0:
+// the domain's files are isolab's own and keep their owner and xattrs), QEMU's stdio to a plain
 // file (no virtlogd), and namespaces = [] unless mount_namespace. Format: libvirt's
 // src/qemu/qemu.conf.in (key = value lines).
 std::string private_qemu_conf(bool mount_namespace);

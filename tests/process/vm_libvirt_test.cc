@@ -86,6 +86,7 @@ TEST(LibvirtReal, PrivateConfigFollowsTheHostsMountNamespaceSupport) {
   EXPECT_EQ(conf.find("namespaces = []") != std::string::npos, !ns) << conf;
   EXPECT_THAT(conf, HasSubstr("security_driver = \"none\""));
   EXPECT_THAT(conf, HasSubstr("stdio_handler = \"file\""));
+  EXPECT_THAT(conf, HasSubstr("dynamic_ownership = 0"));
   if (::geteuid() == 0) {
     EXPECT_THAT(conf, HasSubstr("user = \"root\""));
   }

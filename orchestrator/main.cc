@@ -16,6 +16,7 @@
 #include "cmdline/analyze.h"
 #include "compare/commands.h"
 #include "compare/history.h"
+#include "kernel/cache.h"
 #include "kernel/kernel.h"
 #include "pipeline/doctor.h"
 #include "pipeline/plan.h"
@@ -81,6 +82,10 @@ int main(int argc, char** argv) {
   run->add_option("--backend", backend, "qemu or libvirt")
       ->check(CLI::IsMember({"qemu", "libvirt"}))
       ->capture_default_str();
+  std::string libvirt_uri;
+  run->add_option("--libvirt-uri", libvirt_uri,
+                  "libvirt connection for --backend libvirt (default $ISOLAB_LIBVIRT_URI, else "
+                  "isolab's private driver: qemu:///embed?root=CACHE/libvirt)");
   run->add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
   run->add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
   run->add_flag("--dry-run", dry_run,
@@ -164,6 +169,28 @@ int main(int argc, char** argv) {
   cl->add_option("--vcpus", cl_vcpus, "Override the derived vCPU count");
   cl->add_flag("--json", cl_json, "JSON output");
 
+  // cache
+  auto* cache = app.add_subcommand(
+      "cache", "The kernel cache: list its entries, or prune it (safe while runs use it).");
+  cache->require_subcommand(1);
+  std::string cache_cache_dir, cache_max_size;
+  int cache_keep_last = -1;
+  auto* cache_list = cache->add_subcommand(
+      "list", "Kernels, build slots and sources: size and last use, newest first.");
+  cache_list->add_option("--cache-dir", cache_cache_dir,
+                         "Cache directory (default $ISOLAB_CACHE_DIR or ~/.cache/isolab)");
+  auto* cache_prune = cache->add_subcommand(
+      "prune", "Remove the least recently used entries; entries a run or build holds are skipped.");
+  cache_prune->add_option("--cache-dir", cache_cache_dir,
+                          "Cache directory (default $ISOLAB_CACHE_DIR or ~/.cache/isolab)");
+  cache_prune
+      ->add_option("--keep-last", cache_keep_last,
+                   "Keep the N most recently used kernels, build slots and sources")
+      ->check(CLI::Range(0, 1000000));
+  cache_prune->add_option("--max-size", cache_max_size,
+                          "Then remove the oldest entries until the cache is at most SIZE (e.g. "
+                          "20G, 500M)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -200,6 +227,8 @@ int main(int argc, char** argv) {
         std::cout << isolab::json_text(isolab::describe_plan(spec, g), 2) << "\n";
         return 0;
       }
+      // From here a signal stops the children and the run records itself as interrupted.
+      isolab::install_interrupt_handlers();
       auto runner = isolab::make_real_runner();
       isolab::RunOptions o;
       o.spec_path = spec_path;
@@ -210,12 +239,20 @@ int main(int argc, char** argv) {
                 : accel == "tcg" ? isolab::AccelRequest::tcg
                                  : isolab::AccelRequest::automatic;
       o.backend = backend;
+      o.libvirt_uri = libvirt_uri;
       o.trace = !no_trace;
       o.jobs = jobs;
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
       o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
       isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
+      if (sum.status == "interrupted") {
+        std::cerr << "isolab: interrupted by signal " << sum.interrupt_signal
+                  << "; finish with: isolab run " << spec_path << " --resume "
+                  << sum.run_dir.string() << "\n";
+        std::cout << sum.run_dir.string() << std::endl;
+        return 128 + sum.interrupt_signal;  // what a shell reports for a death by that signal
+      }
       // Nightly mode: find the baseline before this run joins the history.
       std::optional<fs::path> baseline;
       if (!spec.baseline_run.empty()) baseline = spec.baseline_run;
@@ -267,6 +304,27 @@ int main(int argc, char** argv) {
       auto runner = isolab::make_real_runner();
       json facts = isolab::doctor(*runner, find_vmstat_overhead());
       std::cout << (doctor_json ? isolab::json_text(facts, 2) + "\n" : isolab::doctor_text(facts));
+      return 0;
+    }
+    if (*cache) {
+      fs::path dir =
+          cache_cache_dir.empty() ? isolab::default_cache_dir() : fs::path(cache_cache_dir);
+      if (*cache_list) {
+        std::cout << isolab::cache_list_text(isolab::scan_cache(dir));
+        return 0;
+      }
+      isolab::PrunePolicy policy;
+      if (cache_keep_last >= 0) policy.keep_last = cache_keep_last;
+      if (!cache_max_size.empty()) policy.max_bytes = isolab::parse_size(cache_max_size);
+      isolab::PruneReport r = isolab::prune_cache(dir, policy);
+      for (const auto& e : r.removed)
+        std::cout << "removed " << e.kind << " " << e.id << " (" << isolab::format_size(e.bytes)
+                  << ")\n";
+      for (const auto& e : r.busy)
+        std::cout << "kept " << e.kind << " " << e.id << ": in use (" << e.lock.string()
+                  << " is held)\n";
+      std::cout << "cache " << dir.string() << ": " << isolab::format_size(r.bytes_before) << " -> "
+                << isolab::format_size(r.bytes_after) << "\n";
       return 0;
     }
     if (*cl) {

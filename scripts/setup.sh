@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every build and run dependency of isolab from Debian 12's archive and builds it
 # into ./build. Safe to run again. Needs root (or sudo) for apt-get.
+# Usage: scripts/setup.sh [NINJA_TARGET...]   (no target: everything, the tests too)
+# Nothing under /etc is written except by apt-get (see the libvirt note below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,17 +32,20 @@ if ((${#missing[@]})); then
 fi
 
 
-# libvirt without libvirt-daemon-system (no systemd here): the QEMU driver needs the
-# libvirt-qemu account to exist, and with no security driver it runs QEMU as root.
-if ! getent group libvirt-qemu >/dev/null; then groupadd -r libvirt-qemu || true; fi
+# libvirt: isolab uses its own private libvirt (the QEMU driver embedded in isolab, with its
+# configuration and state under $ISOLAB_CACHE_DIR/libvirt or a test's temporary directory), so
+# /etc/libvirt is neither read nor changed and no libvirt daemon is needed. The one thing that
+# driver takes from the system is the libvirt-qemu account, which libvirt requires to exist
+# when it runs as root (it is normally created by libvirt-daemon-system, which would pull in
+# systemd as init). Only when it is missing is it created, as a locked system account.
 if ! getent passwd libvirt-qemu >/dev/null; then
-  useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu || true
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  echo "setup: creating the system account libvirt-qemu (libvirt's QEMU driver needs it)"
+  getent group libvirt-qemu >/dev/null || $SUDO groupadd -r libvirt-qemu
+  $SUDO useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 fi
-if [ -w /etc/libvirt ] && ! grep -q '^security_driver = "none"' /etc/libvirt/qemu.conf 2>/dev/null; then
-  printf 'user = "root"\ngroup = "root"\nsecurity_driver = "none"\n' >> /etc/libvirt/qemu.conf
-fi
-mkdir -p /var/log/libvirt /var/run/libvirt 2>/dev/null || true
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build
-echo "setup: built ./build/isolab"
+ninja -C build "$@"
+echo "setup: built ${*:-every target} in ./build"

@@ -14,6 +14,7 @@
 #include "base/files.h"
 #include "base/json_text.h"
 #include "kernel/build_log.h"
+#include "kernel/cache.h"
 #include "kernel/commands.h"
 #include "kernel/config_check.h"
 #include "kernel/file_lock.h"
@@ -130,6 +131,7 @@ std::string compiler_version(const KernelEnv& env) {
 }
 
 KernelArtifact load_entry(const fs::path& entry, const std::vector<PatchId>& patches) {
+  mark_cache_use(entry);
   auto j = nlohmann::json::parse(read_file(entry / "meta.json"), nullptr, false);
   if (j.is_discarded() || !j.is_object())
     throw Error("corrupt kernel cache entry " + entry.string() + " (meta.json)");
@@ -247,6 +249,7 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   const fs::path worktree = cache / "worktrees" / slot;
   const fs::path build_dir = cache / "build" / slot;
   fs::create_directories(build_dir);
+  mark_cache_use(build_dir);
   fs::path log_dir = env.log_dir.empty() ? cache / "logs" : env.log_dir;
   fs::create_directories(log_dir);
   const fs::path log = fs::absolute(log_dir / ("build-" + safe_name(variant) + ".log"));
@@ -297,7 +300,9 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   const fs::path entry = cache / "kernels" / key;
   say("build key " + key.substr(0, 12) + " (source " + fmt_seconds(source_s) + ", patches " +
       fmt_seconds(patch_s) + ", config " + fmt_seconds(config_s) + ")");
-  FileLock key_lock(cache / "locks" / (key + ".lock"), say);
+  // Runs hold complete entries with a shared lock (hold_kernel_entry): look before locking.
+  std::optional<FileLock> key_lock;
+  if (!entry_complete(entry)) key_lock.emplace(cache / "locks" / (key + ".lock"), say);
   if (entry_complete(entry)) {
     write_file_atomic(index_file, key + "\n");
     say("cache hit " + key.substr(0, 12) + " after config");
@@ -369,6 +374,7 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
     fs::rename(tmp, entry);
     write_file_atomic(index_file, key + "\n");
   });
+  mark_cache_use(entry);
   say("built " + release + " in " + fmt_seconds(build_s));
 
   KernelArtifact a;

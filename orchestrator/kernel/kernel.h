@@ -12,6 +12,9 @@
 //   kernels/<key>/{bzImage, config, kernel_release, meta.json, build.log}
 //   index/<input-key>                  inputs (before config) -> build key, for fast cache hits
 //   locks/<key>.lock, locks/slot-<slot>.lock, locks/src-<id>.lock   flock(2) files
+//   (<key>.lock: exclusive while building the entry, shared while a run boots it)
+//   kernels/<key>/.isolab-last-use, build/<slot>/.isolab-last-use   mtime = last use
+// `isolab cache list|prune` (kernel/cache.h) reads and bounds all of this.
 // A build slot is sha256(source tree id, base target, fragment contents)[0:16]: every variant
 // of one source with one config recipe shares the worktree and build dir, so a patch set makes
 // make rebuild only the files it touches (git checkout rewrites only changed files).

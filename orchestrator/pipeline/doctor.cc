@@ -7,6 +7,7 @@
 #include "kernel/kernel.h"
 #include "results/host.h"
 #include "vm/accel.h"
+#include "vm/libvirt.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -32,7 +33,13 @@ json doctor(ProcessRunner& runner, const fs::path& vmstat_overhead) {
   json j;
   fs::path work = fs::temp_directory_path() / ("isolab-doctor-" + std::to_string(::getpid()));
   fs::create_directories(work);
-  VmDoctorFacts v = vm_doctor_facts(runner, work, true);
+  std::string libvirt_uri;
+  try {
+    libvirt_uri = default_libvirt_uri(default_cache_dir());
+  } catch (const std::exception& e) {
+    libvirt_uri = std::string("isolab-private-libvirt-unavailable: ") + e.what();
+  }
+  VmDoctorFacts v = vm_doctor_facts(runner, work, true, libvirt_uri);
   std::error_code ec;
   fs::remove_all(work, ec);
   j["qemu"] = {{"path", v.qemu_path}, {"version", v.qemu_version}, {"error", v.qemu_error}};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <random>
 
@@ -14,11 +15,14 @@
 #include "guest/channel.h"
 #include "guest/initramfs.h"
 #include "guest/plan.h"
+#include "kernel/cache.h"
+#include "kernel/file_lock.h"
 #include "kernel/kernel.h"
 #include "parse/console.h"
 #include "pipeline/plan.h"
 #include "results/host.h"
 #include "vm/backend.h"
+#include "vm/libvirt.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -83,6 +87,84 @@ class RunDoc {
   fs::path dir_;
   json doc_;
 };
+
+// Unwinds run_spec's main path once interrupt_requested(): run_spec records the interruption.
+struct Interrupted {};
+
+void check_interrupt() {
+  if (interrupt_requested()) throw Interrupted{};
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal " + std::to_string(sig);
+  }
+}
+
+// "status": "interrupted" with the time and the signal; the cells recorded so far stay, so that
+// --resume continues from here.
+RunSummary record_interruption(RunDoc& doc) {
+  json& d = doc.doc();
+  d["status"] = "interrupted";
+  d["interrupted_at"] = utc_now();
+  d["interrupted_by"] = signal_name(interrupt_signal());
+  doc.save();
+  RunSummary sum;
+  sum.run_dir = doc.dir();
+  sum.status = "interrupted";
+  sum.interrupt_signal = interrupt_signal();
+  return sum;
+}
+
+// A resumed run that had been interrupted: the interruption moves to "interruptions" and the
+// run is running again.
+void reopen_interrupted(json& d) {
+  if (d.value("status", "") != "interrupted") return;
+  d["interruptions"].push_back(
+      {{"at", d.value("interrupted_at", "")}, {"by", d.value("interrupted_by", "")}});
+  d.erase("interrupted_at");
+  d.erase("interrupted_by");
+}
+
+// True when the bzImage is a kernel cache entry (not a prebuilt image elsewhere).
+bool in_kernel_cache(const fs::path& cache, const fs::path& bzimage) {
+  return bzimage.parent_path().parent_path().lexically_normal() ==
+         (fs::absolute(cache) / "kernels").lexically_normal();
+}
+
+// A variant recorded by an earlier attempt of this run (--resume): holds its cache entry and
+// says whether its bzImage is still there.
+bool hold_recorded_kernel(const fs::path& cache, const json& variant,
+                          std::vector<std::unique_ptr<FileLock>>& held) {
+  if (!variant.contains("bzimage")) return false;
+  const fs::path image = variant["bzimage"].get<std::string>();
+  if (!in_kernel_cache(cache, image)) return fs::exists(image);
+  auto lock = hold_kernel_entry(cache, variant.value("build_key", ""));
+  if (!fs::exists(image)) return false;  // pruned: build it again (after releasing the lock)
+  held.push_back(std::move(lock));
+  return true;
+}
+
+// ensure_kernel, then a shared lock on the entry; if a prune removed it in between, again.
+KernelArtifact ensure_kernel_held(const KernelRequest& req, const KernelEnv& env,
+                                  std::vector<std::unique_ptr<FileLock>>& held) {
+  for (int attempt = 1;; ++attempt) {
+    KernelArtifact k = ensure_kernel(req, env);
+    if (!in_kernel_cache(env.cache_dir, k.bzimage)) return k;
+    auto lock = hold_kernel_entry(env.cache_dir, k.build_key);
+    if (fs::exists(k.bzimage) || attempt == 3) {
+      held.push_back(std::move(lock));
+      return k;
+    }
+  }
+}
 
 AccelMode accel_mode(AccelRequest r) {
   switch (r) {
@@ -340,7 +422,10 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
 
 }  // namespace
 
-RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {
+// run_spec's work; doc is set as soon as the run directory exists, so that run_spec can record
+// an interruption in it.
+RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
+                       std::unique_ptr<RunDoc>& doc) {
   auto say = [&](const std::string& s) {
     if (opt.progress) opt.progress(s);
   };
@@ -349,7 +434,6 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
 
   // The run directory, new or resumed.
-  std::unique_ptr<RunDoc> doc;
   if (!opt.resume_dir.empty()) {
     json old;
     try {
@@ -360,7 +444,10 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
     if (old.value("spec_sha256", "") != sha256_hex(json_text(spec.raw)))
       throw Error("--resume " + opt.resume_dir.string() +
                   ": the spec differs from the one this run was started with");
+    reopen_interrupted(old);
+    old["status"] = "running";
     doc = std::make_unique<RunDoc>(opt.resume_dir, old);
+    doc->save();
     say("resuming " + opt.resume_dir.string());
   } else {
     std::string run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + spec.name + "-" + random_token(6);
@@ -388,7 +475,6 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   }
   json& d = doc->doc();
   say("run directory: " + doc->dir().string());
-
   // Accelerator: detect a KVM that does not run guests within seconds, fall back to TCG.
   AccelChoice accel = choose_accelerator(accel_mode(opt.accel), runner, doc->dir());
   say("accelerator: " + accel_name(accel.accel) +
@@ -407,17 +493,19 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
       {"host_fingerprint_sha256", host_fingerprint_sha256(host)}};
   doc->save();
 
-  // Kernels.
+  // Kernels, each held in use (shared lock) until the run ends, so `isolab cache prune` leaves
+  // them alone.
   std::map<std::string, std::string> build_failure;
+  std::vector<std::unique_ptr<FileLock>> kernels_in_use;
   for (const auto& v : spec.variants) {
-    if (d["variants"].contains(v.name) && d["variants"][v.name].contains("bzimage") &&
-        fs::exists(d["variants"][v.name]["bzimage"].get<std::string>()))
+    check_interrupt();
+    if (hold_recorded_kernel(cache, d["variants"].value(v.name, json::object()), kernels_in_use))
       continue;
     say("variant " + v.name + ": kernel");
     KernelEnv env{cache, runner, doc->dir() / "logs", opt.jobs, std::nullopt, opt.progress};
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
-      KernelArtifact k = ensure_kernel(kernel_request(spec, v), env);
+      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v), env, kernels_in_use);
       json patches = json::array();
       for (const auto& p : k.patches)
         patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
@@ -436,6 +524,7 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
                ? " (cached)"
                : " (built in " + std::to_string(static_cast<int>(k.build_seconds)) + " s)"));
     } catch (const Error& e) {
+      check_interrupt();  // a make killed by the signal is no build failure
       build_failure[v.name] = e.what();
       d["variants"][v.name] = {{"build_error", e.what()}};
       say(std::string("variant ") + v.name + ": build failed: " + e.what());
@@ -444,19 +533,24 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   }
 
   // Guest image (busybox, cyclictest, stress-ng, vmstat-overhead and their libraries).
+  check_interrupt();
   BaseImageInputs bi;
   bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
   BaseImage base = ensure_base_image(runner, bi, cache);
   d["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
   doc->save();
 
-  std::unique_ptr<VmBackend> backend = make_backend(opt.backend, runner);
+  std::string libvirt_uri;
+  if (opt.backend == "libvirt")
+    libvirt_uri = opt.libvirt_uri.empty() ? default_libvirt_uri(cache) : opt.libvirt_uri;
+  std::unique_ptr<VmBackend> backend = make_backend(opt.backend, runner, libvirt_uri);
   CellContext cx{spec, opt, *backend, accel, guest, expected, base.path, doc->dir()};
   std::map<std::string, const VariantSpec*> vmap;
   for (const auto& v : spec.variants) vmap[v.name] = &v;
 
   for (const auto& cell : plan_cells(spec)) {
     if (doc->cell_done(cell.id)) continue;
+    check_interrupt();
     json cj;
     if (build_failure.count(cell.variant)) {
       cj = {{"id", cell.id},
@@ -472,6 +566,7 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
       // bounded number of times and never counted against the kernel.
       for (int attempt = 1; attempt <= 3; ++attempt) {
         cj = run_cell(cx, cell, *vmap[cell.variant], d["variants"][cell.variant], attempt);
+        check_interrupt();  // a boot ended by the signal is not recorded; --resume redoes it
         if (cj.value("failure_class", json()) != "infrastructure") break;
         say("cell " + cell.id + ": infrastructure failure, retrying: " + cj.value("reason", ""));
       }
@@ -502,6 +597,17 @@ RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runn
   d["finished_at"] = utc_now();
   doc->save();
   return sum;
+}
+
+RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {
+  std::unique_ptr<RunDoc> doc;
+  try {
+    return run_spec_in(spec, opt, runner, doc);
+  } catch (...) {
+    // Whatever the signal broke (a killed make or QEMU, a child refused) is not a result.
+    if (!interrupt_requested() || !doc) throw;
+    return record_interruption(*doc);
+  }
 }
 
 }  // namespace isolab

@@ -21,10 +21,11 @@ struct RunOptions {
   std::filesystem::path cache_dir;   // empty: default_cache_dir()
   std::filesystem::path resume_dir;  // non-empty: continue this run directory
   AccelRequest accel = AccelRequest::automatic;
-  std::string backend = "qemu";                      // "qemu" | "libvirt"
-  bool trace = true;                                 // trace the isolated CPUs during each workload
-  int jobs = 0;                                      // make -j; 0 = host CPUs
-  std::string source_dir;                            // isolab's own tree (for the git revision)
+  std::string backend = "qemu";  // "qemu" | "libvirt"
+  std::string libvirt_uri;  // backend libvirt; empty: default_libvirt_uri(cache) (vm/libvirt.h)
+  bool trace = true;        // trace the isolated CPUs during each workload
+  int jobs = 0;             // make -j; 0 = host CPUs
+  std::string source_dir;   // isolab's own tree (for the git revision)
   std::filesystem::path vmstat_overhead;             // the guest tool binary
   std::function<void(const std::string&)> progress;  // status lines (stderr)
 };
@@ -32,12 +33,17 @@ struct RunOptions {
 struct RunSummary {
   std::filesystem::path run_dir;
   int cells_ok = 0, cells_invalid = 0, cells_failed = 0;
-  std::string status;                       // "complete" | "partial" | "failed"
+  std::string status;        // "complete" | "partial" | "failed" | "interrupted"
+  int interrupt_signal = 0;  // status "interrupted": the signal (SIGINT, SIGTERM, SIGHUP)
   std::vector<std::string> build_failures;  // "variant: error" for each variant not built
 };
 
 // Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator)
 // before anything is measured; once cells run, a cell's failure is recorded, not thrown.
+// With install_interrupt_handlers() (sys/process.h): after a signal, the step in progress (a
+// make, a boot) is discarded, result.json gets "status": "interrupted", "interrupted_at" (UTC,
+// ISO 8601) and "interrupted_by" ("SIGINT"), and the summary says "interrupted". A --resume of
+// such a run moves those two fields into "interruptions": [{at, by}] and runs on.
 RunSummary run_spec(const Spec& spec, const RunOptions& options, ProcessRunner& runner);
 
 }  // namespace isolab

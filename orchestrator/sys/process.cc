@@ -11,6 +11,7 @@
 #include <atomic>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+#include <csignal>
 #include <cstdio>
 #include <thread>
 
@@ -35,6 +36,9 @@ void register_group(pid_t pgid) {
     if (slot.compare_exchange_strong(expected, pgid)) return;
   }
 }
+// The first interrupting signal (install_interrupt_handlers); 0 while none arrived.
+volatile std::sig_atomic_t g_interrupt_signal = 0;
+
 void unregister_group(pid_t pgid) {
   for (auto& slot : g_groups) {
     pid_t expected = pgid;
@@ -73,6 +77,11 @@ class RealProcess : public Process {
     } else {
       err_path_ = spec.stderr_path.empty() ? make_temp_path("err") : spec.stderr_path;
       capture_err_ = spec.stderr_path.empty();
+    }
+    if (g_interrupt_signal != 0) {
+      result_.start_error = "interrupted by signal " + std::to_string(g_interrupt_signal);
+      done_ = true;
+      return;
     }
     if (spec.argv.empty()) {
       result_.start_error = "empty argv";
@@ -117,6 +126,8 @@ class RealProcess : public Process {
       // signal to the group misses it.
       ::setpgid(pgid_, pgid_);
       register_group(pgid_);
+      // A signal between fork and registration would have missed this group.
+      if (g_interrupt_signal != 0) ::killpg(pgid_, SIGKILL);
     } catch (const std::exception& e) {
       result_.start_error = e.what();
       done_ = true;
@@ -245,6 +256,16 @@ extern "C" void teardown_signal_handler(int sig) {
   ::raise(sig);
 }
 
+extern "C" void interrupt_signal_handler(int sig) {
+  if (g_interrupt_signal != 0) {  // second signal: give up on an orderly end
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  g_interrupt_signal = sig;
+  kill_all_children();
+}
+
 }  // namespace
 
 std::string ProcessResult::describe() const {
@@ -275,6 +296,17 @@ void install_teardown_handlers() {
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGHUP, &sa, nullptr);
 }
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = interrupt_signal_handler;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+bool interrupt_requested() { return g_interrupt_signal != 0; }
+
+int interrupt_signal() { return g_interrupt_signal; }
 
 std::string argv_to_display(const std::vector<std::string>& argv) {
   std::string s;

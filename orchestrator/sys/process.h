@@ -82,6 +82,18 @@ void kill_all_children();
 // with its default action, so the exit status tells the caller what happened.
 void install_teardown_handlers();
 
+// For `isolab run`: SIGINT/SIGTERM/SIGHUP handlers that only kill every child process group
+// and record the signal, so that the main path can write "interrupted" and exit itself. A
+// second signal while the first is being handled ends the process at once (default action).
+// After the first signal the real runner starts no new child (start_error "interrupted by
+// signal N").
+void install_interrupt_handlers();
+
+// True once a handler of install_interrupt_handlers() has run (async-signal-safe read).
+bool interrupt_requested();
+// The signal number that set it (SIGINT, SIGTERM, SIGHUP), 0 when none.
+int interrupt_signal();
+
 // Renders argv for logs, quoting words with spaces or shell metacharacters. For display only.
 std::string argv_to_display(const std::vector<std::string>& argv);
 

@@ -267,7 +267,8 @@ std::string qemu_version(ProcessRunner& runner) {
   return parse_qemu_version(r.out);
 }
 
-VmDoctorFacts vm_doctor_facts(ProcessRunner& runner, const fs::path& work_dir, bool run_probe) {
+VmDoctorFacts vm_doctor_facts(ProcessRunner& runner, const fs::path& work_dir, bool run_probe,
+                              const std::string& libvirt_uri) {
   VmDoctorFacts f;
   const std::string bin = x86_64_quirks().binary;
   if (const char* path = std::getenv("PATH")) {
@@ -292,7 +293,7 @@ VmDoctorFacts vm_doctor_facts(ProcessRunner& runner, const fs::path& work_dir, b
     if (fd >= 0) ::close(fd);
   }
   if (run_probe && f.dev_kvm_openable) f.kvm_probe = probe_kvm(runner, work_dir);
-  LibvirtReach lr = libvirt_reachability();
+  LibvirtReach lr = libvirt_reachability(libvirt_uri);
   f.libvirt_reachable = lr.ok;
   f.libvirt_detail = lr.detail;
   return f;

@@ -114,7 +114,8 @@ struct VmDoctorFacts {
   bool libvirt_reachable = false;
   std::string libvirt_detail;  // "libvirt 9.0.0, hypervisor QEMU 7.2.22" or the error
 };
+// libvirt_uri: the connection checked for libvirt_reachable (isolab's default_libvirt_uri).
 VmDoctorFacts vm_doctor_facts(ProcessRunner& runner, const std::filesystem::path& work_dir,
-                              bool run_kvm_probe = true);
+                              bool run_kvm_probe, const std::string& libvirt_uri);
 
 }  // namespace isolab

@@ -13,7 +13,9 @@
 namespace isolab {
 
 // "qemu" -> QemuBackend over runner (which must outlive the backend); "libvirt" ->
-// LibvirtBackend on qemu:///system. Anything else throws isolab::Error naming the value.
-std::unique_ptr<VmBackend> make_backend(const std::string& name, ProcessRunner& runner);
+// LibvirtBackend on libvirt_uri (see default_libvirt_uri; empty throws). Anything else throws
+// isolab::Error naming the value.
+std::unique_ptr<VmBackend> make_backend(const std::string& name, ProcessRunner& runner,
+                                        const std::string& libvirt_uri = {});
 
 }  // namespace isolab

@@ -1,10 +1,19 @@
 #include "vm/libvirt.h"
 
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/error.h"
 #include "base/files.h"
+#include "sys/process.h"
 #include "vm/qemu.h"
 #include "vm/watch.h"
 
@@ -112,9 +121,87 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
   return x;
 }
 
+bool host_allows_mount_namespace() {
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    // Only async-signal-safe calls here: the parent may have threads.
+    if (::unshare(CLONE_NEWNS) != 0) ::_exit(1);
+    if (::mount("", "/", nullptr, MS_SLAVE | MS_REC, nullptr) != 0) ::_exit(2);
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string private_qemu_conf(bool mount_namespace) {
+  std::string c =
+      "# Written by isolab for its private libvirt QEMU driver (qemu:///embed); see\n"
+      "# orchestrator/vm/libvirt.h. The system's /etc/libvirt is neither read nor changed.\n";
+  if (::geteuid() == 0) c += "user = \"root\"\ngroup = \"root\"\n";
+  c += "security_driver = \"none\"\n";
+  // No chown and no trusted.libvirt.* attributes on the kernel, initramfs and result files.
+  c += "dynamic_ownership = 0\nremember_owner = 0\n";
+  c += "stdio_handler = \"file\"\n";
+  if (!mount_namespace)
+    c += "# this host cannot make / a slave mount in a new namespace (chroot or container)\n"
+         "namespaces = []\n";
+  return c;
+}
+
+std::string prepare_private_libvirt(const fs::path& root) {
+  const fs::path abs = fs::absolute(root);
+  const fs::path conf = abs / "etc" / "qemu.conf";
+  std::error_code ec;
+  fs::create_directories(conf.parent_path(), ec);
+  if (ec)
+    throw Error("private libvirt: cannot create " + conf.parent_path().string() + ": " +
+                ec.message());
+  const std::string text = private_qemu_conf(host_allows_mount_namespace());
+  std::string old;
+  try {
+    if (fs::exists(conf)) old = read_file(conf, 1 << 20);
+  } catch (const std::exception&) {
+  }
+  if (old != text) write_file_atomic(conf, text);
+  return "qemu:///embed?root=" + abs.string();
+}
+
+std::string default_libvirt_uri(const fs::path& cache_dir) {
+  if (const char* u = std::getenv("ISOLAB_LIBVIRT_URI"); u && *u) return u;
+  return prepare_private_libvirt(cache_dir / "libvirt");
+}
+
+namespace {
+constexpr std::string_view kEmbedPrefix = "qemu:///embed?root=";
+}
+
+fs::path libvirt_domain_log_dir(const std::string& uri) {
+  if (uri.rfind(kEmbedPrefix, 0) == 0) {
+    std::string root = uri.substr(kEmbedPrefix.size());
+    root = root.substr(0, root.find('&'));
+    return fs::path(root) / "log" / "qemu";
+  }
+  return "/var/log/libvirt/qemu";
+}
+
 #ifdef ISOLAB_HAVE_LIBVIRT
 
 namespace {
+
+// The embedded driver needs an event loop in this process (QEMU monitor, process exits):
+// libvirt's default implementation, run by one detached thread for the process's lifetime.
+void ensure_event_loop() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (virEventRegisterDefaultImpl() < 0) return;
+    std::thread([] {
+      for (;;) virEventRunDefaultImpl();
+    }).detach();
+  });
+}
 
 // libvirt prints every error to stderr by default; we report them ourselves.
 void quiet_libvirt_errors(void*, virErrorPtr) {}
@@ -143,7 +230,16 @@ struct DomainDeleter {
 using DomainHandle = std::unique_ptr<virDomain, DomainDeleter>;
 
 ConnHandle open_connection(const std::string& uri) {
+  if (uri.rfind(kEmbedPrefix, 0) == 0) {
+    // The embedded driver logs warnings to stderr by default; keep them in its log directory
+    // (read when libvirt initializes, so before its first call; a user's setting wins).
+    const fs::path log = libvirt_domain_log_dir(uri).parent_path() / "libvirt.log";
+    std::error_code ec;
+    fs::create_directories(log.parent_path(), ec);
+    ::setenv("LIBVIRT_LOG_OUTPUTS", ("3:file:" + log.string()).c_str(), 0);
+  }
   virSetErrorFunc(nullptr, quiet_libvirt_errors);
+  if (uri.rfind(kEmbedPrefix, 0) == 0) ensure_event_loop();
   ConnHandle c(virConnectOpen(uri.c_str()));
   if (!c) throw_libvirt("virConnectOpen(" + uri + ")");
   return c;
@@ -155,9 +251,9 @@ std::string version_string(unsigned long v) {
 }
 
 // The per-domain log libvirtd keeps (QEMU's stderr and libvirt's own lines).
-std::string domain_log_tail(const std::string& name) {
+std::string domain_log_tail(const std::string& uri, const std::string& name) {
   try {
-    std::string s = read_file("/var/log/libvirt/qemu/" + name + ".log", 4 << 20);
+    std::string s = read_file(libvirt_domain_log_dir(uri) / (name + ".log"), 4 << 20);
     if (s.size() > 2000) s = s.substr(s.size() - 2000);
     return sanitize_excerpt(s, 2000);
   } catch (const std::exception&) {
@@ -212,7 +308,7 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
     if (active != 1) {
       out.seconds = now;
       out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = domain_log_tail(cfg.name);
+      out.qemu_stderr_excerpt = domain_log_tail(uri_, cfg.name);
       // libvirt logs "shutting down, reason=shutdown" for a guest power-off; "crashed" or
       // "failed" mean QEMU itself died.
       const std::string& log = out.qemu_stderr_excerpt;
@@ -231,13 +327,21 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
       }
       return out;
     }
+    if (interrupt_requested()) {
+      virDomainDestroy(dom.get());
+      out.end = VmOutcome::qemu_failed;
+      out.seconds = elapsed();
+      out.seconds_to_first_output = progress.first_output;
+      out.detail = "interrupted";
+      return out;
+    }
     if (auto e = expired_timeout(cfg, progress, now)) {
       if (virDomainDestroy(dom.get()) < 0 && virDomainIsActive(dom.get()) == 1)
         throw_libvirt("virDomainDestroy(" + cfg.name + ")");
       out.end = *e;
       out.seconds = elapsed();
       out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = domain_log_tail(cfg.name);
+      out.qemu_stderr_excerpt = domain_log_tail(uri_, cfg.name);
       out.detail = describe_timeout(*e, cfg, progress);
       return out;
     }

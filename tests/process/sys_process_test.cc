@@ -59,4 +59,45 @@ TEST(RealRunner, TimeoutKillsWholeGroup) {
   EXPECT_FALSE(process_alive(pid, std::chrono::seconds(2))) << "grandchild " << pid << " survived";
 }
 
+// Issue 12: the run's handler only kills the children and records the signal; the process goes
+// on (so that it can write "interrupted") and starts no new child; a second signal ends it.
+// The scenario runs in the child EXPECT_EXIT forks (the handlers and the flag are process-wide);
+// each failed step exits with its own code.
+[[noreturn]] void interrupt_scenario() {
+  install_interrupt_handlers();
+  auto runner = make_real_runner();
+  ProcessSpec sleeper;
+  sleeper.argv = {"sleep", "60"};
+  auto child = runner->start(sleeper);
+  const int pid = child->pid();
+  if (interrupt_requested()) std::_Exit(10);
+  ::raise(SIGINT);
+  if (!interrupt_requested() || interrupt_signal() != SIGINT) std::_Exit(11);
+  auto r = child->wait_for(std::chrono::seconds(5));
+  if (!r || r->term_signal != SIGKILL || process_alive(pid, std::chrono::seconds(1)))
+    std::_Exit(12);
+  ProcessSpec echo;
+  echo.argv = {"echo", "hi"};
+  ProcessResult refused = runner->run(echo);
+  if (refused.start_error != "interrupted by signal 2") std::_Exit(13);
+  std::_Exit(0);
+}
+
+// After the first signal was recorded, a second one ends the process at once.
+[[noreturn]] void second_signal_scenario() {
+  install_interrupt_handlers();
+  ::raise(SIGTERM);
+  if (interrupt_signal() != SIGTERM) std::_Exit(20);
+  ::raise(SIGINT);
+  std::_Exit(21);
+}
+
+TEST(InterruptHandlers, FirstSignalStopsChildrenAndIsRecorded) {
+  EXPECT_EXIT(interrupt_scenario(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(InterruptHandlers, SecondSignalEndsTheProcess) {
+  EXPECT_EXIT(second_signal_scenario(), ::testing::KilledBySignal(SIGINT), "");
+}
+
 }  // namespace isolab

@@ -73,8 +73,8 @@ void progress(const std::string& m) {
 class KernelBuild : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists("/usr/src/linux-source-6.1.tar.xz"))
-      GTEST_SKIP() << "linux-source-6.1 is not installed";
+    ASSERT_TRUE(fs::exists("/usr/src/linux-source-6.1.tar.xz"))
+        << "linux-source-6.1 is not installed (scripts/setup.sh installs it)";
     real_ = make_real_runner();
     log_dir_ = fs::temp_directory_path() / ("isolab-kernel-vm-test-" + std::to_string(::getpid()));
   }
@@ -128,7 +128,7 @@ TEST_F(KernelBuild, VanillaThenCacheHitWithoutMake) {
 
 TEST_F(KernelBuild, PatchedVariantGetsItsOwnKey) {
   auto patches = vmstat_patches();
-  if (patches.empty()) GTEST_SKIP() << "no patches/vmstat-nohz/*.patch yet";
+  ASSERT_FALSE(patches.empty()) << "no patches/vmstat-nohz/*.patch";
   KernelRequest vanilla;
   vanilla.fragments = fragments();
   vanilla.variant_name = "vanilla";

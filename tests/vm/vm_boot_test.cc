@@ -1,5 +1,8 @@
-// Real boots under TCG of the kernel named by ISOLAB_TEST_KERNEL (default
-// /var/tmp/isolab-dev/bzImage-vanilla) with a tiny busybox initramfs written here.
+// Real boots under TCG, with a tiny busybox initramfs written here, of the default spec's
+// vanilla kernel (examples/vmstat-nohz.json: linux-source-6.1, tinyconfig + base.config +
+// isolation.config) taken from the build cache as `isolab run` takes it, built there first if
+// the cache ($ISOLAB_CACHE_DIR, default ~/.cache/isolab) does not hold it. The libvirt tests use
+// isolab's private libvirt (the embedded QEMU driver) under a temporary directory.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,6 +11,7 @@
 #include <fstream>
 
 #include "base/files.h"
+#include "kernel/kernel.h"
 #include "vm/libvirt.h"
 #include "vm/qemu.h"
 
@@ -18,10 +22,44 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-fs::path test_kernel() {
-  const char* e = std::getenv("ISOLAB_TEST_KERNEL");
-  return e && *e ? fs::path(e) : fs::path("/var/tmp/isolab-dev/bzImage-vanilla");
+const fs::path kSource = ISOLAB_SOURCE_DIR;
+
+// The default spec's vanilla kernel from the shared cache (built when missing). Throws
+// isolab::Error from ensure_kernel when it cannot be built.
+fs::path cached_test_kernel() {
+  static fs::path image;
+  if (!image.empty()) return image;
+  auto runner = make_real_runner();
+  KernelRequest req;  // default source: /usr/src/linux-source-6.1.tar.xz, tinyconfig
+  req.fragments = {kSource / "kernel-configs/base.config",
+                   kSource / "kernel-configs/isolation.config"};
+  req.variant_name = "vanilla";
+  KernelEnv env{default_cache_dir(), *runner, {}, 0, std::nullopt, {}};
+  env.log_dir = fs::temp_directory_path() / ("isolab-vmboot-build-" + std::to_string(::getpid()));
+  env.progress = [](const std::string& m) { std::fprintf(stderr, "kernel: %s\n", m.c_str()); };
+  image = ensure_kernel(req, env).bzimage;
+  return image;
 }
+
+// One private libvirt root for this process (libvirt embeds one driver root per process),
+// removed when the tests are done.
+const fs::path& private_libvirt_root() {
+  static const fs::path root =
+      fs::temp_directory_path() / ("isolab-vmboot-libvirt-" + std::to_string(::getpid()));
+  return root;
+}
+const std::string& private_libvirt_uri() {
+  static const std::string uri = prepare_private_libvirt(private_libvirt_root());
+  return uri;
+}
+class RemovePrivateRoot : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(private_libvirt_root(), ec);
+  }
+};
+const auto* const kRemoveRoot = ::testing::AddGlobalTestEnvironment(new RemovePrivateRoot);
 
 // A minimal cpio "newc" writer (format: the kernel's Documentation/driver-api/early-userspace/
 // buffer-format.rst): 110-byte ASCII-hex header, name, data, each padded to 4 bytes.
@@ -98,12 +136,9 @@ bool qemu_alive(ProcessRunner& runner, const std::string& name) {
 class VmBoot : public ::testing::Test {
  protected:
   void SetUp() override {
-    kernel_ = test_kernel();
-    if (!fs::exists(kernel_))
-      GTEST_SKIP() << "no test kernel at " << kernel_
-                   << " (set ISOLAB_TEST_KERNEL to a bzImage with ACPI, SMP, 8250 console, "
-                      "initramfs support)";
-    if (!fs::exists("/bin/busybox")) GTEST_SKIP() << "busybox-static is not installed";
+    ASSERT_NO_THROW(kernel_ = cached_test_kernel());
+    ASSERT_TRUE(fs::exists(kernel_)) << kernel_;
+    ASSERT_TRUE(fs::exists("/bin/busybox")) << "busybox-static is not installed (scripts/setup.sh)";
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     name_ = std::string("isolab-vmtest-") + info->name() + "-" + std::to_string(::getpid());
     dir_ = fs::temp_directory_path() / name_;
@@ -163,10 +198,10 @@ TEST_F(VmBoot, QemuTcgFourCpusPowersOff) {
 }
 
 TEST_F(VmBoot, LibvirtTcgTwoCpusPowersOff) {
-  LibvirtReach r = libvirt_reachability();
-  if (!r.ok) GTEST_SKIP() << "libvirt not reachable: " << r.detail;
+  LibvirtReach r = libvirt_reachability(private_libvirt_uri());
+  ASSERT_TRUE(r.ok) << r.detail;
   VmConfig c = config(kInit, 2);
-  LibvirtBackend lb;
+  LibvirtBackend lb(private_libvirt_uri());
   expect_good_boot(c, lb.run(c), 2);
 }
 
@@ -202,12 +237,12 @@ TEST_F(VmBoot, QemuLoopingInitHitsSilenceTimeoutAndLeavesNoQemu) {
 }
 
 TEST_F(VmBoot, LibvirtLoopingInitHitsWallTimeoutAndDomainIsGone) {
-  LibvirtReach r = libvirt_reachability();
-  if (!r.ok) GTEST_SKIP() << "libvirt not reachable: " << r.detail;
+  LibvirtReach r = libvirt_reachability(private_libvirt_uri());
+  ASSERT_TRUE(r.ok) << r.detail;
   VmConfig c = config(kLoopingInit, 2);
   c.silence_timeout = std::chrono::seconds(0);
   c.wall_timeout = std::chrono::seconds(25);
-  LibvirtBackend lb;
+  LibvirtBackend lb(private_libvirt_uri());
   VmOutcome o = lb.run(c);
   std::fprintf(stderr, "libvirt looping init: %s in %.1f s\n",
                std::string(to_string(o.end)).c_str(), o.seconds);

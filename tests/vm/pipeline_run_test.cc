@@ -150,6 +150,40 @@ TEST(PipelineRun, CustomerLineK5GatePasses) {
   EXPECT_NE(cmdline.find("nohz_full=5,6,7"), std::string::npos);
 }
 
+// Issue 13: `isolcpus=0-15:2/4 nohz_full=0-15:2/4` (range ends beyond the last member) becomes a
+// 16-vCPU guest on base.config's NR_CPUS=16 kernel (no kernel of its own), and the gate passes.
+TEST(PipelineRun, CustomerGroupPatternLineGets16CpusAndGatePasses) {
+  fs::path dir = temp_dir("groups16");
+  IsolabRun r = run_isolab(load_spec("customer-groups16.json"), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "ok") << (*c)["reason"];
+  EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
+  EXPECT_EQ(r.result["comparison_key"]["vcpus"], 16);
+  EXPECT_EQ(r.result["variants"]["vanilla"]["nr_cpus"], 16);
+  EXPECT_EQ((*c)["guest"]["cpu_online"], "0-15");
+  EXPECT_EQ((*c)["guest"]["isolated"], "0-1,4-5,8-9,12-13");
+  EXPECT_EQ((*c)["guest"]["nohz_full"], "0-1,4-5,8-9,12-13");
+}
+
+// Issue 12 / case K7: a 40-CPU server's line boots as a 40-vCPU guest on a kernel built with
+// NR_CPUS=40 (a generated fragment over base.config's 16), and the gate passes.
+TEST(PipelineRun, CustomerLineK7FortyCpusGatePasses) {
+  fs::path dir = temp_dir("k7");
+  IsolabRun r = run_isolab(load_spec("customer-k7.json"), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "ok") << (*c)["reason"];
+  EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
+  EXPECT_EQ(r.result["comparison_key"]["vcpus"], 40);
+  EXPECT_EQ(r.result["variants"]["vanilla"]["nr_cpus"], 40);
+  EXPECT_EQ((*c)["guest"]["cpu_online"], "0-39");
+  EXPECT_EQ((*c)["guest"]["isolated"], "4-19,24-39");
+  EXPECT_EQ((*c)["guest"]["nohz_full"], "4-19,24-39");
+}
+
 // Issue 3 / case O4: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails and says so.
 TEST(PipelineRun, NoNohzFullKernelFailsGateNamingTheOption) {
   fs::path dir = temp_dir("nonohz");

@@ -475,18 +475,17 @@ std::vector<ParamVerdict> tokenize_as_kept(Analysis& a) {
   }
   a.truncated = true;
   a.tokens = tokenize_cmdline(std::string_view(a.source_line).substr(0, keep));
-  const std::string limit =
-      "x86-64 COMMAND_LINE_SIZE is 2048 bytes with the NUL, so the kernel keeps bytes 0-2046";
+  const std::string limit = "x86-64 keeps bytes 0-2046 (COMMAND_LINE_SIZE 2048 with the NUL)";
   std::vector<ParamVerdict> cut;
   for (const CmdlineToken& t : tokenize_cmdline(a.source_line)) {
     if (t.offset + t.raw.size() <= keep) continue;
     if (t.offset >= keep) {
       cut.push_back({t.raw, "starts at byte " + std::to_string(t.offset) +
-                                ", past the cut: " + limit + " and never sees it"});
+                                ", past the cut: " + limit + "; the kernel never sees it"});
       continue;
     }
     const std::string seen = a.source_line.substr(t.offset, keep - t.offset);
-    cut.push_back({t.raw, "cut at byte 2047: " + limit + ", so it sees only '" + seen + "'"});
+    cut.push_back({t.raw, "cut at byte 2047: " + limit + "; the kernel sees only '" + seen + "'"});
     a.warnings.push_back("'" + t.raw + "' is cut at byte 2047; the kernel sees only '" + seen +
                          "' and the analysis uses that");
   }

@@ -56,15 +56,16 @@ TEST(PipelineGuest, K7SpecDerives40CpusAndA40CpuKernel) {
   EXPECT_EQ(to_json(derive_guest(s, 64).expected), to_json(g.expected));
 }
 
-// Issue 13's line: 16 vCPUs, and base.config's NR_CPUS=16 kernel as it is (no new build key).
+// Issue 13's kind of line: a range end (15) beyond the last member (14) decides the count; 16
+// vCPUs keep base.config's NR_CPUS=16 kernel as it is (no new build key).
 TEST(PipelineGuest, Groups16KeepsBaseConfigKernel) {
   Spec s = load_spec_file(kSpecs / "customer-groups16.json");
   GuestDerivation g = derive_guest(s);
   EXPECT_EQ(g.vcpus, 16);
-  EXPECT_EQ(g.cmdline, "isolcpus=0-15:2/4 nohz_full=0-15:2/4 rcu_nocbs=0-15:2/4");
-  EXPECT_EQ(g.expect_isolated, "0-1,4-5,8-9,12-13");
-  EXPECT_EQ(g.expect_nohz_full, "0-1,4-5,8-9,12-13");
-  EXPECT_EQ(g.partition.housekeeping.to_list(), "2-3,6-7,10-11,14-15");
+  EXPECT_EQ(g.cmdline, "isolcpus=1-15:2/4 nohz_full=1-15:2/4 rcu_nocbs=1-15:2/4");
+  EXPECT_EQ(g.expect_isolated, "1-2,5-6,9-10,13-14");
+  EXPECT_EQ(g.expect_nohz_full, "1-2,5-6,9-10,13-14");
+  EXPECT_EQ(g.partition.housekeeping.to_list(), "0,3-4,7-8,11-12,15");
   EXPECT_EQ(guest_kernel_nr_cpus(s.config_fragments, g.nr_cpus_required), std::nullopt);
 }
 

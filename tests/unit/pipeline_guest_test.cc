@@ -38,7 +38,10 @@ std::string spec_error_pointer(const json& doc, std::string* message = nullptr) 
 
 // Case K7: 40 vCPUs, a kernel with NR_CPUS >= 40, and the customer's isolation.
 TEST(PipelineGuest, K7SpecDerives40CpusAndA40CpuKernel) {
-  Spec s = load_spec_file(kSpecs / "customer-k7.json");
+  Spec s = parse_spec(
+      spec_with_customer_line("isolcpus=managed_irq,domain,4-19,24-39 nohz_full=4-19,24-39 "
+                              "rcu_nocbs=4-19,24-39 irqaffinity=0-3,20-23"),
+      kSpecs);
   GuestDerivation g = derive_guest(s);
   EXPECT_EQ(g.vcpus, 40);
   EXPECT_EQ(g.nr_cpus_required, 40u);
@@ -54,6 +57,17 @@ TEST(PipelineGuest, K7SpecDerives40CpusAndA40CpuKernel) {
   EXPECT_EQ(on16.expected.isolated.to_list(), "");
   EXPECT_NE(to_json(on16.expected), to_json(g.expected));
   EXPECT_EQ(to_json(derive_guest(s, 64).expected), to_json(g.expected));
+}
+
+// The vm tier's large guest (tests/data/specs/customer-20cpus.json).
+TEST(PipelineGuest, TwentyCpuSpecGetsA20CpuKernel) {
+  Spec s = load_spec_file(kSpecs / "customer-20cpus.json");
+  GuestDerivation g = derive_guest(s);
+  EXPECT_EQ(g.vcpus, 20);
+  EXPECT_EQ(g.expect_isolated, "4-9,14-19");
+  EXPECT_EQ(g.expect_nohz_full, "4-9,14-19");
+  EXPECT_EQ(g.partition.housekeeping.to_list(), "0-3,10-13");
+  EXPECT_EQ(guest_kernel_nr_cpus(s.config_fragments, g.nr_cpus_required), 20u);
 }
 
 // Issue 13's kind of line: a range end (15) beyond the last member (14) decides the count; 16

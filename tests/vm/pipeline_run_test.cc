@@ -74,6 +74,13 @@ IsolabRun run_isolab(const json& spec, const fs::path& dir,
   return r;
 }
 
+// A guest fact as read from the guest (sysfs files end with a newline).
+std::string fact(const json& cell, const char* name) {
+  std::string s = cell["guest"][name].get<std::string>();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 std::string stderr_of(const fs::path& dir) { return read_file(dir / "isolab.stderr", 20000); }
 
 const json* cell(const json& result, const std::string& id) {
@@ -164,9 +171,9 @@ TEST(PipelineRun, CustomerGroupPatternLineGets16CpusAndGatePasses) {
   EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
   EXPECT_EQ(r.result["comparison_key"]["vcpus"], 16);
   EXPECT_EQ(r.result["variants"]["vanilla"]["nr_cpus"], 16);
-  EXPECT_EQ((*c)["guest"]["cpu_online"], "0-15");
-  EXPECT_EQ((*c)["guest"]["isolated"], "1-2,5-6,9-10,13-14");
-  EXPECT_EQ((*c)["guest"]["nohz_full"], "1-2,5-6,9-10,13-14");
+  EXPECT_EQ(fact(*c, "cpu_online"), "0-15");
+  EXPECT_EQ(fact(*c, "isolated"), "1-2,5-6,9-10,13-14");
+  EXPECT_EQ(fact(*c, "nohz_full"), "1-2,5-6,9-10,13-14");
 }
 
 // Issue 12: a 20-CPU server's line (two sockets of 10, the shape of case K7) boots as a 20-vCPU
@@ -183,9 +190,9 @@ TEST(PipelineRun, CustomerLine20CpusGetsItsKernelAndGatePasses) {
   EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
   EXPECT_EQ(r.result["comparison_key"]["vcpus"], 20);
   EXPECT_EQ(r.result["variants"]["vanilla"]["nr_cpus"], 20);
-  EXPECT_EQ((*c)["guest"]["cpu_online"], "0-19");
-  EXPECT_EQ((*c)["guest"]["isolated"], "4-9,14-19");
-  EXPECT_EQ((*c)["guest"]["nohz_full"], "4-9,14-19");
+  EXPECT_EQ(fact(*c, "cpu_online"), "0-19");
+  EXPECT_EQ(fact(*c, "isolated"), "4-9,14-19");
+  EXPECT_EQ(fact(*c, "nohz_full"), "4-9,14-19");
 }
 
 // Issue 3 / case O4: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails and says so.

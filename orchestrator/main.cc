@@ -224,6 +224,7 @@ int main(int argc, char** argv) {
       }
       if (dry_run) {
         isolab::GuestDerivation g = isolab::derive_guest(spec);
+        isolab::check_guest_cmdline_length(spec, g, !no_trace);
         std::cout << isolab::json_text(isolab::describe_plan(spec, g), 2) << "\n";
         return 0;
       }

@@ -447,6 +447,152 @@ std::optional<std::string> find_cmdline_in_dmesg(std::string_view text) {
   return kernel_line;
 }
 
+namespace {
+
+// The CPU list a token carries (isolcpus= without its flags), or nullopt.
+std::optional<std::string_view> cpu_list_of(const CmdlineToken& t) {
+  if (!t.value) return std::nullopt;
+  const std::string_view v = *t.value;
+  if (t.normalized == "nohz_full" || t.normalized == "rcu_nocbs" || t.normalized == "irqaffinity")
+    return v;
+  if (t.normalized != "isolcpus") return std::nullopt;
+  size_t p = 0;
+  while (p < v.size() && std::isalpha(static_cast<unsigned char>(v[p]))) {
+    const size_t c = v.find(',', p);
+    p = c == std::string_view::npos ? v.size() : c + 1;
+  }
+  return v.substr(p);
+}
+
+// Tokenizes source_line as the kernel keeps it (the first 2047 bytes); returns a `dropped`
+// entry for every parameter the cut reaches.
+std::vector<ParamVerdict> tokenize_as_kept(Analysis& a) {
+  a.cmdline_bytes = a.source_line.size();
+  const size_t keep = kX86CmdlineKeptBytes;
+  if (a.source_line.size() <= keep) {
+    a.tokens = tokenize_cmdline(a.source_line);
+    return {};
+  }
+  a.truncated = true;
+  a.tokens = tokenize_cmdline(std::string_view(a.source_line).substr(0, keep));
+  const std::string limit = "x86-64 keeps bytes 0-2046 (COMMAND_LINE_SIZE 2048 with the NUL)";
+  std::vector<ParamVerdict> cut;
+  for (const CmdlineToken& t : tokenize_cmdline(a.source_line)) {
+    if (t.offset + t.raw.size() <= keep) continue;
+    if (t.offset >= keep) {
+      cut.push_back({t.raw, "starts at byte " + std::to_string(t.offset) +
+                                ", past the cut: " + limit + "; the kernel never sees it"});
+      continue;
+    }
+    const std::string seen = a.source_line.substr(t.offset, keep - t.offset);
+    cut.push_back({t.raw, "cut at byte 2047: " + limit + "; the kernel sees only '" + seen + "'"});
+    a.warnings.push_back("'" + t.raw + "' is cut at byte 2047; the kernel sees only '" + seen +
+                         "' and the analysis uses that");
+  }
+  a.warnings.push_back("command line is " + std::to_string(a.source_line.size()) +
+                       " bytes; the kernel keeps the first 2047 (x86-64 COMMAND_LINE_SIZE 2048 "
+                       "with the NUL): " +
+                       std::to_string(cut.size()) +
+                       " parameter(s) past the cut are dropped and the isolation is computed "
+                       "without them");
+  return cut;
+}
+
+// The widest need of the CPU lists (CpuListParse::min_nbits) and the token that has it.
+struct ListNeed {
+  unsigned nbits = 0;
+  std::string by;
+  bool relative = false;  // some list uses N or all
+};
+
+ListNeed cpu_list_need(const std::vector<const CmdlineToken*>& kept) {
+  ListNeed need;
+  for (const CmdlineToken* t : kept) {
+    if (t->after_dashes) continue;
+    const auto list = cpu_list_of(*t);
+    if (!list) continue;
+    // A list rejected at every width still counts the regions parsed before its error, so the
+    // guest's kernel stops at the same item as the customer's.
+    const CpuListParse p = try_parse_cpulist(*list, kMaxCpus);
+    need.relative = need.relative || p.uses_last;
+    if (p.min_nbits > need.nbits) {
+      need.nbits = p.min_nbits;
+      need.by = t->raw;
+    }
+  }
+  return need;
+}
+
+// Sets vcpus, vcpus_needed, vcpus_reason and cpu_count_unknown (see the contract).
+void derive_vcpus(const AnalyzeOptions& opt, const std::vector<const CmdlineToken*>& kept,
+                  Analysis& a) {
+  const ListNeed need = cpu_list_need(kept);
+  a.vcpus_needed = need.nbits;
+  const std::string ends =
+      "'" + need.by + "' has a range ending at CPU " + std::to_string(need.nbits - 1);
+  if (opt.vcpus) {
+    if (*opt.vcpus == 0 || *opt.vcpus > kMaxCpus)
+      throw Error("vCPU override " + std::to_string(*opt.vcpus) + " is outside 1.." +
+                  std::to_string(kMaxCpus));
+    a.vcpus = *opt.vcpus;
+    a.vcpus_overridden = true;
+    a.vcpus_reason = "given (" + std::to_string(a.vcpus) + ")";
+    if (a.vcpus < need.nbits)
+      a.warnings.push_back("vCPU override " + std::to_string(a.vcpus) + " is smaller than the " +
+                           std::to_string(need.nbits) + " CPUs '" + need.by + "' needs: CPUs >= " +
+                           std::to_string(a.vcpus) + " do not exist in the guest");
+    return;
+  }
+  if (need.nbits > kMaxGuestVcpus) {
+    a.vcpus = kMaxGuestVcpus;
+    a.vcpus_reason = ends + ", so the customer's kernel had at least " +
+                     std::to_string(need.nbits) + " CPUs; capped at " +
+                     std::to_string(kMaxGuestVcpus) + ", the most QEMU 7.2 boots";
+    a.warnings.push_back(ends + ": it needs " + std::to_string(need.nbits) +
+                         " CPUs, but QEMU 7.2 boots at most " + std::to_string(kMaxGuestVcpus) +
+                         " vCPUs (q35 refuses more without KVM and x2APIC, pc allows 255); the "
+                         "guest gets " +
+                         std::to_string(kMaxGuestVcpus) +
+                         " and its kernel rejects that list (ERANGE), unlike the customer's");
+    return;
+  }
+  if (need.nbits == 0) {
+    a.vcpus = 1;
+    a.cpu_count_unknown = need.relative;
+    a.vcpus_reason = "no CPU list gives a CPU count";
+    a.warnings.push_back(
+        need.relative
+            ? "the CPU lists use only N/all, which stand for the last CPU of however many the "
+              "customer's machine had, and the line does not say how many: the guest gets 1 "
+              "vCPU unless a vCPU count is given"
+            : "no CPU list names a CPU: the guest gets 1 vCPU unless a vCPU count is given");
+    return;
+  }
+  a.vcpus = need.nbits;
+  a.vcpus_reason = ends +
+                   ": the customer's kernel accepted it (6.1 parses CPU lists with "
+                   "nr_cpu_ids bits), so it had at least " +
+                   std::to_string(need.nbits) + " possible CPUs";
+  if (need.relative)
+    a.vcpus_reason += "; N/all in the lists stand for CPU " + std::to_string(need.nbits - 1) +
+                      " here (the customer may have had more)";
+}
+
+}  // namespace
+
+std::optional<std::string> cmdline_cut_message(std::string_view line, std::string_view what) {
+  if (line.size() <= kX86CmdlineKeptBytes) return std::nullopt;
+  std::string first;
+  for (const CmdlineToken& t : tokenize_cmdline(line))
+    if (t.offset + t.raw.size() > kX86CmdlineKeptBytes) {
+      first = t.raw.size() > 60 ? t.raw.substr(0, 57) + "..." : t.raw;
+      break;
+    }
+  return std::string(what) + " is " + std::to_string(line.size()) +
+         " bytes; x86-64 keeps 2047 (COMMAND_LINE_SIZE 2048 with the NUL): '" + first +
+         "' and what follows would be lost";
+}
+
 std::string Analysis::guest_cmdline() const {
   std::string out;
   for (const auto& k : kept) out += (out.empty() ? "" : " ") + k;
@@ -483,11 +629,7 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
                   " non-empty lines; expected one kernel command line or dmesg text");
     a.source_line = std::string(trim(text));
   }
-  a.tokens = tokenize_cmdline(a.source_line);
-  if (a.source_line.size() + 1 > kX86CommandLineSize)
-    a.warnings.push_back("command line is " + std::to_string(a.source_line.size()) +
-                         " bytes; x86 COMMAND_LINE_SIZE is 2048 including the NUL, so the boot "
-                         "loader or kernel truncates it");
+  std::vector<ParamVerdict> cut = tokenize_as_kept(a);
 
   // Classification.
   std::vector<const CmdlineToken*> kept_tokens;
@@ -522,61 +664,33 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
         break;
     }
   }
+  a.dropped.insert(a.dropped.end(), cut.begin(), cut.end());
 
   auto is = [](const CmdlineToken* t, std::string_view n) { return t->normalized == n; };
 
-  // vCPUs: highest CPU named explicitly by a CPU list.
-  std::optional<unsigned> highest;
-  std::string highest_by;
-  for (const CmdlineToken* t : kept_tokens) {
-    if (!t->value) continue;
-    std::string_view list;
-    if (is(t, "isolcpus")) {
-      std::string_view v = *t->value;
-      size_t p = 0;
-      while (p < v.size() && std::isalpha(static_cast<unsigned char>(v[p]))) {
-        const size_t c = v.find(',', p);
-        p = c == std::string_view::npos ? v.size() : c + 1;
-      }
-      list = v.substr(p);
-    } else if (is(t, "nohz_full") || is(t, "rcu_nocbs") || is(t, "irqaffinity")) {
-      list = *t->value;
-    } else {
-      continue;
-    }
-    const CpuListParse p = try_parse_cpulist(list, kMaxCpus);
-    if (p.highest_explicit && (!highest || *p.highest_explicit > *highest)) {
-      highest = p.highest_explicit;
-      highest_by = t->raw;
-    }
-  }
-  const unsigned needed = highest ? *highest + 1 : 1;
-  if (opt.vcpus) {
-    if (*opt.vcpus == 0 || *opt.vcpus > kMaxCpus)
-      throw Error("vCPU override " + std::to_string(*opt.vcpus) + " is outside 1.." +
-                  std::to_string(kMaxCpus));
-    a.vcpus = *opt.vcpus;
-    a.vcpus_overridden = true;
-    if (a.vcpus < needed)
-      a.warnings.push_back("vCPU override " + std::to_string(a.vcpus) + " is smaller than the " +
-                           std::to_string(needed) + " CPUs '" + highest_by + "' names: CPUs >= " +
-                           std::to_string(a.vcpus) + " do not exist in the guest");
-  } else {
-    a.vcpus = needed;
-    if (!highest)
-      a.warnings.push_back(
-          "no CPU list names a CPU: the guest gets 1 vCPU unless a vCPU count is given");
-  }
+  derive_vcpus(opt, kept_tokens, a);
 
   // CPU counts (arch/x86/kernel/smpboot.c prefill_possible_map(), kernel/smp.c).
   const KernelAssumptions& k = opt.kernel;
   if (k.major < 4 || (k.major == 4 && k.minor < 15))
     a.warnings.push_back("kernel " + std::to_string(k.major) + "." + std::to_string(k.minor) +
                          " is older than 4.15; CPU list handling is modelled as 4.15");
-  const unsigned nr_cpus_config = std::clamp(k.nr_cpus_config, 1u, kMaxCpus);
+  std::optional<long> possible_cpus;
+  for (const CmdlineToken* t : kept_tokens) {
+    if (!is(t, "possible_cpus")) continue;
+    auto n = get_option_int(t->value);
+    if (n && *n > 0)
+      possible_cpus = std::min<long>(*n, kMaxCpus);
+    else
+      a.warnings.push_back(t->raw + ": not a positive number; ignored");
+  }
+  a.nr_cpus_required =
+      std::min(std::max(a.vcpus, possible_cpus ? static_cast<unsigned>(*possible_cpus) : 0u),
+               kMaxGuestNrCpus);
+  a.nr_cpus_config = std::clamp(k.nr_cpus_config.value_or(a.nr_cpus_required), 1u, kMaxCpus);
+  const unsigned nr_cpus_config = a.nr_cpus_config;
   unsigned nr_cpu_ids = nr_cpus_config;
   unsigned setup_max_cpus = nr_cpus_config;
-  std::optional<long> possible_cpus;
   for (const CmdlineToken* t : kept_tokens) {
     if (is(t, "nr_cpus")) {
       auto n = get_option_int(t->value);
@@ -592,19 +706,14 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
         a.warnings.push_back(t->raw + ": not a number; ignored by the kernel");
     } else if (is(t, "nosmp")) {
       setup_max_cpus = 0;
-    } else if (is(t, "possible_cpus")) {
-      auto n = get_option_int(t->value);
-      if (n && *n > 0)
-        possible_cpus = std::min<long>(*n, kMaxCpus);
-      else
-        a.warnings.push_back(t->raw + ": not a positive number; ignored");
     }
   }
   unsigned possible = possible_cpus ? static_cast<unsigned>(*possible_cpus) : a.vcpus;
   if (possible > nr_cpu_ids) {
-    a.warnings.push_back(std::to_string(possible) + " CPUs exceed nr_cpus/NR_CPUS limit of " +
-                         std::to_string(nr_cpu_ids) + ": CPUs >= " + std::to_string(nr_cpu_ids) +
-                         " are not used");
+    a.warnings.push_back(
+        std::to_string(possible) + " CPUs exceed the limit of " + std::to_string(nr_cpu_ids) +
+        (nr_cpu_ids < nr_cpus_config ? " set by nr_cpus=" : " of the kernel's CONFIG_NR_CPUS") +
+        ": CPUs >= " + std::to_string(nr_cpu_ids) + " are not used");
     possible = nr_cpu_ids;
   }
   if (setup_max_cpus == 0) possible = 1;
@@ -740,6 +849,13 @@ nlohmann::json to_json(const Analysis& a) {
   j["from_dmesg"] = a.from_dmesg;
   j["vcpus"] = a.vcpus;
   j["vcpus_overridden"] = a.vcpus_overridden;
+  j["vcpus_needed"] = a.vcpus_needed;
+  j["vcpus_reason"] = a.vcpus_reason;
+  j["cpu_count_unknown"] = a.cpu_count_unknown;
+  j["nr_cpus_required"] = a.nr_cpus_required;
+  j["nr_cpus_config"] = a.nr_cpus_config;
+  j["cmdline_bytes"] = a.cmdline_bytes;
+  j["truncated"] = a.truncated;
   j["possible"] = a.possible;
   j["online"] = a.online;
   j["housekeeping"] = a.housekeeping.to_list();
@@ -768,8 +884,11 @@ nlohmann::json to_json(const Analysis& a) {
 std::string to_text(const Analysis& a) {
   std::ostringstream o;
   auto list = [](const CpuSet& s) { return s.empty() ? std::string("(none)") : s.to_list(); };
-  o << "vCPUs:         " << a.vcpus << (a.vcpus_overridden ? " (override)" : "") << "\n"
+  o << "vCPUs:         " << a.vcpus << (a.vcpus_overridden ? " (override)" : "") << "  ("
+    << a.vcpus_reason << ")\n"
     << "possible/online: " << a.possible << "/" << a.online << "\n"
+    << "guest kernel:  CONFIG_NR_CPUS >= " << a.nr_cpus_required << " (analysed with "
+    << a.nr_cpus_config << ")\n"
     << "housekeeping:  " << list(a.housekeeping) << "\n"
     << "isolated:      " << list(a.isolated) << "\n"
     << "nohz_full:     " << list(a.nohz_full) << "\n"

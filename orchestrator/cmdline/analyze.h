@@ -11,10 +11,44 @@
 //  the measurement, and the kernel passes unknown parameters without a '.' to init harmlessly.
 //  Tokens after a bare `--` are init arguments for the host's init and are dropped.
 //
+//  The 2048-byte limit: x86-64 COMMAND_LINE_SIZE is 2048 including the NUL
+//  (arch/x86/include/asm/setup.h); the boot protocol tells the boot loader cmdline_size = 2047
+//  (arch/x86/boot/header.S) and head64.c copies at most that into boot_command_line. So the
+//  kernel sees the first 2047 bytes: a longer line is cut there before tokenizing, every
+//  parameter that starts past the cut goes in `dropped` ("past byte 2047 ..."), a parameter the
+//  cut runs through goes in `dropped` too and its surviving prefix is analysed as the kernel
+//  sees it, and the isolation is computed without what was lost (case K6).
+//
+//  Deriving the vCPU count (Linux 6.1: lib/bitmap.c bitmap_parselist() via cpulist_parse(),
+//  called by housekeeping_setup() in kernel/sched/isolation.c for isolcpus=/nohz_full=, by
+//  rcu_nocb_setup() in kernel/rcu/tree_nocb.h and irq_affinity_setup() in
+//  kernel/irq/irqdesc.c). These parse with nr_cpumask_bits bits, which in 6.1 is nr_cpu_ids
+//  (include/linux/cpumask.h), the number of possible CPUs; a region whose end is >= that width
+//  fails with ERANGE and the whole parameter is ignored. So a list the customer's kernel
+//  accepted proves the customer had more possible CPUs than its largest range END, not only its
+//  largest member: `0-15:2/4` (members 0-1,4-5,8-9,12-13) needs 16. `N` is the last possible
+//  CPU and `all` is 0-N: they parse at any width and prove nothing, except that `a-N` needs
+//  a+1 (start <= end). Group patterns `a-b:used/group` need b+1 like any range.
+//   - vcpus = the largest such need over the isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity=
+//     lists (of a list with a bad item, the regions before it, so that the guest's kernel stops
+//     at the same item as the customer's; a word at the start of isolcpus= is a flag), so that
+//     every list the customer's kernel accepted still parses and means the same; `vcpus_reason`
+//     says which list decided. Lists using only N/all give no count: 1 vCPU and
+//     `cpu_count_unknown`, with a warning asking for the count.
+//   - capped at kMaxGuestVcpus (QEMU 7.2's limit, below) with a warning naming the list; the
+//     capped guest's kernel then rejects that list (ERANGE), which the analysis shows.
+//   - options.vcpus overrides the derivation (1..kMaxCpus; below the need gives a warning).
+//   - nr_cpus= (kernel/smp.c nrcpus()) only lowers nr_cpu_ids and maxcpus=/nosmp only limit
+//     the CPUs brought online: they do not raise the count. possible_cpus=P
+//     (arch/x86/kernel/smpboot.c, early_param) makes P CPUs possible whatever is present, so
+//     the guest kernel needs NR_CPUS >= P as well.
+//  The guest kernel: nr_cpus_required = max(vcpus, possible_cpus=) (at most kMaxGuestNrCpus) is
+//  the CONFIG_NR_CPUS the guest kernel needs for nr_cpu_ids to equal the guest's possible
+//  CPUs; isolab builds its guest kernels with at least that (pipeline/plan.h). The analysis
+//  uses options.kernel.nr_cpus_config when given (the NR_CPUS of the .config that will boot),
+//  else nr_cpus_required (a kernel built for this guest).
+//
 //  The CPU sets follow Linux 6.1 (options.kernel selects other behaviour):
-//   - vcpus = highest CPU named explicitly by any CPU list (isolcpus, nohz_full, rcu_nocbs,
-//     irqaffinity) + 1, at least 1; `N`/`all` name no explicit CPU. options.vcpus overrides it
-//     (a smaller override than the lists need gives a warning).
 //   - possible CPUs = vcpus, changed by possible_cpus= and limited by nr_cpus= and NR_CPUS
 //     (arch/x86/kernel/smpboot.c prefill_possible_map()); online at boot = possible limited by
 //     maxcpus= / nosmp (kernel/cpu.c bringup_nonboot_cpus()).
@@ -53,12 +87,26 @@
 
 namespace isolab {
 
+// The most vCPUs a guest can have. QEMU 7.2 (qemu-system-x86_64 7.2.22 on Debian 12, checked
+// with -smp N): the `pc` machine (pc-i440fx-7.2) has max_cpus 255 ("Invalid SMP CPUs 256. The
+// max CPUs supported by machine 'pc-i440fx-7.2' is 255"); `q35` (pc-q35-7.2, what
+// vm/qemu.cc boots) has max_cpus 288 but refuses -smp 256 and up without KVM ("current -smp
+// configuration requires kernel irqchip and X2APIC API support": APIC IDs above 254 need
+// x2APIC, and a guest needs interrupt remapping for them). KVM's own limit (KVM_MAX_VCPUS,
+// 1024 on x86 since 5.15) is higher, so 255 binds on every host. vm/vm.cc enforces the same.
+inline constexpr unsigned kMaxGuestVcpus = 255;
+// The largest CONFIG_NR_CPUS an x86-64 kernel without CPUMASK_OFFSTACK accepts
+// (arch/x86/Kconfig NR_CPUS_RANGE_END).
+inline constexpr unsigned kMaxGuestNrCpus = 512;
+
 struct KernelAssumptions {
   int major = 6;  // kernel version the guest runs (behaviour of CPU list parsing differs)
   int minor = 1;
-  bool no_hz_full = true;        // CONFIG_NO_HZ_FULL (selects RCU_NOCB_CPU)
-  unsigned nr_cpus_config = 64;  // CONFIG_NR_CPUS (x86_64 default without MAXSMP)
-  bool pm_sleep_smp = false;     // CONFIG_PM_SLEEP_SMP: tick_nohz_init() drops CPU 0 from nohz_full
+  bool no_hz_full = true;  // CONFIG_NO_HZ_FULL (selects RCU_NOCB_CPU)
+  // CONFIG_NR_CPUS of the kernel that boots the line; nullopt: a kernel built for this guest
+  // (NR_CPUS = Analysis::nr_cpus_required).
+  std::optional<unsigned> nr_cpus_config;
+  bool pm_sleep_smp = false;  // CONFIG_PM_SLEEP_SMP: tick_nohz_init() drops CPU 0 from nohz_full
 };
 
 struct AnalyzeOptions {
@@ -93,8 +141,15 @@ struct Analysis {
 
   unsigned vcpus = 1;
   bool vcpus_overridden = false;
-  unsigned possible = 1;  // possible CPUs = nr_cpu_ids
-  unsigned online = 1;    // CPUs the kernel brings up at boot
+  unsigned vcpus_needed = 0;  // CPUs the lists need, before the cap (0: no list gives a count)
+  std::string vcpus_reason;   // why vcpus has its value ("'isolcpus=0-15:2/4' ends at CPU 15 ...")
+  bool cpu_count_unknown = false;  // the lists use only N/all: the line does not give the count
+  unsigned nr_cpus_required = 1;   // CONFIG_NR_CPUS the guest kernel needs (see the contract)
+  unsigned nr_cpus_config = 1;     // CONFIG_NR_CPUS the analysis assumed
+  size_t cmdline_bytes = 0;        // length of source_line
+  bool truncated = false;          // source_line is longer than the 2047 bytes the kernel keeps
+  unsigned possible = 1;           // possible CPUs = nr_cpu_ids
+  unsigned online = 1;             // CPUs the kernel brings up at boot
 
   CpuSet housekeeping;
   CpuSet isolated;   // sysfs isolated (domain isolation)
@@ -123,6 +178,14 @@ struct Analysis {
 };
 
 Analysis analyze(std::string_view text, const AnalyzeOptions& options = {});
+
+// The bytes of a command line the x86-64 kernel keeps: COMMAND_LINE_SIZE - 1 = 2047.
+inline constexpr size_t kX86CmdlineKeptBytes = kX86CommandLineSize - 1;
+// nullopt when the x86-64 kernel keeps `line` whole; otherwise a message naming its length,
+// the limit and the first parameter the cut reaches, e.g. "the final guest command line is 2131
+// bytes; x86-64 keeps 2047 (COMMAND_LINE_SIZE 2048 with the NUL): 'trace_event=...' and what
+// follows would be lost".
+std::optional<std::string> cmdline_cut_message(std::string_view line, std::string_view what);
 
 // Extracts the command line from dmesg text; nullopt if there is no command line line.
 std::optional<std::string> find_cmdline_in_dmesg(std::string_view dmesg);

@@ -122,6 +122,14 @@ std::optional<CpuListErrc> parse_region(Cursor& c, Region& r, unsigned lastbit, 
   return getnum(c, r.group_len, lastbit, nullptr);
 }
 
+// The narrowest bitmap in which the region's end is not ERANGE (see CpuListParse::min_nbits).
+unsigned region_min_nbits(const Region& r, bool used_all) {
+  if (used_all) return 0;
+  if (!r.end_is_last) return static_cast<unsigned>(r.end) + 1;
+  if (!r.start_is_last) return static_cast<unsigned>(r.start) + 1;
+  return 0;
+}
+
 const char* what_for(CpuListErrc e) {
   switch (e) {
     case CpuListErrc::kInvalid:
@@ -296,23 +304,12 @@ CpuListParse try_parse_cpulist(std::string_view text, unsigned nbits) {
     if (r.start > r.end || r.group_len == 0 || r.off > r.group_len)
       return fail(CpuListErrc::kInvalid, item_begin);
     if (r.end >= nbits) return fail(CpuListErrc::kRange, item_begin);
-    std::optional<unsigned> region_high;
     for (uint64_t s = r.start; s <= r.end; s += r.group_len) {
       const uint64_t len = std::min<uint64_t>(r.end - s + 1, r.off);
-      for (uint64_t b = s; b < s + len; ++b) {
-        res.set.set(static_cast<unsigned>(b));
-        region_high = static_cast<unsigned>(b);
-      }
+      for (uint64_t b = s; b < s + len; ++b) res.set.set(static_cast<unsigned>(b));
     }
-    const bool uses_last = used_all || r.start_is_last || r.end_is_last;
-    res.uses_last = res.uses_last || uses_last;
-    std::optional<unsigned> explicit_high;
-    if (!uses_last)
-      explicit_high = region_high;
-    else if (!used_all && !r.start_is_last)
-      explicit_high = static_cast<unsigned>(r.start);
-    if (explicit_high && (!res.highest_explicit || *explicit_high > *res.highest_explicit))
-      res.highest_explicit = explicit_high;
+    res.uses_last = res.uses_last || used_all || r.start_is_last || r.end_is_last;
+    res.min_nbits = std::max(res.min_nbits, region_min_nbits(r, used_all));
     if (end_of_str(c.cur())) break;
   }
   return res;

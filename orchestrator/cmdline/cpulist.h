@@ -93,8 +93,11 @@ struct CpuListParse {
   std::string bad_token;   // the item that failed, as written
   std::string message;     // "cpulist '<text>': <errno>: <what> in '<item>'"
   bool uses_last = false;  // `N` or `all` appears (their meaning depends on nbits)
-  // Highest CPU the list names explicitly (not through N/all); nullopt if none.
-  std::optional<unsigned> highest_explicit;
+  // The smallest bitmap width at which no region of the list is ERANGE: the largest
+  // explicit range end + 1 over the regions parsed ("0-15:2/4" needs 16 although its last
+  // member is 13; "7" needs 8). A range ending in `N` needs only its explicit start + 1 ("2-N"
+  // needs 3); `N` and `all` alone need nothing (0). Covers the regions parsed before an error.
+  unsigned min_nbits = 0;
   bool ok() const { return !errc.has_value(); }
 };
 

@@ -14,7 +14,8 @@
 //  - a bare `--` ends the kernel's parameters: it is not returned, and every later token has
 //    `after_dashes` set (those are arguments for init).
 // Limits: input longer than kMaxCmdlineBytes (1 MiB) throws isolab::Error. The kernel's own limit
-// (x86 COMMAND_LINE_SIZE 2048 bytes including the NUL) is not enforced here; analyze() warns.
+// (x86 COMMAND_LINE_SIZE 2048 bytes including the NUL) is not enforced here; analyze() cuts the
+// line where the kernel does (cmdline/analyze.h).
 // Bytes 0x00-0x08, 0x0e-0x1f and 0x7f (binary junk) throw isolab::Error naming the byte and
 // offset; bytes >= 0x80 (UTF-8) are accepted.
 #pragma once

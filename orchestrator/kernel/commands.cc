@@ -5,6 +5,12 @@
 
 namespace isolab {
 
+std::string nr_cpus_fragment(unsigned n) {
+  if (n == 0) throw Error("guest kernel NR_CPUS must be at least 1");
+  return "# isolab: NR_CPUS follows the guest's CPU count\nCONFIG_NR_CPUS=" + std::to_string(n) +
+         "\n";
+}
+
 std::string compute_build_key(const BuildKeyInputs& in) {
   // One "field value" line per input; the config goes last with its length so that no
   // concatenation of other fields can collide with it.

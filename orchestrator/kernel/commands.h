@@ -19,6 +19,12 @@ inline constexpr const char* kIsolabRequiredFragment =
     "# CONFIG_LOCALVERSION_AUTO is not set\n"
     "CONFIG_LOCALVERSION=\"\"\n";
 
+// The fragment KernelRequest::nr_cpus generates: a comment line, then "CONFIG_NR_CPUS=<n>".
+// Throws isolab::Error for n == 0.
+std::string nr_cpus_fragment(unsigned n);
+// Its origin in survival-check messages and meta.json.
+inline constexpr const char* kNrCpusFragmentOrigin = "isolab guest CPU count";
+
 struct BuildKeyInputs {
   std::string source_tree_id;             // git tree id of the base commit
   std::vector<std::string> patch_sha256;  // content hashes, in application order

@@ -226,6 +226,11 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
     recipe += "fragment " + std::to_string(f.text.size()) + "\n" + f.text;
   const std::string slot = sha256_hex(recipe).substr(0, 16);
   std::string inputs = recipe;
+  const std::string nr_cpus_text = req.nr_cpus ? nr_cpus_fragment(*req.nr_cpus) : "";
+  if (req.nr_cpus) {
+    inputs += "fragment " + std::to_string(nr_cpus_text.size()) + "\n" + nr_cpus_text;
+    fragments.insert(fragments.end() - 1, {kNrCpusFragmentOrigin, nr_cpus_text});
+  }
   for (const auto& s : patch_shas) inputs += "patch " + s + "\n";
   const fs::path index_file = cache / "index" / sha256_hex(inputs);
   auto try_index = [&]() -> std::optional<KernelArtifact> {
@@ -273,10 +278,13 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   }
   const fs::path required = build_dir / "isolab-required.config";
   write_file_atomic(required, kIsolabRequiredFragment);
+  const fs::path nr_cpus_file = build_dir / "isolab-nr-cpus.config";
+  if (req.nr_cpus) write_file_atomic(nr_cpus_file, nr_cpus_text);
   std::string final_config = step("config", [&] {
     run_logged(env, make_base_config_argv(build_dir, req.base_target, ccache), worktree, log);
     std::vector<fs::path> frag_paths;
     for (const auto& f : req.fragments) frag_paths.push_back(fs::absolute(f));
+    if (req.nr_cpus) frag_paths.push_back(nr_cpus_file);
     frag_paths.push_back(required);
     run_logged(env, merge_config_argv(worktree, build_dir, frag_paths), worktree, log);
     run_logged(env, make_olddefconfig_argv(build_dir, ccache), worktree, log);

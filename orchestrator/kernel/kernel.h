@@ -15,7 +15,8 @@
 //   (<key>.lock: exclusive while building the entry, shared while a run boots it)
 //   kernels/<key>/.isolab-last-use, build/<slot>/.isolab-last-use   mtime = last use
 // `isolab cache list|prune` (kernel/cache.h) reads and bounds all of this.
-// A build slot is sha256(source tree id, base target, fragment contents)[0:16]: every variant
+// A build slot is sha256(source tree id, base target, fragment contents)[0:16] (without the
+// generated NR_CPUS fragment, KernelRequest::nr_cpus): every variant
 // of one source with one config recipe shares the worktree and build dir, so a patch set makes
 // make rebuild only the files it touches (git checkout rewrites only changed files).
 #pragma once
@@ -51,6 +52,12 @@ struct KernelRequest {
   std::string base_target = "tinyconfig";        // a kconfig target: tinyconfig, defconfig, ...
   std::vector<std::filesystem::path> fragments;  // merged in order after base_target
   std::string variant_name;                      // for logs and messages ("vanilla", "patched")
+  // When set, a generated fragment "CONFIG_NR_CPUS=<nr_cpus>" is merged after `fragments` (the
+  // guest's CPU count, see pipeline/plan.h guest_kernel_nr_cpus()); it must survive olddefconfig
+  // like any fragment (x86-64 accepts 2..512 without CPUMASK_OFFSTACK). It is part of the index
+  // inputs and of the final .config, hence of the build key, but not of the build slot: guests
+  // of every size share one worktree and build dir.
+  std::optional<unsigned> nr_cpus;
 };
 
 struct KernelEnv {

@@ -1,7 +1,12 @@
 #include "pipeline/plan.h"
 
+#include <cstdlib>
+
 #include "base/error.h"
 #include "base/files.h"
+#include "guest/plan.h"
+#include "kernel/config_check.h"
+#include "vm/vm.h"
 
 using nlohmann::json;
 
@@ -18,43 +23,73 @@ std::vector<CellPlan> plan_cells(const Spec& spec) {
   return cells;
 }
 
-GuestDerivation derive_guest(const Spec& spec) {
-  GuestDerivation g;
+namespace {
+
+// The spec field that holds the guest's command line, its text, and whether it is a customer's.
+struct GuestSource {
   std::string text;
   std::string ptr;
   bool customer = false;
-  if (!spec.customer_cmdline.empty()) {
-    text = spec.customer_cmdline;
-    ptr = "/guest/customer_cmdline";
-    customer = true;
-  } else if (!spec.customer_dmesg.empty()) {
-    text = read_file(spec.customer_dmesg, 16u << 20);
-    ptr = "/guest/customer_dmesg";
-    customer = true;
-  } else {
-    text = spec.cmdline;
-    ptr = "/guest/cmdline";
-  }
+};
+
+GuestSource guest_source(const Spec& spec) {
+  if (!spec.customer_cmdline.empty())
+    return {spec.customer_cmdline, "/guest/customer_cmdline", true};
+  if (!spec.customer_dmesg.empty())
+    return {read_file(spec.customer_dmesg, 16u << 20), "/guest/customer_dmesg", true};
+  return {spec.cmdline, "/guest/cmdline", false};
+}
+
+// The vCPU count must be one QEMU boots and must be known (see derive_guest()).
+void check_vcpus(const Spec& spec, const GuestSource& src, const Analysis& a) {
+  const std::string most = std::to_string(kMaxGuestVcpus);
+  if (spec.vcpus > 0) return;  // spec parsing bounds it by kMaxGuestVcpus
+  if (a.vcpus_needed > kMaxGuestVcpus)
+    throw SpecError(src.ptr, a.vcpus_reason + ": no QEMU guest can have " +
+                                 std::to_string(a.vcpus_needed) +
+                                 " CPUs; set guest.vcpus (at most " + most +
+                                 ") to run a smaller guest, whose kernel then rejects that list");
+  if (src.customer && a.cpu_count_unknown)
+    throw SpecError(src.ptr,
+                    "the CPU lists use only N/all, which depend on the customer's CPU count, and "
+                    "the line does not give it: set guest.vcpus");
+}
+
+// The pointer of the field that holds the guest's command line (no file read).
+std::string guest_source_pointer(const Spec& spec) {
+  if (!spec.customer_cmdline.empty()) return "/guest/customer_cmdline";
+  if (!spec.customer_dmesg.empty()) return "/guest/customer_dmesg";
+  return "/guest/cmdline";
+}
+
+}  // namespace
+
+GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr_cpus) {
+  GuestDerivation g;
+  const GuestSource src = guest_source(spec);
   AnalyzeOptions ao;
   if (spec.vcpus > 0) ao.vcpus = static_cast<unsigned>(spec.vcpus);
+  ao.kernel.nr_cpus_config = kernel_nr_cpus;
   Analysis a;
   try {
-    a = analyze(text, ao);
+    a = analyze(src.text, ao);
   } catch (const Error& e) {
-    throw SpecError(ptr, e.what());
+    throw SpecError(src.ptr, e.what());
   }
+  check_vcpus(spec, src, a);
   // In a hand-written line a CPU list the kernel would reject is a mistake in the spec; in a
   // customer's line it is a fact about the customer's machine, kept as a warning.
-  if (!customer)
+  if (!src.customer)
     for (const auto& w : a.warnings)
       if (w.find("cpulist '") != std::string::npos &&
           (w.find("EINVAL") != std::string::npos || w.find("ERANGE") != std::string::npos ||
            w.find("EOVERFLOW") != std::string::npos))
-        throw SpecError(ptr, w);
+        throw SpecError(src.ptr, w);
   g.vcpus = static_cast<int>(a.vcpus);
+  g.nr_cpus_required = a.nr_cpus_required;
   // A customer's line is reduced to what matters in a guest; a hand-written line is the
   // developer's own choice and is passed as written.
-  if (customer) {
+  if (src.customer) {
     for (const auto& k : a.kept) g.cmdline += (g.cmdline.empty() ? "" : " ") + k;
   } else {
     g.cmdline = spec.cmdline;
@@ -70,11 +105,68 @@ GuestDerivation derive_guest(const Spec& spec) {
   return g;
 }
 
+std::optional<unsigned> fragments_nr_cpus(const std::vector<std::filesystem::path>& fragments) {
+  std::optional<unsigned> nr;
+  for (const auto& f : fragments)
+    for (const ConfigAssignment& c : parse_kconfig_text(read_file(f), f.string())) {
+      if (c.name != "CONFIG_NR_CPUS") continue;
+      const int v = std::atoi(c.value.c_str());
+      if (v <= 0 || std::to_string(v) != c.value)
+        throw Error(f.string() + ":" + std::to_string(c.line) + ": CONFIG_NR_CPUS=" + c.value +
+                    " is not a positive number");
+      nr = static_cast<unsigned>(v);
+    }
+  return nr;
+}
+
+std::optional<unsigned> guest_kernel_nr_cpus(const std::vector<std::filesystem::path>& fragments,
+                                             unsigned required) {
+  const std::optional<unsigned> set = fragments_nr_cpus(fragments);
+  if (set && *set >= required) return std::nullopt;
+  return required;
+}
+
+unsigned kernel_config_nr_cpus(std::string_view config_text, const std::string& origin) {
+  const auto config = parse_final_config(config_text, origin);
+  const auto nr = config.find("CONFIG_NR_CPUS");
+  if (nr == config.end()) {
+    const auto smp = config.find("CONFIG_SMP");
+    if (smp == config.end() || smp->second != "y") return 1;
+    throw Error(origin + ": an SMP kernel .config without CONFIG_NR_CPUS");
+  }
+  const int v = std::atoi(nr->second.c_str());
+  if (v <= 0 || std::to_string(v) != nr->second)
+    throw Error(origin + ": CONFIG_NR_CPUS=" + nr->second + " is not a positive number");
+  return static_cast<unsigned>(v);
+}
+
+std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpec& variant,
+                                  bool trace) {
+  std::string line = guest.cmdline;
+  if (!variant.extra_cmdline.empty()) line += " " + variant.extra_cmdline;
+  // Trace events are enabled at boot, before the secondary CPUs run (see guest/plan.h).
+  if (trace) line += " " + trace_event_boot_param();
+  return line;
+}
+
+void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, bool trace) {
+  for (const auto& v : spec.variants) {
+    VmConfig vm;
+    vm.cmdline = variant_guest_cmdline(guest, v, trace);
+    const std::string what = "variant " + v.name +
+                             ": the final guest command line (with isolab's " +
+                             (trace ? "trace_event=, " : "") + "console=ttyS0 panic=-1)";
+    if (auto m = cmdline_cut_message(full_kernel_cmdline(vm), what))
+      throw SpecError(guest_source_pointer(spec), *m);
+  }
+}
+
 json describe_plan(const Spec& spec, const GuestDerivation& guest) {
   json j;
   j["spec"] = spec.name;
   j["guest"] = {{"cmdline", guest.cmdline},
                 {"vcpus", guest.vcpus},
+                {"nr_cpus_required", guest.nr_cpus_required},
                 {"memory_mib", spec.memory_mib},
                 {"isolated", guest.partition.isolated.to_list()},
                 {"housekeeping", guest.partition.housekeeping.to_list()},
@@ -88,7 +180,11 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
     json fr = json::array();
     for (const auto& f : spec.config_fragments) fr.push_back(f.string());
     for (const auto& f : v.config_fragments) fr.push_back(f.string());
+    std::vector<std::filesystem::path> all_fragments = spec.config_fragments;
+    all_fragments.insert(all_fragments.end(), v.config_fragments.begin(), v.config_fragments.end());
+    const auto nr = guest_kernel_nr_cpus(all_fragments, guest.nr_cpus_required);
     j["variants"].push_back({{"name", v.name},
+                             {"nr_cpus_fragment", nr ? json(*nr) : json(nullptr)},
                              {"patches", pv},
                              {"config_fragments", fr},
                              {"base_config", spec.base_config},

@@ -1,8 +1,11 @@
 // The pure part of a run: which cells to boot, in which order, with which guest.
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cmdline/analyze.h"
@@ -27,6 +30,9 @@ std::vector<CellPlan> plan_cells(const Spec& spec);
 struct GuestDerivation {
   std::string cmdline;  // the guest's isolation command line (without console/panic)
   int vcpus = 0;
+  // CONFIG_NR_CPUS the guest kernel needs (Analysis::nr_cpus_required): every variant's kernel
+  // is built with at least this many (guest_kernel_nr_cpus()).
+  unsigned nr_cpus_required = 1;
   CpuPartition partition;
   std::string expect_isolated;   // what sysfs `isolated` should show
   std::string expect_nohz_full;  // what sysfs `nohz_full` should show ("" = nothing asked)
@@ -34,8 +40,39 @@ struct GuestDerivation {
   ExpectedIsolation expected;    // what the isolation gate checks in the guest
 };
 
-// Throws SpecError("/guest/...") when the command line cannot be understood.
-GuestDerivation derive_guest(const Spec& spec);
+// Throws SpecError("/guest/...") when the command line cannot be understood, or when its lists
+// need more CPUs than QEMU boots (kMaxGuestVcpus), or a customer's lists use only N/all (no CPU
+// count), and guest.vcpus is not given.
+// kernel_nr_cpus: the CONFIG_NR_CPUS of the kernel that will boot the guest; nullopt: a kernel
+// built for the guest (cmdline/analyze.h KernelAssumptions::nr_cpus_config).
+GuestDerivation derive_guest(const Spec& spec,
+                             std::optional<unsigned> kernel_nr_cpus = std::nullopt);
+
+// The CONFIG_NR_CPUS that config fragments set (the last assignment wins, in merge order), or
+// nullopt when none does. Throws isolab::Error naming a fragment that cannot be read or parsed.
+std::optional<unsigned> fragments_nr_cpus(const std::vector<std::filesystem::path>& fragments);
+
+// The value for KernelRequest::nr_cpus: nullopt when the fragments already set NR_CPUS >=
+// required (so that guests of up to 16 vCPUs keep base.config's NR_CPUS=16 and the cached
+// kernels of the default spec), else `required`, so that the guest kernel's nr_cpu_ids equals
+// the guest's possible CPUs and its CPU lists parse as on the customer's machine.
+std::optional<unsigned> guest_kernel_nr_cpus(const std::vector<std::filesystem::path>& fragments,
+                                             unsigned required);
+
+// CONFIG_NR_CPUS of a final .config (1 when CONFIG_SMP is off and NR_CPUS absent). Throws
+// isolab::Error "<origin>: ..." when the text is not a .config or an SMP kernel has no NR_CPUS.
+unsigned kernel_config_nr_cpus(std::string_view config_text, const std::string& origin);
+
+// The isolation command line a variant's guest boots with: the derived line, the variant's
+// extra_cmdline and, when tracing, trace_event_boot_param() (guest/plan.h). The backends then
+// append "console=ttyS0 panic=-1" (vm/vm.h full_kernel_cmdline()).
+std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpec& variant,
+                                  bool trace);
+
+// Throws SpecError(<the guest's command line field>) when some variant's final kernel command
+// line (variant_guest_cmdline() plus the backends' additions) is longer than the 2047 bytes the
+// x86-64 kernel keeps, naming the variant and the length.
+void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, bool trace);
 
 // A dry run: the plan as JSON (variants, cells in order, guest, steps per workload).
 nlohmann::json describe_plan(const Spec& spec, const GuestDerivation& guest);

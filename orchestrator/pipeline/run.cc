@@ -177,7 +177,7 @@ AccelMode accel_mode(AccelRequest r) {
   }
 }
 
-KernelRequest kernel_request(const Spec& spec, const VariantSpec& v) {
+KernelRequest kernel_request(const Spec& spec, const VariantSpec& v, const GuestDerivation& guest) {
   KernelRequest r;
   switch (spec.source.kind) {
     case KernelSourceSpec::Kind::tarball:
@@ -198,8 +198,31 @@ KernelRequest kernel_request(const Spec& spec, const VariantSpec& v) {
   r.base_target = spec.base_config;
   r.fragments = spec.config_fragments;
   r.fragments.insert(r.fragments.end(), v.config_fragments.begin(), v.config_fragments.end());
+  if (r.source.kind != SourceSpec::Kind::prebuilt)
+    r.nr_cpus = guest_kernel_nr_cpus(r.fragments, guest.nr_cpus_required);
   r.variant_name = v.name;
   return r;
+}
+
+// Reads CONFIG_NR_CPUS from the .config the variant's guest boots and analyses the guest's
+// command line with it; throws when the guest would then show other isolation than the one
+// planned (a kernel with NR_CPUS below the guest's CPUs rejects or trims its CPU lists).
+// Returns the NR_CPUS, or nullopt for a prebuilt kernel (no .config).
+std::optional<unsigned> check_kernel_nr_cpus(const Spec& spec, const GuestDerivation& guest,
+                                             const VariantSpec& v, const KernelArtifact& k) {
+  if (k.config_path.empty()) return std::nullopt;
+  const unsigned nr = kernel_config_nr_cpus(read_file(k.config_path), k.config_path.string());
+  const GuestDerivation booted = derive_guest(spec, nr);
+  if (to_json(booted.expected) != to_json(guest.expected))
+    throw Error("variant " + v.name + ": its kernel has CONFIG_NR_CPUS=" + std::to_string(nr) +
+                " (" + k.config_path.string() + "), but the guest needs at least " +
+                std::to_string(guest.nr_cpus_required) +
+                ": its command line would parse differently (isolated '" +
+                booted.expected.isolated.to_list() + "' instead of '" +
+                guest.expected.isolated.to_list() + "', nohz_full '" +
+                booted.expected.nohz_full.to_list() + "' instead of '" +
+                guest.expected.nohz_full.to_list() + "')");
+  return nr;
 }
 
 std::string rel(const fs::path& p, const fs::path& base) {
@@ -267,10 +290,7 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
   vm.name = "isolab-" + cell.id + "-" + plan.nonce.substr(0, 6);
   vm.kernel = vdoc["bzimage"].get<std::string>();
   vm.initrd = cdir / "initramfs.cpio";
-  vm.cmdline = cx.guest.cmdline;
-  if (!variant.extra_cmdline.empty()) vm.cmdline += " " + variant.extra_cmdline;
-  // Trace events are enabled at boot, before the secondary CPUs run (see guest/plan.h).
-  if (cx.opt.trace) vm.cmdline += " " + trace_event_boot_param();
+  vm.cmdline = variant_guest_cmdline(cx.guest, variant, cx.opt.trace);
   vm.vcpus = cx.guest.vcpus;
   vm.memory_mib = cx.spec.memory_mib;
   vm.accel = cx.accel.accel;
@@ -430,6 +450,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
     if (opt.progress) opt.progress(s);
   };
   GuestDerivation guest = derive_guest(spec);
+  check_guest_cmdline_length(spec, guest, opt.trace);
   const ExpectedIsolation& expected = guest.expected;
   fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
 
@@ -505,7 +526,8 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
     KernelEnv env{cache, runner, doc->dir() / "logs", opt.jobs, std::nullopt, opt.progress};
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
-      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v), env, kernels_in_use);
+      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v, guest), env, kernels_in_use);
+      const std::optional<unsigned> nr_cpus = check_kernel_nr_cpus(spec, guest, v, k);
       json patches = json::array();
       for (const auto& p : k.patches)
         patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
@@ -518,6 +540,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
           {"build_seconds", k.build_seconds},
           {"bzimage", k.bzimage.string()},
           {"build_log", k.log.string()},
+          {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
           {"cmdline", guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline)}};
       say("variant " + v.name + ": " + k.kernel_release +
           (k.from_cache

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "cmdline/analyze.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -280,7 +281,11 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
     int given = !s.cmdline.empty() + !s.customer_cmdline.empty() + !dm.empty();
     if (given > 1)
       throw SpecError("/guest", "give one of cmdline, customer_cmdline, customer_dmesg");
-    s.vcpus = static_cast<int>(go.integer("vcpus", 0, 0, 64));
+    s.vcpus = static_cast<int>(go.integer("vcpus", 0, 0, 1 << 20));
+    if (s.vcpus > static_cast<int>(kMaxGuestVcpus))
+      throw SpecError("/guest/vcpus", std::to_string(s.vcpus) + " vCPUs: QEMU 7.2 boots at most " +
+                                          std::to_string(kMaxGuestVcpus) +
+                                          " (see cmdline/analyze.h kMaxGuestVcpus)");
     s.memory_mib = static_cast<int>(go.integer("memory_mib", 512, 128, 16384));
     s.gate_expect_fail = go.strings("gate_expect_fail");
     go.finish();

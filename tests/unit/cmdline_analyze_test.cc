@@ -155,6 +155,7 @@ TEST(CmdlineAnalyze, K2CpusThatDoNotExist61) {
 TEST(CmdlineAnalyze, K2CpusThatDoNotExist515) {
   AnalyzeOptions o;
   o.vcpus = 6;
+  o.kernel.nr_cpus_config = 64;  // case K2's kernel
   o.kernel.major = 5;
   o.kernel.minor = 15;
   Analysis a = analyze("nohz_full=2-15 rcu_nocbs=2-15", o);
@@ -234,9 +235,11 @@ TEST(CmdlineAnalyze, BadInputGetsClearMessages) {
   EXPECT_TRUE(has_warning(g, "'0-31:0/0'"));
   std::string longline;
   while (longline.size() < 10000) longline += "skew_tick=1 ";
+  // Past byte 2047: the kernel never sees isolcpus=3 (case K6).
   Analysis l = analyze(longline + "isolcpus=3");
-  EXPECT_EQ(l.isolated.to_list(), "3");
+  EXPECT_EQ(l.isolated.to_list(), "");
   EXPECT_TRUE(has_warning(l, "COMMAND_LINE_SIZE"));
+  EXPECT_NE(reason_of(l.dropped, "isolcpus=3").find("past the cut"), std::string::npos);
   try {
     analyze(std::string("isolcpus=1\x02\x03", 12));
     FAIL();
@@ -247,6 +250,203 @@ TEST(CmdlineAnalyze, BadInputGetsClearMessages) {
   AnalyzeOptions zero;
   zero.vcpus = 0;
   EXPECT_THROW(analyze("isolcpus=1", zero), Error);
+}
+
+// Issue 13: the derived guest is one on which every list the customer's kernel accepted still
+// parses and means the same. Each expected set below is what Linux 6.1 computes for the line on
+// a machine with that many possible CPUs (bitmap_parselist + housekeeping_setup).
+TEST(CmdlineAnalyze, RangeEndBeyondTheLastMemberCounts) {
+  Analysis a = analyze("isolcpus=0-15:2/4 nohz_full=0-15:2/4");
+  EXPECT_EQ(a.vcpus, 16u);
+  EXPECT_EQ(a.vcpus_needed, 16u);
+  EXPECT_EQ(a.nr_cpus_required, 16u);
+  EXPECT_EQ(a.possible, 16u);
+  EXPECT_EQ(a.isolated.to_list(), "0-1,4-5,8-9,12-13");
+  EXPECT_EQ(a.nohz_full.to_list(), "0-1,4-5,8-9,12-13");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "0-1,4-5,8-9,12-13");
+  EXPECT_EQ(a.housekeeping.to_list(), "2-3,6-7,10-11,14-15");
+  EXPECT_FALSE(has_warning(a, "ERANGE"));
+  EXPECT_TRUE(has_message(a, "NO_HZ: Full dynticks CPUs: 0-1,4-5,8-9,12-13."));
+  EXPECT_NE(a.vcpus_reason.find("'isolcpus=0-15:2/4' has a range ending at CPU 15"),
+            std::string::npos)
+      << a.vcpus_reason;
+  // The same line on 14 CPUs (what the old derivation chose) is rejected whole by the kernel.
+  AnalyzeOptions o;
+  o.vcpus = 14;
+  Analysis small = analyze("isolcpus=0-15:2/4 nohz_full=0-15:2/4", o);
+  EXPECT_EQ(small.isolated.to_list(), "");
+  EXPECT_TRUE(has_message(small, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
+}
+
+TEST(CmdlineAnalyze, GroupPatterns) {
+  Analysis a = analyze("isolcpus=2-23:2/4 nohz_full=2-23:2/4 rcu_nocbs=2-23:2/4");
+  EXPECT_EQ(a.vcpus, 24u);
+  EXPECT_EQ(a.isolated.to_list(), "2-3,6-7,10-11,14-15,18-19,22-23");
+  EXPECT_EQ(a.housekeeping.to_list(), "0-1,4-5,8-9,12-13,16-17,20-21");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "2-3,6-7,10-11,14-15,18-19,22-23");
+  // kernel-parameters.rst's example: 0-1023:2/256 needs 1024 CPUs: capped, and then rejected.
+  Analysis big = analyze("nohz_full=0-1023:2/256 rcu_nocbs=1-3");
+  EXPECT_EQ(big.vcpus_needed, 1024u);
+  EXPECT_EQ(big.vcpus, kMaxGuestVcpus);
+  EXPECT_EQ(big.nohz_full.to_list(), "");
+  EXPECT_TRUE(has_warning(big, "QEMU 7.2 boots at most 255 vCPUs"));
+}
+
+TEST(CmdlineAnalyze, NTakesTheCountFromTheOtherLists) {
+  Analysis a = analyze("isolcpus=2-N nohz_full=2-N rcu_nocbs=4-7");
+  EXPECT_EQ(a.vcpus, 8u);
+  EXPECT_EQ(a.isolated.to_list(), "2-7");
+  EXPECT_EQ(a.nohz_full.to_list(), "2-7");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "2-7");  // rcu_nocbs= | nohz_full
+  EXPECT_EQ(a.housekeeping.to_list(), "0-1");
+  EXPECT_NE(a.vcpus_reason.find("N/all"), std::string::npos) << a.vcpus_reason;
+  // 2-N alone needs N >= 2: three CPUs, the third isolated.
+  Analysis alone = analyze("nohz_full=2-N");
+  EXPECT_EQ(alone.vcpus, 3u);
+  EXPECT_EQ(alone.nohz_full.to_list(), "2");
+  // Only N: the line does not give the customer's CPU count.
+  Analysis n = analyze("nohz_full=N isolcpus=N");
+  EXPECT_TRUE(n.cpu_count_unknown);
+  EXPECT_EQ(n.vcpus, 1u);
+  EXPECT_TRUE(has_warning(n, "the line does not say how many"));
+}
+
+TEST(CmdlineAnalyze, AllWithAGroupPattern) {
+  // all:1/2 = every even CPU of however many exist; irqaffinity names CPU 7, so 8 CPUs.
+  Analysis a = analyze("nohz_full=all:1/2 rcu_nocbs=all:1/2 irqaffinity=1,3,5,7");
+  EXPECT_EQ(a.vcpus, 8u);
+  EXPECT_EQ(a.nohz_full.to_list(), "0,2,4,6");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "0,2,4,6");
+  EXPECT_EQ(a.isolated.to_list(), "");  // nohz_full= does not set domain isolation
+  EXPECT_EQ(a.housekeeping.to_list(), "1,3,5,7");
+  EXPECT_EQ(a.irqaffinity.to_list(), "0-1,3,5,7");  // the boot CPU is always added
+  Analysis unknown = analyze("nohz_full=all:1/2");
+  EXPECT_TRUE(unknown.cpu_count_unknown);
+  AnalyzeOptions o;
+  o.vcpus = 6;
+  Analysis six = analyze("nohz_full=all:1/2", o);
+  EXPECT_EQ(six.nohz_full.to_list(), "0,2,4");
+  EXPECT_FALSE(six.cpu_count_unknown);
+  // In isolcpus= a leading word is a flag (housekeeping_isolcpus_setup()): "all:1/2" has a
+  // character other than letters and '_', so 6.1 rejects the parameter.
+  Analysis iso = analyze("isolcpus=all:1/2 irqaffinity=1,3,5,7");
+  EXPECT_EQ(iso.isolated.to_list(), "");
+  EXPECT_TRUE(has_message(iso, "isolcpus: Invalid flag all:1/2"));
+}
+
+TEST(CmdlineAnalyze, ACpuNoMachineBootsIsCappedWithAMessage) {
+  Analysis a = analyze("isolcpus=100-2000:2/25");
+  EXPECT_EQ(a.vcpus_needed, 2001u);
+  EXPECT_EQ(a.vcpus, 255u);
+  EXPECT_TRUE(has_warning(a, "'isolcpus=100-2000:2/25' has a range ending at CPU 2000"));
+  EXPECT_TRUE(has_warning(a, "ERANGE"));  // the 255-CPU guest's kernel rejects the list
+  EXPECT_EQ(a.isolated.to_list(), "");
+}
+
+// Issue 12 item 1: a 96-CPU server's line needs a 96-CPU guest whose kernel has NR_CPUS >= 96.
+TEST(CmdlineAnalyze, LargeMachine96Cpus) {
+  const std::string l = "2-23,50-71,26-47,74-95";
+  Analysis a = analyze("isolcpus=" + l + " nohz_full=" + l + " rcu_nocbs=" + l);
+  EXPECT_EQ(a.vcpus, 96u);
+  EXPECT_EQ(a.nr_cpus_required, 96u);
+  EXPECT_EQ(a.nr_cpus_config, 96u);
+  EXPECT_EQ(a.isolated.to_list(), "2-23,26-47,50-71,74-95");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "2-23,26-47,50-71,74-95");
+  EXPECT_EQ(a.housekeeping.to_list(), "0-1,24-25,48-49,72-73");
+  EXPECT_TRUE(a.warnings.empty() || !has_warning(a, "ERANGE"));
+}
+
+// Case K7: a 40-CPU server. Built for the guest the line means what it meant; with the kernel of
+// base.config (NR_CPUS=16) it means something else.
+TEST(CmdlineAnalyze, K7FortyCpus) {
+  const char* k7 =
+      "isolcpus=managed_irq,domain,4-19,24-39 nohz_full=4-19,24-39 rcu_nocbs=4-19,24-39 "
+      "irqaffinity=0-3,20-23";
+  Analysis a = analyze(k7);
+  EXPECT_EQ(a.vcpus, 40u);
+  EXPECT_EQ(a.nr_cpus_required, 40u);
+  EXPECT_EQ(a.isolated.to_list(), "4-19,24-39");
+  EXPECT_EQ(a.nohz_full.to_list(), "4-19,24-39");
+  EXPECT_EQ(a.rcu_nocbs.to_list(), "4-19,24-39");
+  EXPECT_EQ(a.housekeeping.to_list(), "0-3,20-23");
+  EXPECT_EQ(a.irqaffinity.to_list(), "0-3,20-23");
+  AnalyzeOptions o;
+  o.kernel.nr_cpus_config = 16;
+  Analysis k16 = analyze(k7, o);
+  EXPECT_EQ(k16.possible, 16u);
+  EXPECT_EQ(k16.isolated.to_list(), "");
+  EXPECT_EQ(k16.nohz_full.to_list(), "");
+  EXPECT_EQ(k16.rcu_nocbs.to_list(), "0-15");  // "rcu_nocbs= bad CPU range, all CPUs set"
+  EXPECT_TRUE(has_warning(k16, "CONFIG_NR_CPUS"));
+}
+
+// possible_cpus= makes CPUs possible that are not present: the kernel needs NR_CPUS for them.
+TEST(CmdlineAnalyze, PossibleCpusRaisesTheNrCpusTheGuestKernelNeeds) {
+  Analysis a = analyze("isolcpus=2-7 possible_cpus=24");
+  EXPECT_EQ(a.vcpus, 8u);
+  EXPECT_EQ(a.nr_cpus_required, 24u);
+  EXPECT_EQ(a.possible, 24u);
+  // nr_cpus= only lowers nr_cpu_ids: it does not raise the vCPU count.
+  Analysis nr = analyze("isolcpus=2-7 nr_cpus=32");
+  EXPECT_EQ(nr.vcpus, 8u);
+  EXPECT_EQ(nr.nr_cpus_required, 8u);
+}
+
+// Case K6 / issue 12 item 2: the kernel keeps 2047 bytes; what lies past the cut is lost.
+std::string k6_line(const std::string& tail) {
+  std::string l = "BOOT_IMAGE=/vmlinuz-6.1 root=/dev/sda1 ro isolcpus=2-3";
+  for (int i = 0; l.size() < 2040; ++i) l += " rd.driver.pre=module" + std::to_string(i);
+  l.resize(2040);  // inside the last rd.driver.pre= token
+  l += " " + tail;
+  return l;
+}
+
+TEST(CmdlineAnalyze, K6ParametersPastByte2047AreDropped) {
+  std::string l = k6_line("abcdefgh nohz_full=2-3 rcu_nocbs=2-3 irqaffinity=0-1");
+  while (l.size() < 2100) l += " rd.x=y";
+  ASSERT_GE(l.find("nohz_full=2-3"), 2047u);
+  Analysis a = analyze(l);
+  EXPECT_TRUE(a.truncated);
+  EXPECT_EQ(a.cmdline_bytes, l.size());
+  EXPECT_EQ(a.vcpus, 4u);
+  EXPECT_EQ(a.isolated.to_list(), "2-3");
+  EXPECT_EQ(a.nohz_full.to_list(), "");
+  EXPECT_FALSE(a.rcu_offload_active);
+  EXPECT_EQ(a.irqaffinity.to_list(), "0-3");
+  for (const char* p : {"nohz_full=2-3", "rcu_nocbs=2-3", "irqaffinity=0-1", "rd.x=y"})
+    EXPECT_NE(reason_of(a.dropped, p).find("past the cut"), std::string::npos) << p;
+  EXPECT_EQ(a.guest_cmdline().find("nohz_full"), std::string::npos);
+  EXPECT_TRUE(has_warning(a, "the kernel keeps the first 2047"));
+  for (const auto& t : a.tokens) EXPECT_LE(t.offset + t.raw.size(), 2047u) << t.raw;
+}
+
+TEST(CmdlineAnalyze, K6ParameterCutInTheMiddleIsSeenAsTheKernelSeesIt) {
+  // "nohz_full=2-3" cut after "nohz_full=2-": the kernel sees an invalid list.
+  std::string l = "isolcpus=2-3";
+  while (l.size() < 2047 - 13) l += " a";
+  l.resize(2047 - 13);
+  l += " nohz_full=2-3";
+  ASSERT_EQ(l.find("nohz_full=2-3") + 12, 2047u);
+  Analysis a = analyze(l);
+  EXPECT_NE(reason_of(a.dropped, "nohz_full=2-3").find("sees only 'nohz_full=2-'"),
+            std::string::npos);
+  EXPECT_EQ(a.nohz_full.to_list(), "");
+  EXPECT_TRUE(has_warning(a, "EINVAL"));
+  // A line of exactly 2047 bytes is kept whole.
+  std::string exact = "nohz_full=2-3";
+  while (exact.size() < 2047) exact += " a";
+  exact.resize(2047);
+  EXPECT_FALSE(analyze(exact).truncated);
+}
+
+TEST(CmdlineAnalyze, CutMessageForOurOwnLines) {
+  std::string l(2047, 'a');
+  EXPECT_FALSE(cmdline_cut_message(l, "line").has_value());
+  l += " trace_event=irq:irq_handler_entry";
+  auto m = cmdline_cut_message(l, "the final guest command line");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_NE(m->find("is 2081 bytes"), std::string::npos) << *m;
+  EXPECT_NE(m->find("'trace_event=irq:irq_handler_entry'"), std::string::npos) << *m;
 }
 
 }  // namespace

@@ -45,9 +45,32 @@ TEST(CmdlineCpulist, NAndAll) {
   EXPECT_EQ(L("ALL:1/2", 8), "0,2,4,6");
   auto p = try_parse_cpulist("2-N", 64);
   EXPECT_TRUE(p.uses_last);
-  EXPECT_EQ(*p.highest_explicit, 2u);
+  EXPECT_EQ(p.min_nbits, 3u);  // 2-N parses only where N >= 2
   // kernel-parameters.rst: "16-N" on a 4 CPU system becomes 16-3 and is invalid.
   EXPECT_EQ(errc_of("16-N", 4), CpuListErrc::kInvalid);
+}
+
+// Issue 13: the narrowest bitmap in which bitmap_parselist() accepts a list is decided by the
+// range ends, not by the members; N and all parse at any width.
+TEST(CmdlineCpulist, MinNbitsIsTheLargestRangeEndPlusOne) {
+  auto need = [](const char* l) { return try_parse_cpulist(l, kMaxCpus).min_nbits; };
+  EXPECT_EQ(need("0-15:2/4"), 16u);  // members end at 13
+  EXPECT_EQ(L("0-15:2/4", 16), "0-1,4-5,8-9,12-13");
+  EXPECT_EQ(errc_of("0-15:2/4", 14), CpuListErrc::kRange);  // the kernel's answer on 14 CPUs
+  EXPECT_EQ(need("7"), 8u);
+  EXPECT_EQ(need("2-23,50-71,26-47,74-95"), 96u);
+  EXPECT_EQ(need("100-2000:2/25"), 2001u);
+  EXPECT_EQ(need("2-N"), 3u);
+  EXPECT_EQ(need("N"), 0u);
+  EXPECT_EQ(need("all:1/2"), 0u);
+  EXPECT_EQ(need("all,5"), 6u);
+  EXPECT_EQ(need(""), 0u);
+  // Each minimum really is the narrowest width the kernel accepts.
+  for (const char* l : {"0-15:2/4", "7", "2-N", "2-23,50-71,26-47,74-95"}) {
+    const unsigned n = need(l);
+    EXPECT_TRUE(try_parse_cpulist(l, n).ok()) << l;
+    EXPECT_FALSE(try_parse_cpulist(l, n - 1).ok()) << l;  // ERANGE; EINVAL for 2-N (2 > N)
+  }
 }
 
 TEST(CmdlineCpulist, KernelErrors) {

@@ -173,6 +173,42 @@ TEST_F(KernelEnsure, AnotherFragmentIsAnotherKeyAndBuild) {
   EXPECT_EQ(calls("make").size(), 4u);
 }
 
+// Issue 12: the guest's CPU count becomes a generated NR_CPUS fragment merged after the user's,
+// part of the key (through the final .config and the index) but not of the build slot.
+TEST_F(KernelEnsure, NrCpusFragmentIsMergedAndKeyedButSharesTheSlot) {
+  KernelArtifact a = ensure_kernel(request(), env(false));
+  const V first_merge = calls("merge_config.sh").at(0);
+  final_config_ = kFinalOk + "CONFIG_NR_CPUS=40\n";
+  runner_.calls.clear();
+  KernelRequest req = request();
+  req.nr_cpus = 40;
+  KernelArtifact b = ensure_kernel(req, env(false));
+  EXPECT_FALSE(b.from_cache);
+  EXPECT_NE(b.build_key, a.build_key);
+  ASSERT_EQ(calls("merge_config.sh").size(), 1u);
+  const V merge = calls("merge_config.sh")[0];
+  const std::string bdir = merge[3];
+  EXPECT_EQ(bdir, first_merge[3]);  // same build slot
+  EXPECT_EQ(merge, (V{merge[0], "-m", "-O", bdir, bdir + "/.config", fragment_.string(),
+                      bdir + "/isolab-nr-cpus.config", bdir + "/isolab-required.config"}));
+  EXPECT_EQ(read_file(fs::path(bdir) / "isolab-nr-cpus.config"), nr_cpus_fragment(40));
+  // A second request for 40 CPUs is a cache hit; the 16-CPU kernel is still cached as well.
+  runner_.calls.clear();
+  EXPECT_TRUE(ensure_kernel(req, env(false)).from_cache);
+  EXPECT_TRUE(ensure_kernel(request(), env(false)).from_cache);
+  // NR_CPUS that olddefconfig does not keep fails the build naming the generated fragment.
+  final_config_ = kFinalOk + "CONFIG_NR_CPUS=512\n";
+  req.nr_cpus = 600;
+  try {
+    ensure_kernel(req, env(false));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("isolab guest CPU count: CONFIG_NR_CPUS=600 was changed"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(KernelEnsure, DroppedOptionFailsWithFragmentAndName) {
   final_config_ =
       "CONFIG_SMP=y\n# CONFIG_NO_HZ_FULL is not set\n# CONFIG_LOCALVERSION_AUTO is not set\n";

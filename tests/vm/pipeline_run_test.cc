@@ -76,6 +76,13 @@ IsolabRun run_isolab(const json& spec, const fs::path& dir,
   return r;
 }
 
+// A guest fact as read from the guest (sysfs files end with a newline).
+std::string fact(const json& cell, const char* name) {
+  std::string s = cell["guest"][name].get<std::string>();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 std::string stderr_of(const fs::path& dir) { return read_file(dir / "isolab.stderr", 20000); }
 
 const json* cell(const json& result, const std::string& id) {
@@ -150,6 +157,44 @@ TEST(PipelineRun, CustomerLineK5GatePasses) {
   EXPECT_EQ(cmdline.find("BOOT_IMAGE"), std::string::npos);
   EXPECT_EQ(cmdline.find("quiet"), std::string::npos);
   EXPECT_NE(cmdline.find("nohz_full=5,6,7"), std::string::npos);
+}
+
+// Issue 13: a line whose CPU lists end beyond their last member (`1-15:2/4`: members end at 14)
+// becomes a 16-vCPU guest on base.config's NR_CPUS=16 kernel (no kernel of its own), and the gate
+// passes. (The issue's `0-15:2/4` derives the same way but isolates the boot CPU 0, whose tick
+// did not stop here: 31/s against 116/s on housekeeping CPUs, every device IRQ on CPU 0.)
+TEST(PipelineRun, CustomerGroupPatternLineGets16CpusAndGatePasses) {
+  fs::path dir = temp_dir("groups16");
+  IsolabRun r = run_isolab(load_spec("customer-groups16.json"), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "ok") << (*c)["reason"];
+  EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
+  EXPECT_EQ(r.result["comparison_key"]["vcpus"], 16);
+  EXPECT_EQ(r.result["variants"]["vanilla"]["nr_cpus"], 16);
+  EXPECT_EQ(fact(*c, "cpu_online"), "0-15");
+  EXPECT_EQ(fact(*c, "isolated"), "1-2,5-6,9-10,13-14");
+  EXPECT_EQ(fact(*c, "nohz_full"), "1-2,5-6,9-10,13-14");
+}
+
+// Issue 12: a 20-CPU server's line (two sockets of 10, the shape of case K7) boots as a 20-vCPU
+// guest on a kernel built with NR_CPUS=20 (a generated fragment over base.config's 16), and the
+// gate passes. K7's own 40 vCPUs took 535 s under TCG on this 2-core host and stalled RCU (40
+// vCPU threads on 2 busy cores), so the vm tier runs 20; K7 itself is a unit test.
+TEST(PipelineRun, CustomerLine20CpusGetsItsKernelAndGatePasses) {
+  fs::path dir = temp_dir("20cpus");
+  IsolabRun r = run_isolab(load_spec("customer-20cpus.json"), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << stderr_of(dir);
+  const json* c = cell(r.result, "vanilla-r0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ((*c)["status"], "ok") << (*c)["reason"];
+  EXPECT_TRUE((*c)["gate"]["pass"].get<bool>()) << (*c)["gate"].dump(2);
+  EXPECT_EQ(r.result["comparison_key"]["vcpus"], 20);
+  EXPECT_EQ(r.result["variants"]["vanilla"]["nr_cpus"], 20);
+  EXPECT_EQ(fact(*c, "cpu_online"), "0-19");
+  EXPECT_EQ(fact(*c, "isolated"), "4-9,14-19");
+  EXPECT_EQ(fact(*c, "nohz_full"), "4-9,14-19");
 }
 
 // Issue 3 / case O4: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails and says so.

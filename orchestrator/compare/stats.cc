@@ -99,28 +99,52 @@ double relative_change(double a, double b) {
   return (b - a) / a;
 }
 
+namespace {
+
+// The percentile bootstrap shared by the two intervals below: each resample draws |a| cells
+// from a and |b| from b with replacement (a first, then b), statistic(ra, rb) gives one value,
+// non-finite values are skipped; nullopt when more than half were skipped.
+template <class Statistic>
+std::optional<ConfidenceInterval> percentile_bootstrap(std::span<const double> a,
+                                                       std::span<const double> b, double level,
+                                                       std::size_t resamples, std::uint64_t seed,
+                                                       Statistic statistic) {
+  if (a.empty() || b.empty() || resamples == 0) return std::nullopt;
+  if (!(level > 0 && level < 1)) throw Error("bootstrap: confidence level must be in (0, 1)");
+  std::mt19937_64 rng(seed);
+  std::vector<double> ra(a.size()), rb(b.size()), values;
+  values.reserve(resamples);
+  for (std::size_t r = 0; r < resamples; ++r) {
+    for (auto& x : ra) x = a[uniform_index(rng, a.size())];
+    for (auto& x : rb) x = b[uniform_index(rng, b.size())];
+    const double v = statistic(ra, rb);
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  if (values.size() * 2 < resamples) return std::nullopt;
+  ConfidenceInterval ci;
+  ci.level = level;
+  ci.resamples_used = values.size();
+  ci.low = percentile_nearest_rank(values, 100.0 * (1 - level) / 2);
+  ci.high = percentile_nearest_rank(values, 100.0 * (1 + level) / 2);
+  return ci;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
 std::optional<ConfidenceInterval> bootstrap_relative_change_ci(std::span<const double> a,
                                                                std::span<const double> b,
                                                                double level, std::size_t resamples,
                                                                std::uint64_t seed) {
-  if (a.empty() || b.empty() || resamples == 0) return std::nullopt;
-  if (!(level > 0 && level < 1)) throw Error("bootstrap: confidence level must be in (0, 1)");
-  std::mt19937_64 rng(seed);
-  std::vector<double> ra(a.size()), rb(b.size()), changes;
-  changes.reserve(resamples);
-  for (std::size_t r = 0; r < resamples; ++r) {
-    for (auto& x : ra) x = a[uniform_index(rng, a.size())];
-    for (auto& x : rb) x = b[uniform_index(rng, b.size())];
-    const double c = relative_change(median_inplace(ra), median_inplace(rb));
-    if (std::isfinite(c)) changes.push_back(c);
-  }
-  if (changes.size() * 2 < resamples) return std::nullopt;
-  ConfidenceInterval ci;
-  ci.level = level;
-  ci.resamples_used = changes.size();
-  ci.low = percentile_nearest_rank(changes, 100.0 * (1 - level) / 2);
-  ci.high = percentile_nearest_rank(changes, 100.0 * (1 + level) / 2);
-  return ci;
+  return percentile_bootstrap(a, b, level, resamples, seed,
+                              [](std::vector<double>& ra, std::vector<double>& rb) {
+                                return relative_change(median_inplace(ra), median_inplace(rb));
+                              });
 }
 
 MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const double> b) {
@@ -364,23 +388,9 @@ std::optional<ConfidenceInterval> bootstrap_mean_difference_ci(std::span<const d
                                                                std::span<const double> b,
                                                                double level, std::size_t resamples,
                                                                std::uint64_t seed) {
-  if (a.empty() || b.empty() || resamples == 0) return std::nullopt;
-  if (!(level > 0 && level < 1)) throw Error("bootstrap: confidence level must be in (0, 1)");
-  std::mt19937_64 rng(seed);
-  std::vector<double> diffs;
-  diffs.reserve(resamples);
-  for (std::size_t r = 0; r < resamples; ++r) {
-    double sa = 0, sb = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) sa += a[uniform_index(rng, a.size())];
-    for (std::size_t i = 0; i < b.size(); ++i) sb += b[uniform_index(rng, b.size())];
-    diffs.push_back(sb / static_cast<double>(b.size()) - sa / static_cast<double>(a.size()));
-  }
-  ConfidenceInterval ci;
-  ci.level = level;
-  ci.resamples_used = diffs.size();
-  ci.low = percentile_nearest_rank(diffs, 100.0 * (1 - level) / 2);
-  ci.high = percentile_nearest_rank(diffs, 100.0 * (1 + level) / 2);
-  return ci;
+  return percentile_bootstrap(
+      a, b, level, resamples, seed,
+      [](std::vector<double>& ra, std::vector<double>& rb) { return mean_of(rb) - mean_of(ra); });
 }
 
 double count_relative_change(double mean_a, double mean_b) {

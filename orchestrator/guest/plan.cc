@@ -92,7 +92,6 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
 
   // Tick check (case O6 of shared/cases): /proc/interrupts around a window in which a busy
   // loop runs pinned on each nohz_full CPU; the host reads the LOC delta per CPU.
-  init += "cat /proc/interrupts > /tmp/int0\n";
   if (!p.busy_cpus.empty()) {
     init += "pids=\n";
     init += "for c in $(echo " + p.busy_cpus +
@@ -102,6 +101,10 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
         "for c in $(cat /tmp/busy); do taskset -c $c sh -c 'while :; do :; done' & pids=\"$pids "
         "$!\"; done\n";
   }
+  // The first snapshot waits a second for the loops to settle: starting them (fork, exec,
+  // migration) runs with two tasks on the CPU and so with its tick.
+  if (!p.busy_cpus.empty()) init += "sleep 1\n";
+  init += "cat /proc/interrupts > /tmp/int0\n";
   init += "sleep " + std::to_string(p.busy_window_s) + "\n";
   init += "cat /proc/interrupts > /tmp/int1\n";
   if (!p.busy_cpus.empty()) init += "kill $pids 2>/dev/null; wait 2>/dev/null\n";

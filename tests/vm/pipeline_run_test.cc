@@ -15,6 +15,7 @@
 
 #include "base/files.h"
 #include "sys/process.h"
+#include "vm/isolab_run.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -22,66 +23,7 @@ using nlohmann::json;
 namespace isolab {
 namespace {
 
-const fs::path kSpecs = fs::path(ISOLAB_TEST_DATA_DIR) / "specs";
-
-// Loads a spec from tests/data/specs and makes its relative paths absolute, so that a modified
-// copy can be written anywhere.
-json load_spec(const std::string& name) {
-  json j = json::parse(read_file(kSpecs / name));
-  auto abs = [](json& arr) {
-    for (auto& p : arr)
-      if (!fs::path(p.get<std::string>()).is_absolute())
-        p = fs::weakly_canonical(kSpecs / p.get<std::string>()).string();
-  };
-  if (j.contains("kernel") && j["kernel"].contains("config_fragments"))
-    abs(j["kernel"]["config_fragments"]);
-  for (auto& v : j["variants"])
-    if (v.contains("patches")) abs(v["patches"]);
-  return j;
-}
-
-fs::path temp_dir(const std::string& tag) {
-  fs::path d =
-      fs::temp_directory_path() / ("isolab-vmtest-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-struct IsolabRun {
-  ProcessResult proc;
-  fs::path run_dir;
-  json result;
-};
-
-IsolabRun run_isolab(const json& spec, const fs::path& dir,
-                     std::vector<std::pair<std::string, std::string>> env = {},
-                     std::vector<std::string> extra = {}) {
-  fs::path spec_path = dir / "spec.json";
-  write_file_atomic(spec_path, spec.dump(2));
-  auto runner = make_real_runner();
-  ProcessSpec ps;
-  ps.argv = {ISOLAB_BINARY, "run", spec_path.string(), "--results-dir", (dir / "results").string()};
-  ps.argv.insert(ps.argv.end(), extra.begin(), extra.end());
-  ps.env = std::move(env);
-  ps.stderr_path = dir / "isolab.stderr";
-  ps.timeout = std::chrono::minutes(40);
-  IsolabRun r;
-  r.proc = runner->run(ps);
-  std::string out = r.proc.out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  r.run_dir = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
-  if (fs::exists(r.run_dir / "result.json"))
-    r.result = json::parse(read_file(r.run_dir / "result.json"));
-  return r;
-}
-
-// A guest fact as read from the guest (sysfs files end with a newline).
-std::string fact(const json& cell, const char* name) {
-  std::string s = cell["guest"][name].get<std::string>();
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+using namespace vmtest;
 
 std::string stderr_of(const fs::path& dir) { return read_file(dir / "isolab.stderr", 20000); }
 

@@ -1,5 +1,6 @@
 #include "compare/calibrate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -32,6 +33,45 @@ std::string fmt(const char* f, double v) {
 }
 
 nlohmann::json jnum(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+}  // namespace
+
+namespace {
+
+// The splits of n pooled cells into two halves of floor(n/2) (the odd cell left out), as index
+// orders: the first half of each order is A, the next half B. All C(n, n/2) of them when n is
+// even and there are at most `limit` (exact: the false-positive rate of an exact test over all
+// of them is at most alpha by construction), else `limit` random ones (partial Fisher-Yates).
+std::vector<std::vector<std::size_t>> equal_splits(std::size_t n, std::size_t limit,
+                                                   std::mt19937_64& rng, bool& exact) {
+  const std::size_t half = n / 2;
+  std::vector<std::vector<std::size_t>> out;
+  double combinations = 1;
+  for (std::size_t i = 1; i <= half; ++i)
+    combinations = combinations * static_cast<double>(n - half + i) / static_cast<double>(i);
+  exact = n % 2 == 0 && combinations <= static_cast<double>(limit);
+  if (exact) {
+    std::vector<bool> in_a(n, false);
+    std::fill(in_a.begin(), in_a.begin() + static_cast<std::ptrdiff_t>(half), true);
+    do {
+      std::vector<std::size_t> order;
+      for (std::size_t i = 0; i < n; ++i)
+        if (in_a[i]) order.push_back(i);
+      for (std::size_t i = 0; i < n; ++i)
+        if (!in_a[i]) order.push_back(i);
+      out.push_back(std::move(order));
+    } while (std::prev_permutation(in_a.begin(), in_a.end()));
+    return out;
+  }
+  std::vector<std::size_t> work(n);
+  for (std::size_t i = 0; i < n; ++i) work[i] = i;
+  for (std::size_t s = 0; s < limit; ++s) {
+    for (std::size_t i = 0; i < 2 * half; ++i)
+      std::swap(work[i], work[i + uniform_index(rng, n - i)]);
+    out.push_back(work);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -109,14 +149,14 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
     m.noise_floor_pct = std::numeric_limits<double>::quiet_NaN();
     const std::size_t half = values.size() / 2;
     if (half >= 2) {
+      const std::vector<std::vector<std::size_t>> splits =
+          equal_splits(values.size(), options.splits, rng, m.exact);
       std::vector<double> abs_changes;
-      abs_changes.reserve(options.splits);
+      abs_changes.reserve(splits.size());
       std::size_t fp = 0, psig = 0;
-      std::vector<double> work = values;
-      for (std::size_t s = 0; s < options.splits; ++s) {
-        for (std::size_t i = 0; i < 2 * half; ++i) {  // partial Fisher-Yates
-          std::swap(work[i], work[i + uniform_index(rng, work.size() - i)]);
-        }
+      std::vector<double> work(2 * half);
+      for (const auto& order : splits) {
+        for (std::size_t i = 0; i < 2 * half; ++i) work[i] = values[order[i]];
         std::span<const double> ha(work.data(), half), hb(work.data() + half, half);
         const MetricTest t = test_metric(ha, hb, cal.settings, false, info.kind);
         if (std::isfinite(t.change)) abs_changes.push_back(std::fabs(100.0 * t.change));
@@ -124,9 +164,10 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
         const VerdictResult v = decide_metric_verdict(t, info, cal.settings);
         if (v.verdict == Verdict::improved || v.verdict == Verdict::regressed) ++fp;
       }
+      m.splits = splits.size();
       if (!abs_changes.empty()) m.noise_floor_pct = percentile_nearest_rank(abs_changes, 95);
-      m.false_positive_rate = static_cast<double>(fp) / static_cast<double>(options.splits);
-      m.p_significant_rate = static_cast<double>(psig) / static_cast<double>(options.splits);
+      m.false_positive_rate = static_cast<double>(fp) / static_cast<double>(splits.size());
+      m.p_significant_rate = static_cast<double>(psig) / static_cast<double>(splits.size());
     }
     cal.metrics.push_back(std::move(m));
   }
@@ -150,6 +191,8 @@ nlohmann::json calibration_to_json(const Calibration& c) {
                             {"kind", metric_kind_name(m.kind)},
                             {"n", m.n},
                             {"noise_floor_pct", jnum(m.noise_floor_pct)},
+                            {"splits", m.splits},
+                            {"exact", m.exact},
                             {"false_positive_rate", m.false_positive_rate},
                             {"p_significant_rate", m.p_significant_rate}};
   }
@@ -160,7 +203,8 @@ std::string render_calibration_text(const Calibration& c) {
   std::ostringstream o;
   o << "isolab calibrate: run " << c.run_id << ", pooled variants:";
   for (const auto& v : c.variants) o << " " << v;
-  o << "; " << c.splits << " random equal splits, seed " << c.seed << "\n";
+  o << "; every equal split where there are at most " << c.splits << " (exact), else " << c.splits
+    << " random ones, seed " << c.seed << "\n";
   for (const auto& w : c.warnings) o << "WARNING: " << w << "\n";
   std::size_t w = 6;
   for (const auto& m : c.metrics) w = std::max(w, m.name.size());

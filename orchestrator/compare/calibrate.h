@@ -2,8 +2,11 @@
 //
 // Method. Input is a run whose cells all come from the same kernel (an A/A run: both variants
 // built from the same source, or one variant whose cells are split). Per metric, the per-cell
-// values of the chosen variants are pooled (n cells). For each of `splits` random equal splits
-// (seeded std::mt19937_64; floor(n/2) cells to each half, the odd cell left out) we compute
+// values of the chosen variants are pooled (n cells). For every equal split when n is even and
+// there are at most `splits` of them (C(10,5) = 252 for 10 boots: then the rates are exact, and
+// for an exact test the false-positive rate cannot exceed alpha), else for `splits` random
+// equal splits (seeded std::mt19937_64; floor(n/2) cells to each half, the odd cell left out),
+// we compute
 // the relative change between the halves (of medians for timing metrics, of means for count
 // metrics) and the verdict of decide_metric_verdict() -- the very test and rule compare applies
 // to the metric's kind, with the TCG timing threshold when the cells ran under TCG and the
@@ -48,6 +51,8 @@ struct MetricCalibration {
   double noise_floor_pct = 0;  // NaN when n < 4
   double false_positive_rate = 0;
   double p_significant_rate = 0;
+  std::size_t splits = 0;  // splits evaluated
+  bool exact = false;      // every equal split (see equal_splits in calibrate.cc), not a sample
 };
 
 struct Calibration {
@@ -66,7 +71,7 @@ Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings&
                                const CalibrationOptions& options = {});
 
 // {"schema":"isolab-calibration","version":1,"run_id","variants","splits","seed","method",
-//  "warnings":[...],"metrics":{"<name>":{"unit","kind","n","noise_floor_pct",
+//  "warnings":[...],"metrics":{"<name>":{"unit","kind","n","noise_floor_pct","splits","exact",
 //  "false_positive_rate","p_significant_rate"}}}; NaN is null.
 nlohmann::json calibration_to_json(const Calibration& c);
 

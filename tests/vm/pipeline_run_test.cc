@@ -25,6 +25,13 @@ namespace {
 
 using namespace vmtest;
 
+// A guest fact as read from the guest (sysfs files end with a newline).
+std::string fact(const json& cell, const char* name) {
+  std::string s = cell["guest"][name].get<std::string>();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 std::string stderr_of(const fs::path& dir) { return read_file(dir / "isolab.stderr", 20000); }
 
 const json* cell(const json& result, const std::string& id) {

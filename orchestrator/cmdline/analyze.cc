@@ -599,39 +599,44 @@ std::string Analysis::guest_cmdline() const {
   return out;
 }
 
-Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
+namespace {
+
+bool is(const CmdlineToken* t, std::string_view n) { return t->normalized == n; }
+
+// Step 1: the line to analyze, from one command line or from dmesg text.
+void read_source_line(std::string_view text, Analysis& a) {
   if (text.size() > kMaxCmdlineBytes * 16)
     throw Error("input of " + std::to_string(text.size()) + " bytes is too large to analyze");
-  Analysis a;
   if (auto l = find_cmdline_in_dmesg(text)) {
     a.source_line = *l;
     a.from_dmesg = true;
-  } else {
-    size_t nonempty = 0;
-    bool any_ts = false;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      std::string_view l = text.substr(pos, nl - pos);
-      bool ts = false;
-      strip_dmesg_prefix(l, ts);
-      any_ts = any_ts || ts;
-      if (!trim(l).empty()) ++nonempty;
-      pos = nl + 1;
-    }
-    if (any_ts)
-      throw Error(
-          "input looks like dmesg (timestamped lines) but has no 'Command line:' or "
-          "'Kernel command line:' line");
-    if (nonempty > 1)
-      throw Error("input has " + std::to_string(nonempty) +
-                  " non-empty lines; expected one kernel command line or dmesg text");
-    a.source_line = std::string(trim(text));
+    return;
   }
-  std::vector<ParamVerdict> cut = tokenize_as_kept(a);
+  size_t nonempty = 0;
+  bool any_ts = false;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view l = text.substr(pos, nl - pos);
+    bool ts = false;
+    strip_dmesg_prefix(l, ts);
+    any_ts = any_ts || ts;
+    if (!trim(l).empty()) ++nonempty;
+    pos = nl + 1;
+  }
+  if (any_ts)
+    throw Error(
+        "input looks like dmesg (timestamped lines) but has no 'Command line:' or "
+        "'Kernel command line:' line");
+  if (nonempty > 1)
+    throw Error("input has " + std::to_string(nonempty) +
+                " non-empty lines; expected one kernel command line or dmesg text");
+  a.source_line = std::string(trim(text));
+}
 
-  // Classification.
+// Step 2: each token kept, dropped or replaced by the classification table; returns the kept.
+std::vector<const CmdlineToken*> classify_tokens(Analysis& a) {
   std::vector<const CmdlineToken*> kept_tokens;
   for (const CmdlineToken& t : a.tokens) {
     if (t.after_dashes) {
@@ -664,34 +669,46 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
         break;
     }
   }
-  a.dropped.insert(a.dropped.end(), cut.begin(), cut.end());
+  return kept_tokens;
+}
 
-  auto is = [](const CmdlineToken* t, std::string_view n) { return t->normalized == n; };
+// CPU counts the kernel works with.
+struct CpuCounts {
+  unsigned possible = 1;        // nr_cpu_ids after every limit
+  unsigned present = 1;         // vCPUs that exist, up to possible
+  unsigned setup_max_cpus = 1;  // maxcpus= (0 for nosmp)
+};
 
-  derive_vcpus(opt, kept_tokens, a);
+// possible_cpus= (arch/x86/kernel/smpboot.c prefill_possible_map()); nullopt when absent.
+std::optional<unsigned> possible_cpus_param(const std::vector<const CmdlineToken*>& kept,
+                                            Analysis& a) {
+  std::optional<unsigned> possible_cpus;
+  for (const CmdlineToken* t : kept) {
+    if (!is(t, "possible_cpus")) continue;
+    auto n = get_option_int(t->value);
+    if (n && *n > 0)
+      possible_cpus = static_cast<unsigned>(std::min<long>(*n, kMaxCpus));
+    else
+      a.warnings.push_back(t->raw + ": not a positive number; ignored");
+  }
+  return possible_cpus;
+}
 
-  // CPU counts (arch/x86/kernel/smpboot.c prefill_possible_map(), kernel/smp.c).
+// Step 3: CONFIG_NR_CPUS, nr_cpus=, maxcpus=, nosmp, possible_cpus= against the vCPUs
+// (arch/x86/kernel/smpboot.c prefill_possible_map(), kernel/smp.c); sets the counts in `a`.
+CpuCounts count_cpus(const AnalyzeOptions& opt, const std::vector<const CmdlineToken*>& kept,
+                     Analysis& a) {
   const KernelAssumptions& k = opt.kernel;
   if (k.major < 4 || (k.major == 4 && k.minor < 15))
     a.warnings.push_back("kernel " + std::to_string(k.major) + "." + std::to_string(k.minor) +
                          " is older than 4.15; CPU list handling is modelled as 4.15");
-  std::optional<long> possible_cpus;
-  for (const CmdlineToken* t : kept_tokens) {
-    if (!is(t, "possible_cpus")) continue;
-    auto n = get_option_int(t->value);
-    if (n && *n > 0)
-      possible_cpus = std::min<long>(*n, kMaxCpus);
-    else
-      a.warnings.push_back(t->raw + ": not a positive number; ignored");
-  }
-  a.nr_cpus_required =
-      std::min(std::max(a.vcpus, possible_cpus ? static_cast<unsigned>(*possible_cpus) : 0u),
-               kMaxGuestNrCpus);
+  const std::optional<unsigned> possible_cpus = possible_cpus_param(kept, a);
+  a.nr_cpus_required = std::min(std::max(a.vcpus, possible_cpus.value_or(0u)), kMaxGuestNrCpus);
   a.nr_cpus_config = std::clamp(k.nr_cpus_config.value_or(a.nr_cpus_required), 1u, kMaxCpus);
   const unsigned nr_cpus_config = a.nr_cpus_config;
   unsigned nr_cpu_ids = nr_cpus_config;
   unsigned setup_max_cpus = nr_cpus_config;
-  for (const CmdlineToken* t : kept_tokens) {
+  for (const CmdlineToken* t : kept) {
     if (is(t, "nr_cpus")) {
       auto n = get_option_int(t->value);
       if (n && *n > 0 && static_cast<unsigned long>(*n) < nr_cpu_ids)
@@ -708,7 +725,7 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
       setup_max_cpus = 0;
     }
   }
-  unsigned possible = possible_cpus ? static_cast<unsigned>(*possible_cpus) : a.vcpus;
+  unsigned possible = possible_cpus.value_or(a.vcpus);
   if (possible > nr_cpu_ids) {
     a.warnings.push_back(
         std::to_string(possible) + " CPUs exceed the limit of " + std::to_string(nr_cpu_ids) +
@@ -723,76 +740,100 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
   if (a.online < a.vcpus)
     a.warnings.push_back("only " + std::to_string(a.online) + " of " + std::to_string(a.vcpus) +
                          " vCPUs come online at boot (nr_cpus=/maxcpus=/possible_cpus=/nosmp)");
+  return {possible, present_n, setup_max_cpus};
+}
 
-  Model m(opt, a);
-  m.setup_max_cpus = setup_max_cpus;
-  m.possible = CpuSet::all(possible);
-  m.present = CpuSet(possible);
-  for (unsigned c = 0; c < present_n; ++c) m.present.set(c);
-  m.width = m.ver_at_least(6, 1) ? possible : nr_cpus_config;
-  a.nohz_full = CpuSet(possible);
-  a.irqaffinity = CpuSet::all(possible);
+// Step 4: the kernel's model of the CPUs, before any isolation parameter is applied.
+void init_model(Model& m, const CpuCounts& c) {
+  m.setup_max_cpus = c.setup_max_cpus;
+  m.possible = CpuSet::all(c.possible);
+  m.present = CpuSet(c.possible);
+  for (unsigned cpu = 0; cpu < c.present; ++cpu) m.present.set(cpu);
+  m.width = m.ver_at_least(6, 1) ? c.possible : m.a.nr_cpus_config;
+  m.a.nohz_full = CpuSet(c.possible);
+  m.a.irqaffinity = CpuSet::all(c.possible);
+}
 
-  bool nohz_full_requested = false, isolcpus_requested = false;
-  for (const CmdlineToken* t : kept_tokens) {
+// What the line asked for, whether or not the kernel honoured it.
+struct Requested {
+  bool nohz_full = false;
+  bool isolcpus = false;
+  bool rcu_nocbs = false;
+};
+
+// Step 5: the isolation parameters in command-line order, as their __setup() handlers do.
+Requested apply_isolation_params(Model& m, const std::vector<const CmdlineToken*>& kept) {
+  Requested req;
+  for (const CmdlineToken* t : kept) {
     // __setup("isolcpus=") etc. match only with the '=' (init/main.c obsolete_checksetup()).
     const bool list_param = is(t, "isolcpus") || is(t, "nohz_full") || is(t, "irqaffinity");
     if (list_param && !t->value) {
-      a.warnings.push_back("'" + t->raw +
-                           "' has no '=': the kernel does not recognise it and "
-                           "passes it to init");
+      m.warn("'" + t->raw +
+             "' has no '=': the kernel does not recognise it and "
+             "passes it to init");
       continue;
     }
     if (is(t, "isolcpus")) {
-      isolcpus_requested = true;
+      req.isolcpus = true;
       if (t->value->rfind("nohz,", 0) == 0 || t->value->find(",nohz,") != std::string::npos)
-        nohz_full_requested = true;
+        req.nohz_full = true;
       m.isolcpus(*t);
     } else if (is(t, "nohz_full")) {
-      nohz_full_requested = true;
+      req.nohz_full = true;
       m.housekeeping_setup(
           t->raw, *t->value,
           bit(kTick) | bit(kWq) | bit(kTimer) | bit(kRcu) | bit(kMisc) | bit(kKthread));
     } else if (is(t, "rcu_nocbs")) {
+      req.rcu_nocbs = true;
       m.rcu_nocbs(*t);
     } else if (is(t, "irqaffinity")) {
       m.irqaffinity(*t);
     } else if (is(t, "nohz")) {
-      a.nohz_off = t->value && *t->value == "off";
+      m.a.nohz_off = t->value && *t->value == "off";
     }
   }
-  a.irqaffinity = a.irqaffinity.resized(possible);
-  a.nohz_full = a.nohz_full.resized(possible);
+  m.a.irqaffinity = m.a.irqaffinity.resized(m.a.possible);
+  m.a.nohz_full = m.a.nohz_full.resized(m.a.possible);
+  return req;
+}
 
-  // tick_nohz_init().
-  if (a.nohz_full_active) {
-    if (k.pm_sleep_smp && a.nohz_full.test(0)) {
-      m.msg("NO_HZ: Clearing 0 from nohz_full range for timekeeping");
-      a.nohz_full.reset(0);
-    }
-    m.msg("NO_HZ: Full dynticks CPUs: " + a.nohz_full.to_list() + ".");
+// Step 6: tick_nohz_init() in kernel/time/tick-sched.c.
+void tick_nohz_init(Model& m) {
+  Analysis& a = m.a;
+  if (!a.nohz_full_active) return;
+  if (m.opt.kernel.pm_sleep_smp && a.nohz_full.test(0)) {
+    m.msg("NO_HZ: Clearing 0 from nohz_full range for timekeeping");
+    a.nohz_full.reset(0);
   }
-  // rcu_init_nohz().
-  a.rcu_nocbs = CpuSet(possible);
+  m.msg("NO_HZ: Full dynticks CPUs: " + a.nohz_full.to_list() + ".");
+}
+
+// Step 7: rcu_init_nohz() in kernel/rcu/tree_nocb.h.
+void rcu_init_nohz(Model& m) {
+  Analysis& a = m.a;
+  a.rcu_nocbs = CpuSet(a.possible);
   if (a.nohz_full_active && !a.nohz_full.empty()) m.nocb_setup = true;
-  if (m.nocb_setup) {
-    CpuSet mask = m.nocb_mask;
-    if (a.nohz_full_active) mask = mask | a.nohz_full;
-    if (!mask.subset_of(m.possible)) {
-      m.msg(
-          "rcu: \tNote: kernel parameter 'rcu_nocbs=', 'nohz_full', or 'isolcpus=' contains "
-          "nonexistent CPUs.");
-      a.warnings.push_back("rcu_nocbs/nohz_full name CPUs " + (mask - m.possible).to_list() +
-                           " that do not exist; RCU trims them");
-    }
-    a.rcu_nocbs = (mask & m.possible).resized(possible);
-    a.rcu_offload_active = true;
-    m.msg(a.rcu_nocbs.empty()
-              ? std::string("rcu: \tOffload RCU callbacks from CPUs: (none).")
-              : "rcu: \tOffload RCU callbacks from CPUs: " + a.rcu_nocbs.to_list() + ".");
+  if (!m.nocb_setup) return;
+  CpuSet mask = m.nocb_mask;
+  if (a.nohz_full_active) mask = mask | a.nohz_full;
+  if (!mask.subset_of(m.possible)) {
+    m.msg(
+        "rcu: \tNote: kernel parameter 'rcu_nocbs=', 'nohz_full', or 'isolcpus=' contains "
+        "nonexistent CPUs.");
+    m.warn("rcu_nocbs/nohz_full name CPUs " + (mask - m.possible).to_list() +
+           " that do not exist; RCU trims them");
   }
+  a.rcu_nocbs = (mask & m.possible).resized(a.possible);
+  a.rcu_offload_active = true;
+  m.msg(a.rcu_nocbs.empty()
+            ? std::string("rcu: \tOffload RCU callbacks from CPUs: (none).")
+            : "rcu: \tOffload RCU callbacks from CPUs: " + a.rcu_nocbs.to_list() + ".");
+}
 
-  // Final sets.
+// Step 8: the sets sysfs and the workqueue code end up with (kernel/sched/isolation.c).
+void final_sets(Model& m) {
+  Analysis& a = m.a;
+  const unsigned possible = a.possible;
   const unsigned f = m.hk_flags;
   a.isolated =
       (f & bit(kDomain)) ? (m.possible - m.hk[kDomain]).resized(possible) : CpuSet(possible);
@@ -807,39 +848,58 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
   if (fl & bit(kTick)) a.isolcpus_flags.push_back("nohz");
   if (fl & bit(kDomain)) a.isolcpus_flags.push_back("domain");
   if (fl & bit(kManagedIrq)) a.isolcpus_flags.push_back("managed_irq");
+}
 
-  // Warnings a kernel developer wants.
+// Step 9: warnings a kernel developer wants about the resulting isolation.
+void isolation_warnings(Model& m, const Requested& req) {
+  Analysis& a = m.a;
   const CpuSet isolating = a.isolated | a.nohz_full;
   if (a.nohz_full.test(0))
-    a.warnings.push_back(
+    m.warn(
         "boot CPU 0 is in nohz_full: it keeps timekeeping and housekeeping "
         "duties, so its tick does not stop reliably");
   if (a.isolated.test(0))
-    a.warnings.push_back("boot CPU 0 is in isolcpus: unbound work and boot-time IRQs land there");
+    m.warn("boot CPU 0 is in isolcpus: unbound work and boot-time IRQs land there");
   if (a.irqaffinity_given && a.irqaffinity.intersects(isolating))
-    a.warnings.push_back("irqaffinity CPUs " + (a.irqaffinity & isolating).to_list() +
-                         " overlap isolated/nohz_full CPUs");
+    m.warn("irqaffinity CPUs " + (a.irqaffinity & isolating).to_list() +
+           " overlap isolated/nohz_full CPUs");
   if (a.housekeeping.empty() || (a.housekeeping & m.present).empty())
-    a.warnings.push_back("no housekeeping CPU left");
+    m.warn("no housekeeping CPU left");
   if (a.nohz_full_active && !a.nohz_full.empty()) {
-    bool rcu_given = false;
-    for (const CmdlineToken* t : kept_tokens) rcu_given = rcu_given || is(t, "rcu_nocbs");
-    if (!rcu_given)
-      a.warnings.push_back(
+    if (!req.rcu_nocbs)
+      m.warn(
           "nohz_full without rcu_nocbs: in 6.1 NO_HZ_FULL selects RCU_NOCB_CPU "
           "and rcu_init_nohz() offloads the nohz_full CPUs anyway (" +
           a.rcu_nocbs.to_list() + ")");
     else if (!a.nohz_full.subset_of(m.nocb_mask))
-      a.warnings.push_back("rcu_nocbs does not cover nohz_full CPUs " +
-                           (a.nohz_full - m.nocb_mask).to_list() +
-                           "; the kernel offloads them anyway");
+      m.warn("rcu_nocbs does not cover nohz_full CPUs " + (a.nohz_full - m.nocb_mask).to_list() +
+             "; the kernel offloads them anyway");
     if (a.nohz_off)
-      a.warnings.push_back(
+      m.warn(
           "nohz=off with nohz_full: dynticks are disabled, so the tick never "
           "stops on the nohz_full CPUs");
   }
-  if ((nohz_full_requested || isolcpus_requested) && isolating.empty())
-    a.warnings.push_back("isolation parameters were given but no CPU ends up isolated");
+  if ((req.nohz_full || req.isolcpus) && isolating.empty())
+    m.warn("isolation parameters were given but no CPU ends up isolated");
+}
+
+}  // namespace
+
+Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
+  Analysis a;
+  read_source_line(text, a);
+  const std::vector<ParamVerdict> cut = tokenize_as_kept(a);
+  const std::vector<const CmdlineToken*> kept = classify_tokens(a);
+  a.dropped.insert(a.dropped.end(), cut.begin(), cut.end());
+  derive_vcpus(opt, kept, a);
+  const CpuCounts counts = count_cpus(opt, kept, a);
+  Model m(opt, a);
+  init_model(m, counts);
+  const Requested requested = apply_isolation_params(m, kept);
+  tick_nohz_init(m);
+  rcu_init_nohz(m);
+  final_sets(m);
+  isolation_warnings(m, requested);
   return a;
 }
 

@@ -21,6 +21,7 @@
 #include "pipeline/doctor.h"
 #include "pipeline/plan.h"
 #include "pipeline/run.h"
+#include "report/command.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 
@@ -107,8 +108,9 @@ int main(int argc, char** argv) {
       "Exit status: 0 no regression, 1 at least one regression, 2 error or invalid comparison.");
   isolab::CompareCommandOptions copt;
   cmp->add_option("runs", copt.run_dirs, "RUN_DIR, or RUN_A RUN_B")->required()->expected(1, 2);
-  cmp->add_option("--format", copt.format, "text, json, markdown or junit")
-      ->check(CLI::IsMember({"text", "json", "markdown", "junit"}))
+  cmp->add_option("--format", copt.format,
+                  "text, json, markdown, junit or html (the page of `isolab report`)")
+      ->check(CLI::IsMember({"text", "json", "markdown", "junit", "html"}))
       ->capture_default_str();
   cmp->add_option("--variant-a", copt.variant_a,
                   "Variant of the first run to use as A (default: its first)");
@@ -119,6 +121,22 @@ int main(int argc, char** argv) {
   cmp->add_flag("--force", copt.force,
                 "Compare runs with a different accelerator, host, cmdline or workloads (shown in "
                 "the report)");
+
+  // report
+  auto* rep = app.add_subcommand(
+      "report",
+      "One self-contained HTML page of a comparison (plots of every boot, latency histograms, "
+      "interruptions per isolated CPU, gate, kernels, host): RUN_DIR, or RUN_A RUN_B.");
+  isolab::ReportCommandOptions ropt;
+  rep->add_option("runs", ropt.compare.run_dirs, "RUN_DIR, or RUN_A RUN_B")
+      ->required()
+      ->expected(1, 2);
+  std::string rep_output, rep_noise_floor;
+  rep->add_option("-o,--output", rep_output, "Write the page here (default: stdout)");
+  rep->add_option("--variant-a", ropt.compare.variant_a, "As for compare");
+  rep->add_option("--variant-b", ropt.compare.variant_b, "As for compare");
+  rep->add_option("--noise-floor", rep_noise_floor, "As for compare");
+  rep->add_flag("--force", ropt.compare.force, "As for compare");
 
   // calibrate
   auto* cal = app.add_subcommand("calibrate",
@@ -290,7 +308,18 @@ int main(int argc, char** argv) {
     }
     if (*cmp) {
       if (!noise_floor.empty()) copt.noise_floor_file = noise_floor;
+      if (copt.format == "html") {
+        isolab::ReportCommandOptions r;
+        r.compare = copt;
+        r.compare_status = true;
+        return isolab::report_command(r, std::cout, std::cerr);
+      }
       return isolab::compare_command(copt, std::cout, std::cerr);
+    }
+    if (*rep) {
+      if (!rep_noise_floor.empty()) ropt.compare.noise_floor_file = rep_noise_floor;
+      if (!rep_output.empty()) ropt.output = rep_output;
+      return isolab::report_command(ropt, std::cout, std::cerr);
     }
     if (*cal) {
       if (!cal_output.empty()) calopt.output = cal_output;

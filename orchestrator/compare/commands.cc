@@ -74,72 +74,96 @@ nlohmann::json load_result(const std::filesystem::path& run_dir_or_file) {
   return parse_json_file(result_path(run_dir_or_file));
 }
 
+namespace {
+
+CompareSettings settings_for(const CompareCommandOptions& o, const nlohmann::json& run_b) {
+  CompareSettings settings;
+  try {
+    settings = settings_of(run_b);
+  } catch (const Error& e) {
+    throw Error(result_path(o.run_dirs.back()).string() + ": " + e.what());
+  }
+  if (o.noise_floor_file) {
+    const nlohmann::json cal = parse_json_file(*o.noise_floor_file);
+    try {
+      settings.noise_floors_pct = noise_floors_from_json(cal);
+    } catch (const Error& e) {
+      throw Error(o.noise_floor_file->string() + ": " + e.what());
+    }
+  }
+  return settings;
+}
+
+// The variant defaults of CompareCommandOptions.
+void resolve_variants(const CompareCommandOptions& o, LoadedComparison& l) {
+  std::string& va = l.variant_a;
+  std::string& vb = l.variant_b;
+  const auto order_a = variant_order(l.run_a), order_b = variant_order(l.run_b);
+  const std::string a_file = result_path(o.run_dirs[0]).string();
+  const std::string b_file = result_path(o.run_dirs.back()).string();
+  if (o.run_dirs.size() == 1) {
+    if (!va.empty() && !vb.empty()) return;
+    if (order_a.size() < 2) {
+      throw Error(a_file +
+                  ": variant_order has fewer than two variants; give --variant-a and "
+                  "--variant-b, or two run directories");
+    }
+    if (va.empty()) va = order_a[0];
+    if (vb.empty()) vb = order_a[1];
+    return;
+  }
+  if (va.empty()) {
+    if (order_a.empty()) throw Error(a_file + ": no variant_order");
+    va = order_a[0];
+  }
+  if (vb.empty()) {
+    if (has_variant(l.run_b, va)) {
+      vb = va;
+    } else if (!order_b.empty()) {
+      vb = order_b[0];
+    } else {
+      throw Error(b_file + ": no variant_order");
+    }
+  }
+}
+
+}  // namespace
+
+LoadedComparison load_comparison(const CompareCommandOptions& o) {
+  if (o.run_dirs.empty() || o.run_dirs.size() > 2) {
+    throw Error("compare: give one run directory (its two variants) or two (A then B)");
+  }
+  LoadedComparison l;
+  l.run_a = load_result(o.run_dirs[0]);
+  l.run_b = o.run_dirs.size() == 2 ? load_result(o.run_dirs[1]) : l.run_a;
+  l.dir_a = result_path(o.run_dirs[0]).parent_path();
+  l.dir_b = result_path(o.run_dirs.back()).parent_path();
+  const CompareSettings settings = settings_for(o, l.run_b);
+  l.variant_a = o.variant_a;
+  l.variant_b = o.variant_b;
+  resolve_variants(o, l);
+  l.comparison = compare_runs(l.run_a, l.variant_a, l.run_b, l.variant_b, settings, o.force);
+  return l;
+}
+
 int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostream& err) {
   try {
-    if (o.run_dirs.empty() || o.run_dirs.size() > 2) {
-      throw Error("compare: give one run directory (its two variants) or two (A then B)");
-    }
     const ReportFormat format = parse_report_format(o.format);
-    const nlohmann::json run_a = load_result(o.run_dirs[0]);
-    const nlohmann::json run_b = o.run_dirs.size() == 2 ? load_result(o.run_dirs[1]) : run_a;
-    const std::string b_file = result_path(o.run_dirs.back()).string();
-    CompareSettings settings;
+    LoadedComparison l;
     try {
-      settings = settings_of(run_b);
-    } catch (const Error& e) {
-      throw Error(b_file + ": " + e.what());
-    }
-    if (o.noise_floor_file) {
-      const nlohmann::json cal = parse_json_file(*o.noise_floor_file);
-      try {
-        settings.noise_floors_pct = noise_floors_from_json(cal);
-      } catch (const Error& e) {
-        throw Error(o.noise_floor_file->string() + ": " + e.what());
-      }
-    }
-    std::string va = o.variant_a, vb = o.variant_b;
-    const auto order_a = variant_order(run_a), order_b = variant_order(run_b);
-    if (o.run_dirs.size() == 1) {
-      if (va.empty() || vb.empty()) {
-        if (order_a.size() < 2) {
-          throw Error(result_path(o.run_dirs[0]).string() +
-                      ": variant_order has fewer than two variants; give --variant-a and "
-                      "--variant-b, or two run directories");
-        }
-        if (va.empty()) va = order_a[0];
-        if (vb.empty()) vb = order_a[1];
-      }
-    } else {
-      if (va.empty()) {
-        if (order_a.empty())
-          throw Error(result_path(o.run_dirs[0]).string() + ": no variant_order");
-        va = order_a[0];
-      }
-      if (vb.empty()) {
-        if (has_variant(run_b, va)) {
-          vb = va;
-        } else if (!order_b.empty()) {
-          vb = order_b[0];
-        } else {
-          throw Error(b_file + ": no variant_order");
-        }
-      }
-    }
-    Comparison c;
-    try {
-      c = compare_runs(run_a, va, run_b, vb, settings, o.force);
+      l = load_comparison(o);
     } catch (const ComparisonRefused& e) {
       err << "isolab compare: " << e.what() << "\n";
       return 2;
     }
-    out << render(c, format);
+    out << render(l.comparison, format);
     if (o.history_db) {
       HistoryDb db = HistoryDb::open(*o.history_db);
-      index_run(db, run_a, result_path(o.run_dirs[0]).parent_path());
-      if (o.run_dirs.size() == 2) index_run(db, run_b, result_path(o.run_dirs[1]).parent_path());
-      record_comparison(db, c);
+      index_run(db, l.run_a, l.dir_a);
+      if (o.run_dirs.size() == 2) index_run(db, l.run_b, l.dir_b);
+      record_comparison(db, l.comparison);
     }
-    return compare_exit_status(c);
+    return compare_exit_status(l.comparison);
   } catch (const std::exception& e) {
     err << "isolab compare: error: " << e.what() << "\n";
     return 2;

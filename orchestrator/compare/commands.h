@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "compare/compare.h"
+
 namespace isolab {
 
 // Loads <path>/result.json, or path itself when it names a file. Throws isolab::Error naming
@@ -40,6 +42,20 @@ struct CompareCommandOptions {
 // Settings come from the B run's spec "compare" section (result.json /spec/compare; errors
 // name that pointer), plus the noise floors.
 int compare_command(const CompareCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// What compare_command compares: both result.json documents (the same document twice in the
+// one-run form), the directories that hold them (the cells' raw outputs are below, at each
+// cell's raw_dir), the resolved variant names and the comparison.
+struct LoadedComparison {
+  nlohmann::json run_a, run_b;
+  std::filesystem::path dir_a, dir_b;
+  std::string variant_a, variant_b;
+  Comparison comparison;
+};
+// The loading, variant defaults, settings and compare_runs() of compare_command, without the
+// rendering (options.format and history_db are not read). Throws isolab::Error naming the file
+// for bad input, and ComparisonRefused as compare_runs() does.
+LoadedComparison load_comparison(const CompareCommandOptions& options);
 
 struct CalibrateCommandOptions {
   std::filesystem::path run_dir;

@@ -324,6 +324,21 @@ WorkqueueFields parse_workqueue_fields(std::string_view body) {
   return w;
 }
 
+InterruptionStart interruption_start(const TraceLine& l) {
+  static constexpr std::pair<std::string_view, std::string_view> kVectors[] = {
+      {"local_timer_entry", "local_timer"},
+      {"reschedule_entry", "ipi_reschedule"},
+      {"call_function_entry", "ipi_call_function"},
+      {"call_function_single_entry", "ipi_call_function"},
+  };
+  for (const auto& [event, cause] : kVectors)
+    if (l.event == event) return {cause, {}};
+  if (l.event == "irq_handler_entry") return {"irq", irq_name(l.body)};
+  if (l.event != "workqueue_execute_start") return {};
+  std::string fn = clean_name(parse_workqueue_fields(l.body).function);
+  return {fn == "vmstat_update" ? "vmstat_update" : "workqueue_other", std::move(fn)};
+}
+
 TraceCounts parse_trace(std::string_view text) {
   State s;
   std::size_t pos = 0;

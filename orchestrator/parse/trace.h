@@ -107,6 +107,17 @@ TraceCounts parse_trace(std::string_view text);
 const std::vector<std::string>& noise_causes();
 long cause_count(const CpuTrace& cpu, std::string_view cause);  // also "interruptions"
 
+// The interruption an event line starts, as the cause names of noise_causes() that make up
+// "interruptions": "vmstat_update" / "workqueue_other" (workqueue_execute_start by function),
+// "local_timer", "ipi_reschedule", "ipi_call_function", "irq"; "" for any other event (exits,
+// softirq and timer callbacks, which run inside these). name: the workqueue function or the
+// irq handler (printable ASCII, at most 64 bytes), "" for the vectors.
+struct InterruptionStart {
+  std::string_view cause;
+  std::string name;
+};
+InterruptionStart interruption_start(const TraceLine& line);
+
 // Metrics, details and notes of one step's trace.
 struct TraceNoise {
   Metrics metrics;         // bare names ("noise.local_timer_per_s"); the caller prefixes

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "base/files.h"
 #include "parse/trace.h"
@@ -209,6 +210,27 @@ TEST(Trace, RealGuestTraceCountsAndRates) {
   EXPECT_EQ(n.details["cpus"][1]["workqueue_functions"]["vmstat_update"], 1);
   EXPECT_EQ(n.details["cpus"][1]["causes"]["softirq"]["count"], 7);
   EXPECT_EQ(n.details["cpus"][0]["events"]["local_timer_entry"], 97);
+}
+
+// interruption_start() classifies each line as trace_noise counts it: summed over the real
+// capture, its starts per CPU are the "interruptions" counts above.
+TEST(Trace, InterruptionStartsAddUpToTheInterruptionCounts) {
+  const std::string text = data("trace/guest-6.1-tcg-cpus5-7.txt");
+  std::map<int, long> per_cpu;
+  std::map<std::string, long> vmstat_names;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = std::min(text.find('\n', pos), text.size());
+    auto l = parse_trace_line(std::string_view(text).substr(pos, nl - pos));
+    pos = nl + 1;
+    if (!l) continue;
+    InterruptionStart s = interruption_start(*l);
+    if (s.cause.empty()) continue;
+    ++per_cpu[l->cpu];
+    if (s.cause == "vmstat_update") ++vmstat_names[s.name];
+  }
+  EXPECT_EQ(per_cpu, (std::map<int, long>{{5, 180}, {6, 114}, {7, 103}}));
+  EXPECT_EQ(vmstat_names, (std::map<std::string, long>{{"vmstat_update", 1}}));
 }
 
 TEST(Trace, WindowFallsBackToTheTraceSpan) {

@@ -1,0 +1,408 @@
+#include "report/html.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "compare/report.h"
+#include "report/plots.h"
+#include "report/svg.h"
+
+namespace isolab {
+
+namespace {
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+// A JSON scalar as text: strings as they are (trailing newline dropped), numbers and booleans
+// as JSON, null and containers as "".
+std::string scalar(const nlohmann::json& j) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }
+  if (j.is_number() || j.is_boolean()) return j.dump();
+  return "";
+}
+
+std::string field(const nlohmann::json& j, const std::string& key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it == j.end() ? "" : scalar(*it);
+}
+
+const nlohmann::json& member(const nlohmann::json& j, const std::string& key) {
+  static const nlohmann::json null;
+  if (!j.is_object()) return null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+std::string td(const std::string& s, const std::string& cls = "") {
+  return (cls.empty() ? "<td>" : "<td class=\"" + esc(cls) + "\">") + esc(s) + "</td>";
+}
+
+std::string th(const std::string& s) { return "<th>" + esc(s) + "</th>"; }
+
+constexpr const char* kStyle = R"CSS(
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0;max-width:100%}td,th{border:1px solid #ddd;
+padding:2px 6px;vertical-align:middle;text-align:left;overflow-wrap:anywhere}th{background:#f4f4f4}
+td.name{white-space:nowrap}.gate th{font-size:11px}
+code,pre,.mono{font-family:ui-monospace,monospace;font-size:12px}
+pre{background:#f8f8f8;padding:.6em;overflow-x:auto}
+.forced{background:#fde2e2;border:2px solid #c0392b;padding:.5em}
+.summary li{margin:.2em 0}
+.v-regressed{color:#c0392b;font-weight:bold}.v-improved{color:#1e8449;font-weight:bold}
+.v-no-change{color:#555}.v-inconclusive{color:#9a6700}
+svg{display:block;overflow:visible}
+svg text{font-size:11px;fill:#333}svg .tick{font-size:10px}svg .axis-label{font-size:11px}
+svg .axis{stroke:#888;stroke-width:1}svg .grid{stroke:#eee}svg .sep{stroke:#999}
+svg .side.a,svg .mark-label.a{fill:#1f5fa8;font-weight:bold}
+svg .side.b,svg .mark-label.b{fill:#c45a00;font-weight:bold}
+svg .hist{fill:none;stroke-width:1.5}svg .hist.a{stroke:#1f5fa8}svg .hist.b{stroke:#c45a00}
+svg .over.a{fill:#1f5fa8}svg .over.b{fill:#c45a00}
+svg .tail{stroke-width:1.5;stroke-dasharray:4 3}svg .tail.a{stroke:#1f5fa8}svg .tail.b{stroke:#c45a00}
+svg .pt{fill-opacity:.75;stroke:#fff;stroke-width:.8}svg .pt.a{fill:#1f5fa8}svg .pt.b{fill:#c45a00}
+svg .med{stroke-width:2.5}svg .med.a{stroke:#1f5fa8}svg .med.b{stroke:#c45a00}
+svg .ci{fill-opacity:.25}svg .ci.v-regressed{fill:#c0392b}svg .ci.v-improved{fill:#1e8449}
+svg .ci.v-no-change{fill:#888}svg .ci.v-inconclusive{fill:#d4a017}
+svg .heat{stroke:#fff}svg .heat-missing{fill:#eee}svg .cell-val{font-size:9px}
+svg .cell-val.hot{fill:#fff}svg .col{font-size:9px}
+svg .tl{stroke-width:1.2}.c-vmstat_update{stroke:#c0392b;background:#c0392b}
+.c-workqueue_other{stroke:#8e44ad;background:#8e44ad}.c-local_timer{stroke:#2471a3;background:#2471a3}
+.c-ipi_reschedule{stroke:#16a085;background:#16a085}.c-ipi_call_function{stroke:#d68910;background:#d68910}
+.c-irq{stroke:#555;background:#555}.swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}
+td.pass{color:#1e8449}td.fail{color:#c0392b;font-weight:bold}td.warn{color:#9a6700}
+)CSS";
+
+// Records script errors; after load writes the counts described in html.h.
+constexpr const char* kScript = R"JS(
+window.isolabErrors = [];
+window.addEventListener('error', function (e) {
+  window.isolabErrors.push(String((e && e.message) || 'resource error'));
+}, true);
+window.addEventListener('load', function () {
+  var plots = document.querySelectorAll('svg[data-plot]');
+  plots.forEach(function (p) {
+    var marks = p.querySelectorAll('[data-mark]'), rendered = 0;
+    marks.forEach(function (m) {
+      var b = m.getBBox();
+      if (b.width > 0 || b.height > 0) rendered++;
+    });
+    p.setAttribute('data-marks', marks.length);
+    p.setAttribute('data-rendered', rendered);
+  });
+  document.body.setAttribute('data-plots', plots.length);
+  document.body.setAttribute('data-errors', window.isolabErrors.length);
+  document.body.setAttribute('data-error-text', window.isolabErrors.join(' | '));
+  document.body.setAttribute('data-checked', 'yes');
+});
+)JS";
+
+std::string head(const Comparison& c) {
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+       "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+    << "<title>isolab report: " << esc(c.spec_name) << " " << esc(c.variant_a) << " vs "
+    << esc(c.variant_b) << "</title>\n<style>" << kStyle << "</style>\n<script>" << kScript
+    << "</script>\n</head>\n";
+  return o.str();
+}
+
+std::string section_header(const ReportData& d) {
+  const Comparison& c = d.loaded.comparison;
+  std::ostringstream o;
+  o << "<h1>isolab report: " << esc(c.spec_name) << "</h1>\n<table>\n<tr>" << th("") << th("run")
+    << th("variant") << th("kernel") << th("boots used") << "</tr>\n"
+    << "<tr>" << td("A", "side-a") << td(c.run_a, "mono") << td(c.variant_a)
+    << td(c.kernel_a, "mono") << td(std::to_string(c.cells_a)) << "</tr>\n<tr>" << td("B", "side-b")
+    << td(c.run_b, "mono") << td(c.variant_b) << td(c.kernel_b, "mono")
+    << td(std::to_string(c.cells_b)) << "</tr>\n</table>\n";
+  if (c.forced) {
+    o << "<div class=\"forced\"><b>FORCED</b>: these runs differ in what the comparison "
+         "assumes equal:<ul>";
+    for (const auto& diff : c.differences) o << "<li>" << esc(diff) << "</li>";
+    o << "</ul></div>\n";
+  }
+  return o.str();
+}
+
+std::string section_summary(const Comparison& c) {
+  std::ostringstream o;
+  o << "<h2 id=\"summary\">What changed on the isolated CPUs</h2>\n<ul class=\"summary\">\n";
+  for (const SummaryLine& l : summarize(c)) {
+    const std::string v = l.detail.value("verdict", "");
+    std::string cls = v == "regressed" ? "v-regressed" : v == "improved" ? "v-improved" : "";
+    o << "<li" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << esc(l.text) << "</li>\n";
+  }
+  o << "</ul>\n<p>" << c.count(Verdict::regressed) << " regressed, " << c.count(Verdict::improved)
+    << " improved, " << c.count(Verdict::no_change) << " no significant change, "
+    << c.count(Verdict::inconclusive) << " inconclusive; " << c.kernel_failures_b()
+    << " kernel failure(s) of B; <code>isolab compare</code> exit status " << compare_exit_status(c)
+    << ".</p>\n";
+  return o.str();
+}
+
+std::string tail_text(const std::optional<std::int64_t>& v, std::uint64_t overflows) {
+  if (v) return std::to_string(*v);
+  return overflows > 0 ? "beyond range" : "-";
+}
+
+std::string section_histograms(const ReportData& d) {
+  const Comparison& c = d.loaded.comparison;
+  std::ostringstream o;
+  o << "<h2 id=\"histograms\">Latency histograms</h2>\n";
+  if (c.tails.empty()) return o.str() + "<p>No histograms in these runs.</p>\n";
+  o << "<p>Merged over each side's boots; count axis logarithmic; dashed lines mark p99, p99.9 "
+       "and max (nearest rank). A in blue, B in orange.</p>\n";
+  for (const TailRow& t : c.tails) {
+    auto find = [&](const VariantData& v) -> const Histogram* {
+      auto it = v.histograms.find(t.histogram);
+      return it == v.histograms.end() ? nullptr : &it->second;
+    };
+    o << "<h3>" << esc(t.histogram) << "</h3>\n"
+      << histogram_svg(t, find(d.side_a), find(d.side_b), d.cells) << "<table><tr>" << th("")
+      << th("samples") << th("overflows") << th("p99 (" + t.unit + ")")
+      << th("p99.9 (" + t.unit + ")") << th("max (" + t.unit + ")") << "</tr>\n";
+    for (const auto& [side, h] : {std::pair{"A", &t.a}, std::pair{"B", &t.b}}) {
+      o << "<tr>" << td(side) << td(std::to_string(h->samples)) << td(std::to_string(h->overflows))
+        << td(tail_text(h->p99, h->overflows)) << td(tail_text(h->p99_9, h->overflows))
+        << td(tail_text(h->max, h->overflows)) << "</tr>\n";
+    }
+    o << "</table>\n";
+  }
+  return o.str();
+}
+
+std::string section_metrics(const ReportData& d) {
+  const Comparison& c = d.loaded.comparison;
+  std::ostringstream o;
+  o << "<h2 id=\"metrics\">Every boot, per metric</h2>\n<p>One point per boot (hover for the "
+       "cell), a bar at each side's median (mean for counts); the shaded box on B's row is the "
+       "95% confidence interval of the change, around A's median (A's mean plus the CI of B-A "
+       "for counts), coloured by verdict.</p>\n<table>\n<tr>"
+    << th("metric") << th("unit") << th("A and B per boot") << th("change [95% CI]") << th("p")
+    << th("verdict") << "</tr>\n";
+  auto find = [](const VariantData& v, const std::string& n) -> const MetricSamples* {
+    auto it = v.metrics.find(n);
+    return it == v.metrics.end() ? nullptr : &it->second;
+  };
+  for (const MetricRow& r : c.metrics) {
+    const std::string vc = verdict_class(r.verdict.verdict);
+    o << "<tr>" << td(r.name, "mono name") << td(r.unit) << "<td>"
+      << metric_svg(r, find(d.side_a, r.name), find(d.side_b, r.name)) << "</td>"
+      << td(format_change(r), "mono") << td(svg::num(r.test.p_value()), "mono") << "<td class=\""
+      << vc << "\" title=\"" << esc(r.verdict.reason) << "\">"
+      << esc(verdict_name(r.verdict.verdict)) << "</td></tr>\n";
+  }
+  return o.str() + "</table>\n";
+}
+
+// Workloads with noise details in any contributing cell, in first-seen order.
+std::vector<std::string> noise_workloads(const std::vector<ReportCell>& cells) {
+  std::vector<std::string> out;
+  for (const ReportCell& c : cells) {
+    const nlohmann::json& n = member(*c.json, "noise");
+    if (!n.is_object()) continue;
+    for (const auto& [wl, v] : n.items())
+      if (std::find(out.begin(), out.end(), wl) == out.end()) out.push_back(wl);
+  }
+  return out;
+}
+
+std::string section_noise(const ReportData& d) {
+  std::ostringstream o;
+  o << "<h2 id=\"noise\">Interruptions per isolated CPU, by cause</h2>\n<p>Per second, from the "
+       "trace of each step (cells[].noise); one column per boot, A then B. softirq and "
+       "timer_callbacks run inside the other causes.</p>\n";
+  const auto wls = noise_workloads(d.cells);
+  if (wls.empty()) return o.str() + "<p>No traced steps in these runs.</p>\n";
+  for (const std::string& wl : wls) o << "<h3>" << esc(wl) << "</h3>\n" << noise_svg(wl, d.cells);
+  return o.str();
+}
+
+std::string timeline_legend() {
+  std::string s = "<p>";
+  for (const char* c : {"vmstat_update", "workqueue_other", "local_timer", "ipi_reschedule",
+                        "ipi_call_function", "irq"})
+    s += std::string("<span class=\"swatch c-") + c + "\"></span>" + c;
+  return s + "</p>\n";
+}
+
+std::string section_timeline(const ReportData& d) {
+  std::ostringstream o;
+  o << "<h2 id=\"timeline\">Interruptions during " << esc(d.timeline_workload)
+    << ", one boot of each side</h2>\n";
+  if (d.timelines.empty()) return o.str() + "<p>No traced step to show.</p>\n";
+  o << "<p>Step " << esc(d.timeline_workload)
+    << ": the traced step whose interruption rate changed most between A and B (the busiest "
+       "one when none changed). Each tick is the start of one interruption on an isolated "
+       "CPU, from the cell's trace; hover for the time and the function or handler.</p>\n"
+    << timeline_legend();
+  for (const Timeline& t : d.timelines) {
+    o << "<h3>" << esc(t.side) << ": " << esc(t.cell_id) << "</h3>\n";
+    if (!t.missing.empty()) {
+      o << "<p>No timeline: " << esc(t.missing) << "</p>\n";
+      continue;
+    }
+    o << "<p>" << t.marks.size() << " interruptions in " << svg::num(t.window_s) << " s";
+    if (t.dropped > 0) o << " (" << t.dropped << " more not drawn)";
+    o << ".</p>\n" << timeline_svg(t);
+  }
+  return o.str();
+}
+
+std::vector<std::string> gate_checks(const std::vector<const ReportCell*>& cells) {
+  std::vector<std::string> out;
+  for (const ReportCell* c : cells) {
+    const nlohmann::json& rows = member(member(*c->json, "gate"), "rows");
+    if (!rows.is_array()) continue;
+    for (const auto& r : rows) {
+      const std::string k = field(r, "check");
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    }
+  }
+  return out;
+}
+
+std::string gate_cell(const ReportCell& c, const std::string& check) {
+  const nlohmann::json& rows = member(member(*c.json, "gate"), "rows");
+  if (rows.is_array()) {
+    for (const auto& r : rows) {
+      if (field(r, "check") != check) continue;
+      const bool pass = member(r, "pass") == true, warn = member(r, "warning") == true;
+      std::string title = c.side + " " + c.id + ": expected " + field(r, "expected") +
+                          ", effective " + field(r, "effective");
+      if (!field(r, "detail").empty()) title += " (" + field(r, "detail") + ")";
+      const char* cls = !pass ? "fail" : warn ? "warn" : "pass";
+      return std::string("<td class=\"") + cls + "\" title=\"" + esc(title) + "\">" +
+             (!pass  ? "FAIL"
+              : warn ? "warn"
+                     : "pass") +
+             "</td>";
+    }
+  }
+  return "<td>-</td>";
+}
+
+std::string section_gate(const ReportData& d) {
+  std::vector<const ReportCell*> cells;
+  for (const auto* v : {&d.all_a, &d.all_b})
+    for (const ReportCell& c : *v) cells.push_back(&c);
+  std::ostringstream o;
+  o << "<h2 id=\"gate\">Isolation gate</h2>\n<p>Checked in each guest before the workloads "
+       "(hover a cell for expected and effective values).</p>\n<table class=\"gate\">\n<tr>"
+    << th("check");
+  for (const ReportCell* c : cells) o << th(c->side + " " + c->id);
+  o << th("A passed") << th("B passed") << "</tr>\n";
+  const auto& summary = d.loaded.comparison.gate;
+  for (const std::string& check : gate_checks(cells)) {
+    o << "<tr>" << td(check);
+    for (const ReportCell* c : cells) o << gate_cell(*c, check);
+    auto it = std::find_if(summary.begin(), summary.end(),
+                           [&](const GateSummaryRow& r) { return r.check == check; });
+    if (it == summary.end()) {
+      o << td("-") << td("-");
+    } else {
+      o << td(std::to_string(it->a_pass) + "/" + std::to_string(it->a_total))
+        << td(std::to_string(it->b_pass) + "/" + std::to_string(it->b_total));
+    }
+    o << "</tr>\n";
+  }
+  return o.str() + "</table>\n";
+}
+
+std::string patches_html(const nlohmann::json& patches) {
+  if (!patches.is_array() || patches.empty()) return "none";
+  std::string s = "<ul>";
+  for (const auto& p : patches)
+    s += "<li><code>" + esc(field(p, "path")) + "</code> sha256 <code>" +
+         esc(field(p, "sha256").substr(0, 16)) + "</code></li>";
+  return s + "</ul>";
+}
+
+std::string variant_rows(const std::string& side, const nlohmann::json& run,
+                         const std::string& variant, const std::vector<ReportCell>& cells) {
+  const nlohmann::json& v = member(member(run, "variants"), variant);
+  const std::string proc =
+      cells.empty() ? "" : field(member(*cells.front().json, "guest"), "cmdline");
+  std::ostringstream o;
+  o << "<tr>" << td(side) << td(variant) << td(field(v, "kernel_release"), "mono") << "<td>"
+    << patches_html(member(v, "patches")) << "</td>"
+    << td(field(v, "config_sha256").substr(0, 16), "mono") << td(field(v, "cmdline"), "mono")
+    << td((cells.empty() ? "" : cells.front().id + ": ") + proc, "mono") << "</tr>\n";
+  return o.str();
+}
+
+std::string host_table(const std::string& label, const nlohmann::json& run) {
+  std::ostringstream o;
+  o << "<h3>Host of " << esc(label) << " (run " << esc(field(run, "run_id")) << ")</h3>\n<table>\n";
+  const nlohmann::json& host = member(run, "host");
+  if (host.is_object())
+    for (const auto& [k, v] : host.items())
+      o << "<tr>" << th(k) << td(scalar(v), "mono") << "</tr>\n";
+  return o.str() + "</table>\n";
+}
+
+std::string section_provenance(const ReportData& d) {
+  const LoadedComparison& l = d.loaded;
+  std::ostringstream o;
+  o << "<h2 id=\"kernels\">Kernels, patches, command line, host</h2>\n<table>\n<tr>" << th("")
+    << th("variant") << th("kernel release") << th("patches") << th(".config sha256")
+    << th("isolation command line (spec)") << th("/proc/cmdline of a boot") << "</tr>\n"
+    << variant_rows("A", l.run_a, l.variant_a, d.all_a)
+    << variant_rows("B", l.run_b, l.variant_b, d.all_b) << "</table>\n";
+  const std::set<std::string>& acc_a = d.side_a.cell_accelerators;
+  const std::set<std::string>& acc_b = d.side_b.cell_accelerators;
+  auto join = [](const std::set<std::string>& s) {
+    std::string r;
+    for (const auto& x : s) r += (r.empty() ? "" : ", ") + x;
+    return r.empty() ? std::string("-") : r;
+  };
+  o << "<p>Accelerator used by the boots: A " << esc(join(acc_a)) << ", B " << esc(join(acc_b))
+    << ". " << esc(field(member(l.run_b, "host"), "accelerator_reason")) << "</p>\n";
+  o << host_table("A", l.run_a);
+  if (l.dir_a != l.dir_b) o << host_table("B", l.run_b);
+  return o.str();
+}
+
+std::string section_cells(const ReportData& d) {
+  std::ostringstream o;
+  o << "<h2 id=\"cells\">Boots</h2>\n<table>\n<tr>" << th("side") << th("cell") << th("status")
+    << th("failure") << th("reason") << th("accelerator") << th("uname -r") << th("gate")
+    << th("seconds") << "</tr>\n";
+  for (const auto* v : {&d.all_a, &d.all_b}) {
+    for (const ReportCell& c : *v) {
+      const nlohmann::json& j = *c.json;
+      const std::string status = field(j, "status");
+      o << "<tr>" << td(c.side) << td(c.id, "mono") << td(status, status == "ok" ? "pass" : "fail")
+        << td(field(j, "failure_class")) << td(field(j, "reason")) << td(field(j, "accelerator"))
+        << td(field(member(j, "guest"), "uname_r"), "mono") << td(field(j, "gate_reason"))
+        << td(svg::num(member(j, "wall_seconds").is_number() ? j["wall_seconds"].get<double>() : 0))
+        << "</tr>\n";
+    }
+  }
+  return o.str() + "</table>\n";
+}
+
+std::string section_text(const Comparison& c) {
+  return "<h2 id=\"text\">isolab compare</h2>\n<details><summary>The text report</summary><pre>" +
+         esc(render_text(c)) + "</pre></details>\n";
+}
+
+}  // namespace
+
+std::string render_html_report(const ReportData& d) {
+  const Comparison& c = d.loaded.comparison;
+  std::ostringstream o;
+  o << head(c) << "<body>\n"
+    << section_header(d) << section_summary(c) << section_histograms(d) << section_metrics(d)
+    << section_noise(d) << section_timeline(d) << section_gate(d) << section_provenance(d)
+    << section_cells(d) << section_text(c) << "</body>\n</html>\n";
+  return o.str();
+}
+
+}  // namespace isolab

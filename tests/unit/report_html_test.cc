@@ -1,0 +1,123 @@
+// The HTML report of a real run (tests/data/runs/planted-regression-kqin12, see its README):
+// what it says and draws, and that strings from guests and specs cannot inject markup.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/files.h"
+#include "compare/report.h"
+#include "report/data.h"
+#include "report/html.h"
+#include "report_hostile.h"
+
+namespace isolab {
+namespace {
+
+const fs::path& kRun = kReportRun;
+
+std::size_t occurrences(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Sum of cells[id].noise.<wl>.cpus[].causes.<cause>.count in result.json.
+long noise_count(const nlohmann::json& run, const std::string& id, const std::string& wl,
+                 const std::string& cause) {
+  for (const auto& c : run["cells"]) {
+    if (c["id"] != id) continue;
+    long n = 0;
+    for (const auto& cpu : c["noise"][wl]["cpus"]) n += cpu["causes"][cause]["count"].get<long>();
+    return n;
+  }
+  ADD_FAILURE() << "no cell " << id;
+  return -1;
+}
+
+ReportData gather(const fs::path& dir) {
+  CompareCommandOptions o;
+  o.run_dirs = {dir};
+  return gather_report(o);
+}
+
+TEST(ReportHtml, PlantedRunSaysWhatCompareSays) {
+  const ReportData d = gather(kRun);
+  const std::string html = render_html_report(d);
+  const auto lines = summarize(d.loaded.comparison);
+  ASSERT_FALSE(lines.empty());
+  for (const SummaryLine& l : lines) EXPECT_NE(html.find(xml_escape(l.text)), std::string::npos);
+  EXPECT_NE(html.find("vmstat-idle: vmstat_update on CPUs 5-7: 0/s -&gt; 1.04/s (new), regressed"),
+            std::string::npos);
+  EXPECT_NE(html.find(xml_escape(render_text(d.loaded.comparison))), std::string::npos);
+  EXPECT_EQ(occurrences(html, "<script"), 1u);  // the page's own check script only
+  EXPECT_EQ(occurrences(html, "data-plot=\"metric:"), d.loaded.comparison.metrics.size());
+  EXPECT_EQ(occurrences(html, "data-plot=\"noise:"), 3u);
+  EXPECT_EQ(occurrences(html, "data-plot=\"histogram:"), 1u);
+  // Kernel releases, patch and the planted boot's RCU stall are shown.
+  EXPECT_NE(html.find("6.1.192-isolab-"), std::string::npos);
+  EXPECT_NE(html.find("0001-mm-vmstat-PLANTED-REGRESSION"), std::string::npos);
+  EXPECT_NE(html.find("rcu_stall"), std::string::npos);
+}
+
+// The step with the largest change of vmstat_update (0 -> 1.04/s) is drawn, from the traces
+// beside result.json; its ticks are the interruptions the pipeline counted in the same window.
+TEST(ReportHtml, TimelineOfTheStepThatChangedMost) {
+  const ReportData d = gather(kRun);
+  EXPECT_EQ(d.timeline_workload, "vmstat-idle");
+  ASSERT_EQ(d.timelines.size(), 2u);
+  const nlohmann::json run = load_result(kRun);
+  for (const Timeline& t : d.timelines) {
+    SCOPED_TRACE(t.cell_id);
+    EXPECT_EQ(t.missing, "");
+    EXPECT_EQ(t.cpus, (std::vector<int>{5, 6, 7}));
+    EXPECT_EQ(static_cast<long>(t.marks.size()),
+              noise_count(run, t.cell_id, "vmstat-idle", "interruptions"));
+    long vmstat = 0;
+    for (const auto& m : t.marks) {
+      vmstat += m.cause == "vmstat_update";
+      EXPECT_GE(m.t_s, -0.05);  // the trace holds the step, its window is read around it
+      EXPECT_LE(m.t_s, t.window_s + 0.05);
+    }
+    EXPECT_EQ(vmstat, noise_count(run, t.cell_id, "vmstat-idle", "vmstat_update"));
+  }
+  EXPECT_EQ(d.timelines[0].side, "A");
+  EXPECT_EQ(d.timelines[0].cell_id, "vanilla-r0");
+  EXPECT_EQ(d.timelines[1].cell_id, "planted-r0");
+  EXPECT_EQ(d.timelines[0].marks.size(), 491u);
+  EXPECT_EQ(d.timelines[1].marks.size(), 526u);
+}
+
+TEST(ReportHtml, MissingTraceIsSaidNotFatal) {
+  ReportData d = gather(kRun);
+  const ReportCell* other = nullptr;
+  for (const auto& c : d.cells)
+    if (c.id == "vanilla-r1") other = &c;
+  ASSERT_NE(other, nullptr);
+  const Timeline t = read_timeline(kRun, *other, "vmstat-idle");
+  EXPECT_NE(t.missing.find("vanilla-r1/records/vmstat-idle.window"), std::string::npos)
+      << t.missing;
+  EXPECT_TRUE(t.marks.empty());
+}
+
+TEST(ReportHtml, HostileStringsAreEscaped) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("isolab-report-hostile-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ASSERT_NO_FATAL_FAILURE(make_hostile(dir));
+  const ReportData d = gather(dir);
+  const std::string html = render_html_report(d);
+  fs::remove_all(dir);
+  EXPECT_EQ(occurrences(html, "<script"), 1u);
+  EXPECT_EQ(occurrences(html, "<img"), 0u);
+  EXPECT_EQ(occurrences(html, "onerror=\""), 0u);
+  EXPECT_NE(html.find("&lt;script&gt;document.title=&apos;PWNED&apos;&lt;/script&gt;"),
+            std::string::npos);
+  EXPECT_NE(html.find("&quot;&gt;&lt;img src=x onerror="), std::string::npos);
+  EXPECT_NE(html.find("(&lt;script&gt;x&lt;/script&gt;)"), std::string::npos);  // timeline title
+}
+
+}  // namespace
+}  // namespace isolab

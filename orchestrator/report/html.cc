@@ -48,7 +48,8 @@ constexpr const char* kStyle = R"CSS(
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0;max-width:100%}td,th{border:1px solid #ddd;
-padding:2px 6px;vertical-align:middle;text-align:left;overflow-wrap:anywhere}th{background:#f4f4f4}
+padding:2px 6px;vertical-align:middle;text-align:left}th{background:#f4f4f4}
+td.wrap{overflow-wrap:anywhere}pre.wrap{white-space:pre-wrap;overflow-wrap:anywhere}
 td.name{white-space:nowrap}.gate th{font-size:11px}
 code,pre,.mono{font-family:ui-monospace,monospace;font-size:12px}
 pre{background:#f8f8f8;padding:.6em;overflow-x:auto}
@@ -325,16 +326,21 @@ std::string patches_html(const nlohmann::json& patches) {
 }
 
 std::string variant_rows(const std::string& side, const nlohmann::json& run,
-                         const std::string& variant, const std::vector<ReportCell>& cells) {
+                         const std::string& variant) {
   const nlohmann::json& v = member(member(run, "variants"), variant);
-  const std::string proc =
-      cells.empty() ? "" : field(member(*cells.front().json, "guest"), "cmdline");
   std::ostringstream o;
   o << "<tr>" << td(side) << td(variant) << td(field(v, "kernel_release"), "mono") << "<td>"
     << patches_html(member(v, "patches")) << "</td>"
-    << td(field(v, "config_sha256").substr(0, 16), "mono") << td(field(v, "cmdline"), "mono")
-    << td((cells.empty() ? "" : cells.front().id + ": ") + proc, "mono") << "</tr>\n";
+    << td(field(v, "config_sha256").substr(0, 16), "mono") << td(field(v, "cmdline"), "mono wrap")
+    << "</tr>\n";
   return o.str();
+}
+
+// /proc/cmdline as the first boot of a side saw it.
+std::string proc_cmdline(const std::string& side, const std::vector<ReportCell>& cells) {
+  if (cells.empty()) return "";
+  return "<p>/proc/cmdline of " + esc(side + " " + cells.front().id) + ":</p><pre class=\"wrap\">" +
+         esc(field(member(*cells.front().json, "guest"), "cmdline")) + "</pre>\n";
 }
 
 std::string host_table(const std::string& label, const nlohmann::json& run) {
@@ -352,9 +358,10 @@ std::string section_provenance(const ReportData& d) {
   std::ostringstream o;
   o << "<h2 id=\"kernels\">Kernels, patches, command line, host</h2>\n<table>\n<tr>" << th("")
     << th("variant") << th("kernel release") << th("patches") << th(".config sha256")
-    << th("isolation command line (spec)") << th("/proc/cmdline of a boot") << "</tr>\n"
-    << variant_rows("A", l.run_a, l.variant_a, d.all_a)
-    << variant_rows("B", l.run_b, l.variant_b, d.all_b) << "</table>\n";
+    << th("isolation command line (spec)") << "</tr>\n"
+    << variant_rows("A", l.run_a, l.variant_a) << variant_rows("B", l.run_b, l.variant_b)
+    << "</table>\n"
+    << proc_cmdline("A", d.all_a) << proc_cmdline("B", d.all_b);
   const std::set<std::string>& acc_a = d.side_a.cell_accelerators;
   const std::set<std::string>& acc_b = d.side_b.cell_accelerators;
   auto join = [](const std::set<std::string>& s) {

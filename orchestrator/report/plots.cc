@@ -102,10 +102,14 @@ void histogram_side(svg::Svg& s, const TailRow& t, const Histogram& h, const His
         side + ": " + std::to_string(h.overflows) + " samples beyond the histogram; " + who);
   }
   int k = 0;
+  std::string beyond;  // the tails past the histogram's last bucket (overflows)
   for (const TailMark& m : kTailMarks) {
     const auto v = tail.*(m.field);
     ++k;
-    if (!v) continue;
+    if (!v) {
+      if (h.overflows > 0) beyond += (beyond.empty() ? "" : ", ") + std::string(m.label);
+      continue;
+    }
     std::string title = side + " " + m.label + " = " + std::to_string(*v) + " " + t.unit;
     if (std::string(m.label) == "max") {
       const std::string c = cell_with_max(cells, side, t.histogram, *v);
@@ -118,6 +122,9 @@ void histogram_side(svg::Svg& s, const TailRow& t, const Histogram& h, const His
     s.text(xx + 3, y.r1 + 10 + 11 * (k - 1) + (side == "A" ? 0 : 36), side + " " + m.label,
            "mark-label " + cls);
   }
+  if (!beyond.empty())
+    s.text(over_x - 6, y.r1 + (side == "A" ? 4 : 17), side + " " + beyond + ": beyond the range",
+           "mark-label " + cls, "end");
 }
 
 }  // namespace

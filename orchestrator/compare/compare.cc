@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "base/json_text.h"
 #include "cmdline/cpulist.h"
@@ -139,6 +140,42 @@ bool is_kernel_failure_class(const std::string& c) {
   return kernel.count(c) > 0;
 }
 
+namespace {
+
+// variants.<v>.build_warnings / touched_files (written by pipeline/run.cc).
+void read_build_facts(const nlohmann::json& v, const std::string& ptr, VariantData& d) {
+  if (auto w = v.find("build_warnings"); w != v.end() && w->is_array()) {
+    d.build_warnings.emplace();
+    for (std::size_t i = 0; i < w->size(); ++i) {
+      try {
+        d.build_warnings->push_back(build_warning_from_json((*w)[i]));
+      } catch (const Error& e) {
+        throw SpecError(ptr + "/build_warnings/" + std::to_string(i), e.what());
+      }
+    }
+  }
+  if (auto t = v.find("touched_files"); t != v.end() && t->is_array())
+    for (const auto& f : *t)
+      if (f.is_string()) d.touched_files.insert(f.get<std::string>());
+}
+
+}  // namespace
+
+std::vector<NewBuildWarning> new_build_warnings(const std::vector<BuildWarning>& a,
+                                                const std::vector<BuildWarning>& b,
+                                                const std::set<std::string>& touched) {
+  auto key = [](const BuildWarning& w) { return std::tie(w.file, w.klass, w.message); };
+  std::set<std::tuple<const std::string&, const std::string&, const std::string&>> in_a;
+  for (const auto& w : a) in_a.insert(key(w));
+  std::vector<NewBuildWarning> out;
+  std::set<std::tuple<const std::string&, const std::string&, const std::string&>> listed;
+  for (const auto& w : b) {
+    if (in_a.count(key(w)) || !listed.insert(key(w)).second) continue;
+    out.push_back({w, touched.count(w.file) > 0});
+  }
+  return out;
+}
+
 VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
   check_run(run);
   const auto names = run_variant_names(run);
@@ -152,7 +189,10 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
   d.run_id = str_or(run, "run_id");
   d.variant = variant;
   if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
-    if (auto v = it->find(variant); v != it->end()) d.kernel_release = str_or(*v, "kernel_release");
+    if (auto v = it->find(variant); v != it->end()) {
+      d.kernel_release = str_or(*v, "kernel_release");
+      read_build_facts(*v, "/variants/" + variant, d);
+    }
   }
   const auto& cells = run["cells"];
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -291,8 +331,14 @@ std::size_t Comparison::kernel_failures_b() const {
                     [](const CellIssue& i) { return i.side == "B" && i.kernel_failure; }));
 }
 
+std::size_t Comparison::new_warnings_in_touched_files() const {
+  if (!new_warnings) return 0;
+  return static_cast<std::size_t>(std::count_if(new_warnings->begin(), new_warnings->end(),
+                                                [](const auto& w) { return w.in_touched_file; }));
+}
+
 std::size_t Comparison::regressions() const {
-  return count(Verdict::regressed) + kernel_failures_b();
+  return count(Verdict::regressed) + kernel_failures_b() + new_warnings_in_touched_files();
 }
 
 int compare_exit_status(const Comparison& c) { return c.regressions() > 0 ? 1 : 0; }
@@ -366,6 +412,8 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   add_gate_rows(run_a, variant_a, 0, cmp.gate);
   add_gate_rows(run_b, variant_b, 1, cmp.gate);
   cmp.settings = settings;
+  if (a.build_warnings && b.build_warnings)
+    cmp.new_warnings = new_build_warnings(*a.build_warnings, *b.build_warnings, b.touched_files);
 
   std::set<std::string> names;
   for (const auto& [n, s] : a.metrics) names.insert(n);

@@ -26,6 +26,7 @@
 #include "base/error.h"
 #include "compare/stats.h"
 #include "compare/verdict.h"
+#include "kernel/build_log.h"
 
 namespace isolab {
 
@@ -65,6 +66,11 @@ struct VariantData {
   std::map<std::string, std::string> histogram_units;
   std::vector<CellIssue> issues;  // side left empty; compare_runs fills it
   std::set<std::string> cell_accelerators;
+  // variants.<v>.build_warnings (kernel/build_log.h JSON form); nullopt when the run did not
+  // record them (older results, or the log was unreadable).
+  std::optional<std::vector<BuildWarning>> build_warnings;
+  // variants.<v>.touched_files: the files the variant's patch series changes.
+  std::set<std::string> touched_files;
 };
 
 // Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
@@ -130,6 +136,19 @@ struct GateSummaryRow {
   std::size_t b_pass = 0, b_total = 0;
 };
 
+// A build warning of B that A's build did not have (matched by file, class and message, not by
+// line or column: a patch shifts lines), as kernel test robots report them.
+struct NewBuildWarning {
+  BuildWarning warning;
+  bool in_touched_file = false;  // in a file B's series changes: counts against B
+};
+
+// The warnings of b not in a (file + class + message), in b's order; in_touched_file from
+// touched (B's series).
+std::vector<NewBuildWarning> new_build_warnings(const std::vector<BuildWarning>& a,
+                                                const std::vector<BuildWarning>& b,
+                                                const std::set<std::string>& touched);
+
 struct Comparison {
   std::string spec_name;
   std::string run_a;
@@ -148,10 +167,14 @@ struct Comparison {
   std::vector<TailRow> tails;
   std::vector<CellIssue> issues;
   std::vector<GateSummaryRow> gate;  // in the order the checks first appear
+  // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
+  std::optional<std::vector<NewBuildWarning>> new_warnings;
 
   std::size_t count(Verdict v) const;
   std::size_t kernel_failures_b() const;
-  // Metric regressions plus kernel-failure cells of B.
+  // New build warnings of B in files B's series touches.
+  std::size_t new_warnings_in_touched_files() const;
+  // Metric regressions plus kernel-failure cells of B plus new warnings in touched files.
   std::size_t regressions() const;
 };
 

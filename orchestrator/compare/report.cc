@@ -186,12 +186,26 @@ std::string issue_line(const CellIssue& i) {
   return s;
 }
 
+// The warnings B's build adds over A's, one line each; the ones in files B's series touches
+// count against B (as a kernel test robot's report would be about them).
+std::vector<std::string> warning_lines(const Comparison& c) {
+  std::vector<std::string> out;
+  if (!c.new_warnings) return out;
+  for (const auto& n : *c.new_warnings)
+    out.push_back(n.warning.describe() +
+                  (n.in_touched_file ? "  [new in a file the series touches: counts against B]"
+                                     : "  [new, in a file the series does not touch]"));
+  return out;
+}
+
 std::string summary_line(const Comparison& c) {
   return std::to_string(c.count(Verdict::regressed)) + " regressed, " +
          std::to_string(c.count(Verdict::improved)) + " improved, " +
          std::to_string(c.count(Verdict::no_change)) + " no significant change, " +
          std::to_string(c.count(Verdict::inconclusive)) + " inconclusive; " +
-         std::to_string(c.kernel_failures_b()) + " kernel failure(s) in B; exit status " +
+         std::to_string(c.kernel_failures_b()) + " kernel failure(s) in B; " +
+         std::to_string(c.new_warnings_in_touched_files()) +
+         " new build warning(s) of B in files it touches; exit status " +
          std::to_string(compare_exit_status(c));
 }
 
@@ -274,6 +288,12 @@ std::vector<SummaryLine> summarize(const Comparison& c) {
   for (const auto& r : c.metrics) {
     if (!is_count(r) && moved(r)) lines.push_back(timing_summary(r));
   }
+  if (c.new_warnings_in_touched_files() > 0)
+    lines.push_back({std::to_string(c.new_warnings_in_touched_files()) +
+                         " new build warning(s) of " + c.variant_b +
+                         " in files its series touches: regressed (see build warnings)",
+                     {{"new_build_warnings_in_touched_files", c.new_warnings_in_touched_files()},
+                      {"verdict", "regressed"}}});
   lines.push_back(count_rest_summary(c));
   return lines;
 }
@@ -420,6 +440,11 @@ std::string render_text(const Comparison& c) {
       for (const auto& g : i.gate_failures) o << "    gate: " << g << "\n";
     }
   }
+  if (c.new_warnings) {
+    o << "\nbuild warnings B adds over A (matched by file, class and message): "
+      << c.new_warnings->size() << "\n";
+    for (const auto& l : warning_lines(c)) o << "  " << l << "\n";
+  }
   o << "\n" << summary_line(c) << "\n";
   return o.str();
 }
@@ -514,11 +539,22 @@ nlohmann::json render_json(const Comparison& c) {
          {"gate_failures", i.gate_failures},
          {"kernel_failure", i.kernel_failure}});
   }
+  if (c.new_warnings) {
+    j["new_build_warnings"] = nlohmann::json::array();
+    for (const auto& n : *c.new_warnings) {
+      nlohmann::json w = build_warning_to_json(n.warning);
+      w["in_touched_file"] = n.in_touched_file;
+      j["new_build_warnings"].push_back(w);
+    }
+  } else {
+    j["new_build_warnings"] = nullptr;
+  }
   j["summary"] = {{"improved", c.count(Verdict::improved)},
                   {"regressed", c.count(Verdict::regressed)},
                   {"no_change", c.count(Verdict::no_change)},
                   {"inconclusive", c.count(Verdict::inconclusive)},
                   {"kernel_failures_b", c.kernel_failures_b()},
+                  {"new_warnings_in_touched_files", c.new_warnings_in_touched_files()},
                   {"regressions", c.regressions()},
                   {"exit_status", compare_exit_status(c)},
                   {"lines", nlohmann::json::array()}};
@@ -591,6 +627,10 @@ std::string render_markdown(const Comparison& c) {
       for (const auto& g : i.gate_failures) o << "  - gate: " << md_escape(g) << "\n";
     }
   }
+  if (c.new_warnings) {
+    o << "\nBuild warnings B adds over A: " << c.new_warnings->size() << "\n\n";
+    for (const auto& l : warning_lines(c)) o << "- `" << md_escape(l) << "`\n";
+  }
   o << "\n" << md_escape(summary_line(c)) << "\n";
   return o.str();
 }
@@ -640,11 +680,36 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
+namespace {
+
+// One testcase for the warnings B adds, failed when one is in a file B's series touches; none
+// when either build recorded no warnings.
+void junit_build_warnings(const Comparison& c, const std::string& classname,
+                          std::ostringstream& o) {
+  if (!c.new_warnings) return;
+  o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"build-warnings."
+    << xml_escape(c.variant_b) << "\" time=\"0\"";
+  if (c.new_warnings_in_touched_files() == 0) {
+    o << "/>\n";
+    return;
+  }
+  std::string detail;
+  for (const auto& l : warning_lines(c)) detail += l + "\n";
+  o << ">\n      <failure type=\"new-build-warning\" message=\""
+    << xml_escape(std::to_string(c.new_warnings_in_touched_files()) +
+                  " new build warning(s) in files the series touches")
+    << "\">" << xml_escape(detail) << "</failure>\n    </testcase>\n";
+}
+
+}  // namespace
+
 std::string render_junit(const Comparison& c) {
   const std::string classname =
       "isolab.compare." + (c.spec_name.empty() ? std::string("run") : c.spec_name);
-  const std::size_t tests = c.metrics.size() + 1;  // + kernel-health
-  const std::size_t failures = c.count(Verdict::regressed) + (c.kernel_failures_b() > 0 ? 1 : 0);
+  // + kernel-health, + build-warnings when both builds recorded their warnings
+  const std::size_t tests = c.metrics.size() + 1 + (c.new_warnings ? 1 : 0);
+  const std::size_t failures = c.count(Verdict::regressed) + (c.kernel_failures_b() > 0 ? 1 : 0) +
+                               (c.new_warnings_in_touched_files() > 0 ? 1 : 0);
   const std::size_t skipped = c.count(Verdict::inconclusive);
   const std::string suite = (c.spec_name.empty() ? std::string("isolab") : c.spec_name) + ": " +
                             c.variant_a + " vs " + c.variant_b;
@@ -708,6 +773,7 @@ std::string render_junit(const Comparison& c) {
   } else {
     o << "/>\n";
   }
+  junit_build_warnings(c, classname, o);
   o << "    <system-out>" << xml_escape(render_text(c)) << "</system-out>\n";
   o << "  </testsuite>\n</testsuites>\n";
   return o.str();

@@ -1,8 +1,11 @@
 #include "kernel/build_log.h"
 
+#include <algorithm>
 #include <regex>
+#include <set>
 #include <vector>
 
+#include "base/error.h"
 #include "base/files.h"
 
 namespace isolab {
@@ -66,6 +69,154 @@ std::string first_build_error(std::string_view log, const std::string& source_di
   for (auto l : ls)
     if (search(l, make_err)) return clean(l, source_dir);
   return "";
+}
+
+std::string BuildWarning::describe() const {
+  std::string s = file;
+  if (line > 0) s += ":" + std::to_string(line);
+  if (column > 0) s += ":" + std::to_string(column);
+  s += ": warning: " + message;
+  if (!klass.empty()) s += " [" + klass + "]";
+  return s;
+}
+
+namespace {
+
+std::string strip_source(std::string path, const std::string& source_dir) {
+  if (!source_dir.empty()) {
+    std::string prefix = source_dir.back() == '/' ? source_dir : source_dir + "/";
+    if (path.rfind(prefix, 0) == 0) path.erase(0, prefix.size());
+  }
+  while (path.rfind("../", 0) == 0) path.erase(0, 3);
+  return path;
+}
+
+int to_int(const std::csub_match& m) {
+  if (!m.matched || m.length() > 9) return 0;
+  return std::stoi(m.str());
+}
+
+// gcc: "file:line[:col]: warning: message [-Wclass]" (clang adds the same suffix).
+std::optional<BuildWarning> compiler_warning(std::string_view l, const std::string& src) {
+  static const std::regex re(R"(^(\S+?):(\d+):(?:(\d+):)? ?warning: (.*?)(?: \[(-W[^\]]+)\])?$)");
+  std::cmatch m;
+  if (!search(l, re, &m)) return std::nullopt;
+  BuildWarning w;
+  w.file = strip_source(m[1].str(), src);
+  w.line = to_int(m[2]);
+  w.column = to_int(m[3]);
+  w.message = m[4].str();
+  w.klass = m[5].matched ? m[5].str() : "";
+  if (w.file == ".config" || (w.file.size() > 7 && w.file.substr(w.file.size() - 7) == ".config") ||
+      w.file.find("Kconfig") != std::string::npos)
+    w.klass = "kconfig";
+  return w;
+}
+
+// objtool, modpost, ld: no line numbers.
+std::optional<BuildWarning> tool_warning(std::string_view l, const std::string& src) {
+  static const std::regex objtool(R"(^(\S+): warning: objtool: (.*)$)");
+  static const std::regex modpost(R"(^WARNING: modpost: (.*)$)");
+  static const std::regex ld(R"(^(?:\S*-)?ld(?:\.\w+)?: warning: (.*)$)");
+  std::cmatch m;
+  BuildWarning w;
+  if (search(l, objtool, &m)) {
+    w.file = strip_source(m[1].str(), src);
+    w.klass = "objtool";
+    w.message = m[2].str();
+  } else if (search(l, modpost, &m)) {
+    w.klass = "modpost";
+    w.message = m[1].str();
+  } else if (search(l, ld, &m)) {
+    w.klass = "ld";
+    w.message = m[1].str();
+  } else {
+    return std::nullopt;
+  }
+  return w;
+}
+
+std::string clean_message(std::string s) {
+  s = replace_all(s, "\xe2\x80\x98", "'");
+  s = replace_all(s, "\xe2\x80\x99", "'");
+  return sanitize_excerpt(s, 300);
+}
+
+}  // namespace
+
+std::vector<BuildWarning> parse_build_warnings(std::string_view log,
+                                               const std::string& source_dir) {
+  std::vector<BuildWarning> out;
+  for (auto l : lines_of(log)) {
+    while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
+    if (l.find("warning: ") == std::string_view::npos &&
+        l.find("WARNING: ") == std::string_view::npos &&
+        l.find(":warning: ") == std::string_view::npos)
+      continue;
+    auto w = compiler_warning(l, source_dir);
+    if (!w) w = tool_warning(l, source_dir);
+    if (!w) continue;
+    w->file = sanitize_excerpt(w->file, 200);
+    w->message = clean_message(w->message);
+    if (std::find(out.begin(), out.end(), *w) == out.end()) out.push_back(std::move(*w));
+  }
+  return out;
+}
+
+std::vector<std::string> patch_touched_files(std::string_view patch) {
+  std::set<std::string> files;
+  std::string minus;
+  auto path_of = [](std::string_view l) {
+    l.remove_prefix(4);
+    l = l.substr(0, l.find('\t'));  // diff -u puts a timestamp after a tab
+    if (l.substr(0, 2) == "a/" || l.substr(0, 2) == "b/") l.remove_prefix(2);
+    return std::string(l);
+  };
+  for (auto l : lines_of(patch)) {
+    if (l.substr(0, 4) == "--- ") minus = path_of(l);
+    if (l.substr(0, 4) != "+++ ") continue;
+    std::string plus = path_of(l);
+    if (plus == "dev/null" || l.substr(4) == "/dev/null") plus = minus;
+    if (!plus.empty() && plus != "dev/null") files.insert(sanitize_excerpt(plus, 200));
+  }
+  return {files.begin(), files.end()};
+}
+
+std::string build_log_source_dir(std::string_view log) {
+  static const std::string script = "/scripts/kconfig/merge_config.sh";
+  for (auto l : lines_of(log)) {
+    if (l.substr(0, 4) != "### ") continue;
+    std::size_t at = l.find(script);
+    if (at == std::string_view::npos) continue;
+    std::string_view dir = l.substr(4, at - 4);
+    if (dir.find(' ') == std::string_view::npos) return std::string(dir);
+  }
+  return "";
+}
+
+nlohmann::json build_warning_to_json(const BuildWarning& w) {
+  return {{"file", w.file},
+          {"line", w.line},
+          {"column", w.column},
+          {"class", w.klass},
+          {"message", w.message}};
+}
+
+BuildWarning build_warning_from_json(const nlohmann::json& j) {
+  auto need = [&](const char* k, bool number) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(k) ||
+        (number ? !j.at(k).is_number_integer() : !j.at(k).is_string()))
+      throw Error(std::string("build warning: field \"") + k + "\" missing or not a " +
+                  (number ? "integer" : "string"));
+    return j.at(k);
+  };
+  BuildWarning w;
+  w.file = need("file", false).get<std::string>();
+  w.line = need("line", true).get<int>();
+  w.column = need("column", true).get<int>();
+  w.klass = need("class", false).get<std::string>();
+  w.message = need("message", false).get<std::string>();
+  return w;
 }
 
 std::string PatchFailure::describe() const {

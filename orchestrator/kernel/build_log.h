@@ -2,9 +2,11 @@
 // file/hunk/line of a patch that does not apply (GNU patch --dry-run, git apply --check -v).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace isolab {
 
@@ -15,6 +17,46 @@ namespace isolab {
 // 400 bytes; gcc's UTF-8 quotes U+2018/U+2019 become '), with every "<source_dir>/" removed so
 // that paths read "mm/vmstat.c:..."; "" when the log has none of these.
 std::string first_build_error(std::string_view log, const std::string& source_dir = "");
+
+// One compiler or kbuild warning of a build log (what kernel test robots report).
+struct BuildWarning {
+  std::string file;     // relative to the source tree ("mm/vmstat.c"), ".config", "vmlinux.o"
+  int line = 0;         // 0 when the tool gives none
+  int column = 0;       // 0 when the tool gives none
+  std::string klass;    // gcc's "-Wunused-variable" from "[-W...]"; "kconfig" for a .config
+                        // warning, "objtool", "modpost", "ld" for those tools; "" otherwise
+  std::string message;  // the text after "warning: ", without the "[-W...]" suffix
+
+  // "mm/vmstat.c:2162:13: warning: unused variable 'x' [-Wunused-variable]"
+  std::string describe() const;
+  bool operator==(const BuildWarning&) const = default;
+};
+
+// The warnings of a kernel build log (make with gcc, C locale), in log order, duplicates (same
+// file, line, column, class and message: a header warned about once per includer) dropped.
+// Recognized lines: gcc/clang "<file>:<line>:<col>: warning: <msg> [-W<class>]" (also without
+// the column), Kconfig "<file>:<line>:warning: <msg>", objtool "<obj>: warning: objtool: <msg>",
+// modpost "WARNING: modpost: <msg>", ld "ld: warning: <msg>". "<source_dir>/" is removed from
+// paths (an O= build prints absolute source paths) and a "../" prefix too; messages are
+// sanitized (printable ASCII, gcc's U+2018/U+2019 quotes as ', at most 300 bytes). Notes
+// ("note: ...", "In function ...") are not warnings. Never throws.
+std::vector<BuildWarning> parse_build_warnings(std::string_view log,
+                                               const std::string& source_dir = "");
+
+// The kernel source directory an isolab build log names: the directory of the
+// "scripts/kconfig/merge_config.sh" its "### " command header runs; "" when absent.
+std::string build_log_source_dir(std::string_view log);
+
+// JSON form used in result.json (variants.<v>.build_warnings[]):
+// {"file", "line", "column", "class", "message"}. from_json throws isolab::Error naming the
+// field when the object does not have that shape.
+nlohmann::json build_warning_to_json(const BuildWarning& w);
+BuildWarning build_warning_from_json(const nlohmann::json& j);
+
+// The files a unified diff (git format-patch or diff -u) changes: the "b/" side of each
+// "+++ b/<path>" header, or the "a/" side of "--- a/<path>" when the file is deleted
+// ("+++ /dev/null"); without a/ b/ prefixes the path as written. Sorted, unique.
+std::vector<std::string> patch_touched_files(std::string_view patch_text);
 
 // Where a patch failed to apply.
 struct PatchFailure {

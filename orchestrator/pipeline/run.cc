@@ -7,6 +7,7 @@
 #include <csignal>
 #include <ctime>
 #include <random>
+#include <set>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -15,6 +16,7 @@
 #include "guest/channel.h"
 #include "guest/initramfs.h"
 #include "guest/plan.h"
+#include "kernel/build_log.h"
 #include "kernel/cache.h"
 #include "kernel/file_lock.h"
 #include "kernel/kernel.h"
@@ -134,6 +136,37 @@ void reopen_interrupted(json& d) {
 }
 
 // True when the bzImage is a kernel cache entry (not a prebuilt image elsewhere).
+// rtla (and its libtracefs/libtraceevent) goes into the guest image only when a workload runs
+// it, so the default image and its cache key stay as they were.
+bool uses_rtla(const Spec& spec) {
+  for (const auto& w : spec.workloads)
+    if (w.tool.rfind("rtla-", 0) == 0) return true;
+  return false;
+}
+
+// What a kernel build says beside the kernel (seed 002): its compiler and kbuild warnings,
+// from the build log (kernel/build_log.h), and the files its patches change, so that compare
+// can tell which warnings B adds in the files its series touches. A log that cannot be read
+// gives null warnings (compare then skips them) rather than an empty list.
+json build_facts(const KernelArtifact& k) {
+  json warnings = nullptr;
+  try {
+    const std::string log = read_file(k.log, 64u << 20);
+    warnings = json::array();
+    for (const auto& w : parse_build_warnings(log, build_log_source_dir(log)))
+      warnings.push_back(build_warning_to_json(w));
+  } catch (const Error&) {
+  }
+  std::set<std::string> touched;
+  for (const auto& p : k.patches) {
+    try {
+      for (auto& f : patch_touched_files(read_file(p.path, 16u << 20))) touched.insert(f);
+    } catch (const Error&) {
+    }
+  }
+  return {{"build_warnings", warnings}, {"touched_files", touched}};
+}
+
 bool in_kernel_cache(const fs::path& cache, const fs::path& bzimage) {
   return bzimage.parent_path().parent_path().lexically_normal() ==
          (fs::absolute(cache) / "kernels").lexically_normal();
@@ -542,6 +575,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
           {"build_log", k.log.string()},
           {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
           {"cmdline", guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline)}};
+      d["variants"][v.name].update(build_facts(k));
       say("variant " + v.name + ": " + k.kernel_release +
           (k.from_cache
                ? " (cached)"
@@ -559,6 +593,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
   check_interrupt();
   BaseImageInputs bi;
   bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
+  if (uses_rtla(spec)) bi.tools.push_back("/usr/bin/rtla");
   BaseImage base = ensure_base_image(runner, bi, cache);
   d["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
   doc->save();

@@ -715,3 +715,75 @@ TEST(CountMetrics, OlderFilesByUnitAndBadFieldsNameTheirPointer) {
 
 }  // namespace
 }  // namespace isolab
+
+namespace isolab {
+namespace {
+
+const std::filesystem::path kBuildLogs =
+    std::filesystem::path(ISOLAB_TEST_DATA_DIR) / "kernel" / "build-warning";
+
+nlohmann::json warnings_json(const std::string& log_name) {
+  const std::string log = read_file(kBuildLogs / log_name);
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& w : parse_build_warnings(log, build_log_source_dir(log)))
+    arr.push_back(build_warning_to_json(w));
+  return arr;
+}
+
+// Seed 002: the real logs of the cached vanilla build and of the planted-warning build. B adds
+// one warning in mm/vmstat.c, which its series touches: listed and counted against B. Line
+// numbers do not take part in the match: the same warning moved by a patch is not new.
+TEST(CompareBuildWarnings, NewWarningInATouchedFileCountsAgainstB) {
+  auto run = make_run("r-warn", 3, 1.0, 7);
+  run["variants"]["vanilla"]["build_warnings"] = warnings_json("vanilla-6.1.log");
+  run["variants"]["vanilla"]["touched_files"] = nlohmann::json::array();
+  run["variants"]["patched"]["build_warnings"] = warnings_json("planted-6.1.log");
+  run["variants"]["patched"]["touched_files"] = nlohmann::json::array({"mm/vmstat.c"});
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  ASSERT_TRUE(c.new_warnings.has_value());
+  ASSERT_EQ(c.new_warnings->size(), 1u);
+  const auto& w = c.new_warnings->front();
+  EXPECT_EQ(w.warning.file, "mm/vmstat.c");
+  EXPECT_EQ(w.warning.klass, "-Wunused-variable");
+  EXPECT_EQ(w.warning.message, "unused variable 'planted_unused'");
+  EXPECT_TRUE(w.in_touched_file);
+  EXPECT_EQ(c.new_warnings_in_touched_files(), 1u);
+  EXPECT_EQ(compare_exit_status(c), 1);
+  const std::string text = render_text(c);
+  EXPECT_THAT(text, HasSubstr("mm/vmstat.c:2011:13: warning: unused variable 'planted_unused' "
+                              "[-Wunused-variable]  [new in a file the series touches"));
+  EXPECT_THAT(text, HasSubstr("1 new build warning(s) of patched in files its series touches"));
+  EXPECT_THAT(render_junit(c), HasSubstr("type=\"new-build-warning\""));
+
+  // The same warning on another line in A is not new; in a file B does not touch it is listed
+  // but does not count.
+  auto moved = run;
+  auto shifted = moved["variants"]["patched"]["build_warnings"];
+  for (auto& x : shifted) x["line"] = x["line"].get<int>() + 40;
+  moved["variants"]["vanilla"]["build_warnings"] = shifted;
+  EXPECT_TRUE(compare_run_variants(moved, CompareSettings{}).new_warnings->empty());
+  auto untouched = run;
+  untouched["variants"]["patched"]["touched_files"] =
+      nlohmann::json::array({"kernel/sched/core.c"});
+  const Comparison u = compare_run_variants(untouched, CompareSettings{});
+  ASSERT_EQ(u.new_warnings->size(), 1u);
+  EXPECT_FALSE(u.new_warnings->front().in_touched_file);
+  EXPECT_EQ(compare_exit_status(u), 0);
+  // Runs without recorded warnings compare as before.
+  EXPECT_FALSE(compare_run_variants(make_run("r-old", 3, 1.0, 7), CompareSettings{})
+                   .new_warnings.has_value());
+}
+
+TEST(CompareBuildWarnings, MalformedWarningNamesItsPointer) {
+  auto run = make_run("r-bad", 3, 1.0, 7);
+  run["variants"]["patched"]["build_warnings"] = nlohmann::json::array({{{"file", 3}}});
+  try {
+    extract_variant(run, "patched");
+    FAIL() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("/variants/patched/build_warnings/0"));
+  }
+}
+
+}  // namespace
+}  // namespace isolab

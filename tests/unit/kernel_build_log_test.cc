@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "base/files.h"
 #include "kernel/build_log.h"
 
@@ -100,6 +101,65 @@ TEST(KernelBuildError, RealKernelBuildLog) {
   EXPECT_EQ(first_build_error(log),
             "/root/.cache/isolab/worktrees/0f01b12c4eee3384/mm/vmstat.c:1932:9: error: "
             "'isolab_undeclared_counter' undeclared (first use in this function)");
+}
+
+}  // namespace
+
+namespace {
+
+// Seed 002: the real log of building tests/data/kernel/planted-warning on the cached default
+// vanilla build (only mm/vmstat.c recompiled; gcc 12 prints UTF-8 quotes even in the C locale).
+TEST(KernelBuildWarnings, PlantedUnusedVariableFromTheRealLog) {
+  const std::string log = read_file(kData + "build-warning/planted-6.1.log");
+  const std::string src = build_log_source_dir(log);
+  EXPECT_EQ(src, "/root/.cache/isolab/worktrees/0f01b12c4eee3384");
+  auto ws = parse_build_warnings(log, src);
+  std::vector<BuildWarning> compiler;
+  for (const auto& w : ws)
+    if (w.klass != "kconfig") compiler.push_back(w);
+  ASSERT_EQ(compiler.size(), 1u);
+  const BuildWarning& w = compiler[0];
+  EXPECT_EQ(w.file, "mm/vmstat.c");
+  EXPECT_EQ(w.line, 2011);
+  EXPECT_EQ(w.column, 13);
+  EXPECT_EQ(w.klass, "-Wunused-variable");
+  EXPECT_EQ(w.message, "unused variable 'planted_unused'");
+  EXPECT_EQ(w.describe(),
+            "mm/vmstat.c:2011:13: warning: unused variable 'planted_unused' [-Wunused-variable]");
+  // Kconfig's own warnings of the same log (".config:1330:warning: override: ...").
+  std::size_t kconfig = 0;
+  for (const auto& k : ws)
+    if (k.klass == "kconfig") {
+      ++kconfig;
+      EXPECT_EQ(k.file, ".config");
+      EXPECT_GT(k.line, 0);
+      EXPECT_EQ(k.message.rfind("override: ", 0), 0u) << k.message;
+    }
+  EXPECT_GE(kconfig, 3u);
+  // Without the source dir the absolute path stays (nothing is guessed).
+  EXPECT_EQ(parse_build_warnings(log).back().file.rfind("/root/.cache/isolab/worktrees/", 0), 0u);
+}
+
+TEST(KernelBuildWarnings, VanillaLogHasNoCompilerWarning) {
+  const std::string log = read_file(kData + "build-warning/vanilla-6.1.log");
+  for (const auto& w : parse_build_warnings(log, build_log_source_dir(log)))
+    EXPECT_EQ(w.klass, "kconfig") << w.describe();
+}
+
+TEST(KernelBuildWarnings, JsonRoundTripAndErrors) {
+  BuildWarning w{"mm/vmstat.c", 2011, 13, "-Wunused-variable", "unused variable 'x'"};
+  EXPECT_EQ(build_warning_from_json(build_warning_to_json(w)), w);
+  EXPECT_THROW(build_warning_from_json({{"file", "a.c"}}), Error);
+}
+
+TEST(KernelBuildWarnings, TouchedFilesOfRealPatches) {
+  const std::string planted = read_file(
+      kData + "planted-warning/0001-mm-vmstat-PLANTED-WARNING-an-unused-variable-in-vmst.patch");
+  EXPECT_EQ(patch_touched_files(planted), (std::vector<std::string>{"mm/vmstat.c"}));
+  const std::string two = read_file(kData + "patch-fail/plain-two-hunks.diff");
+  EXPECT_EQ(patch_touched_files(two), (std::vector<std::string>{"mm/vmstat.c"}));
+  EXPECT_EQ(patch_touched_files("--- a/old.c\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"),
+            (std::vector<std::string>{"old.c"}));
 }
 
 }  // namespace

@@ -8,12 +8,14 @@ namespace isolab {
 
 std::string trace_event_boot_param() {
   return "trace_event=irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_entry,"
-         "irq:softirq_exit,workqueue:workqueue_execute_start,workqueue:workqueue_execute_end,"
+         "irq:softirq_exit,workqueue:workqueue_queue_work,workqueue:workqueue_execute_start,"
+         "workqueue:workqueue_execute_end,"
          "timer:hrtimer_expire_entry,timer:timer_expire_entry,timer:tick_stop,"
          "irq_vectors:local_timer_entry,irq_vectors:local_timer_exit,"
          "irq_vectors:reschedule_entry,irq_vectors:reschedule_exit,"
          "irq_vectors:call_function_entry,irq_vectors:call_function_exit,"
-         "irq_vectors:call_function_single_entry,irq_vectors:call_function_single_exit";
+         "irq_vectors:call_function_single_entry,irq_vectors:call_function_single_exit"
+         " trace_clock=global";
 }
 
 std::string sh_quote(const std::string& w) {
@@ -161,7 +163,7 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers).
     init +=
         "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
-        "pkill -KILL -x vmstat-overhead 2>/dev/null\n";
+        "pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null\n";
     if (!s.trace_cpus.empty()) {
       init += "if [ -d $T/events ]; then : > " + s.name + ".trace\n";
       init += "  for c in $(echo " + s.trace_cpus +
@@ -170,6 +172,13 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
               "echo \"# cpu $c\" >> " +
               s.name + ".trace; cat $T/per_cpu/cpu$c/trace >> " + s.name +
               ".trace 2>/dev/null; done\n";
+      // vmstat_shepherd queues vmstat_update from a housekeeping CPU: its queue events are in
+      // that CPU's buffer, with the target in cpu= (parse/trace.h vmstat_queueing()).
+      init +=
+          "  cat $T/per_cpu/cpu*/trace 2>/dev/null | grep "
+          "'workqueue_queue_work:.*function=vmstat_update' > " +
+          s.name + ".vmstat_queue\n";
+      init += "  rec " + s.name + ".vmstat_queue 0 " + s.name + ".vmstat_queue\n";
       init += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo 1 > $T/tracing_on; fi\n";
     }
     init += "echo \"isolab: step " + s.name + " exit $rc\"\n";

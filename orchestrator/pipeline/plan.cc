@@ -153,9 +153,9 @@ void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, 
   for (const auto& v : spec.variants) {
     VmConfig vm;
     vm.cmdline = variant_guest_cmdline(guest, v, trace);
-    const std::string what = "variant " + v.name +
-                             ": the final guest command line (with isolab's " +
-                             (trace ? "trace_event=, " : "") + "console=ttyS0 panic=-1)";
+    const std::string what =
+        "variant " + v.name + ": the final guest command line (with isolab's " +
+        (trace ? "trace_event=, trace_clock=, " : "") + "console=ttyS0 panic=-1)";
     if (auto m = cmdline_cut_message(full_kernel_cmdline(vm), what))
       throw SpecError(guest_source_pointer(spec), *m);
   }

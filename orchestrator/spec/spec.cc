@@ -139,10 +139,12 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
   w.name = o.str("name", is_load ? "load" : "");
   check_name(w.name, o.ptr("name"), "workload");
   w.tool = o.str("tool");
-  static const std::set<std::string> tools = {"cyclictest", "stress-ng", "vmstat-overhead"};
+  static const std::set<std::string> tools = {"cyclictest", "stress-ng", "vmstat-overhead",
+                                              "rtla-osnoise", "rtla-timerlat"};
   if (!tools.count(w.tool))
     throw SpecError(o.ptr("tool"), "unknown tool '" + sanitize_excerpt(w.tool, 40) +
-                                       "' (known: cyclictest, stress-ng, vmstat-overhead)");
+                                       "' (known: cyclictest, stress-ng, vmstat-overhead, "
+                                       "rtla-osnoise, rtla-timerlat)");
   if (is_load && w.tool != "stress-ng") throw SpecError(o.ptr("tool"), "a load must be stress-ng");
   w.cpus = o.str("cpus", w.tool == "stress-ng" ? "housekeeping" : "isolated");
   static const std::regex cpus_re("isolated|housekeeping|all|[0-9N, :/-]+");
@@ -151,6 +153,8 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
                                        sanitize_excerpt(w.cpus, 40) + "'");
   w.duration_s =
       static_cast<int>(o.integer("duration_s", w.tool == "vmstat-overhead" ? 0 : 10, 0, 86400));
+  if (w.tool.rfind("rtla-", 0) == 0 && w.duration_s < 1)
+    throw SpecError(o.ptr("duration_s"), "an rtla workload needs a duration of at least 1 s");
   w.interval_us = static_cast<int>(o.integer("interval_us", 1000, 50, 1000000));
   w.priority = static_cast<int>(o.integer("priority", 95, 1, 99));
   w.histogram_us = static_cast<int>(o.integer("histogram_us", 1000, 0, 100000));

@@ -35,11 +35,12 @@ struct VariantSpec {
 // One workload. `cpus` selects guest CPUs: "isolated", "housekeeping", "all" or a cpulist.
 struct WorkloadSpec {
   std::string name;  // metric prefix; [A-Za-z0-9_.-]{1,40}, unique
-  std::string tool;  // "cyclictest" | "stress-ng" | "vmstat-overhead"
+  // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat"
+  std::string tool;
   std::string cpus = "isolated";
-  // cyclictest
+  // cyclictest, rtla-*
   int duration_s = 10;
-  int interval_us = 1000;
+  int interval_us = 1000;  // cyclictest -i; rtla-timerlat -p (the timerlat period)
   int priority = 95;
   int histogram_us = 1000;  // -h bucket count (1 µs buckets); 0 disables
   // stress-ng: stressor -> instances (0 = one per selected CPU)

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/cyclictest.h"
+#include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"
@@ -52,6 +53,23 @@ std::vector<std::string> stressng_argv(const WorkloadSpec& w, const CpuSet& cpus
               {"--timeout", std::to_string(duration_s) + "s", "--metrics", "--yaml", yaml});
   argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
   return argv;
+}
+
+// rtla (tools/tracing/rtla, Debian package rtla). The step first keeps the guest's
+// available_tracers, so that a kernel without the tracer is told apart from a tool failure
+// (case R2), and does not start rtla when the tracer is missing.
+std::string rtla_script(const WorkloadSpec& w, const CpuSet& cpus) {
+  const bool timerlat = w.tool == "rtla-timerlat";
+  const std::string tracer = timerlat ? "timerlat" : "osnoise";
+  std::vector<std::string> argv = {"rtla", tracer, timerlat ? "hist" : "top"};
+  if (!timerlat) argv.push_back("-q");  // only the final summary, no terminal redraws
+  argv.insert(argv.end(), {"-c", cpus.to_list(), "-d", std::to_string(w.duration_s) + "s"});
+  if (timerlat) argv.insert(argv.end(), {"-p", std::to_string(w.interval_us)});
+  argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
+  return "cat /sys/kernel/tracing/available_tracers > available_tracers 2>&1\n"
+         "grep -qw " +
+         tracer + " available_tracers || { echo 'isolab: tracer " + tracer +
+         " is not in available_tracers' >&2; exit 3; }\n" + words(argv) + "\n";
 }
 
 }  // namespace
@@ -118,6 +136,10 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     int run_s = w.duration_s > 0 ? w.duration_s + static_cast<int>(w.warmup_iterations / 1000)
                                  : static_cast<int>(w.iterations / 1000);
     s.timeout_s = w.timeout_s ? w.timeout_s : run_s + margin;
+  } else if (w.tool == "rtla-osnoise" || w.tool == "rtla-timerlat") {
+    s.script = rtla_script(w, cpus);
+    s.outputs.push_back({"available_tracers", "available_tracers"});
+    s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + margin;
   } else {
     throw Error("workload " + w.name + ": unknown tool " + w.tool);
   }
@@ -135,6 +157,28 @@ void prefixed(WorkloadOutcome& o, const std::string& prefix, const Metrics& m) {
 }
 
 std::string rc_text(const ChannelRecord* r) { return r ? std::to_string(r->rc) : "?"; }
+
+// rtla: a failed run (no tracer, a tool error, a crash) is a failed measurement with its class
+// in the reason (case R2), never metrics of zero noise.
+void parse_rtla_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelRecord& out,
+                     const ChannelRecord* err, const ChannelRecord* tracers) {
+  const bool timerlat = w.tool == "rtla-timerlat";
+  std::optional<std::string_view> available;
+  if (tracers && !tracers->data.empty()) available = tracers->data;
+  RtlaRunCheck c =
+      check_rtla_run(timerlat ? "timerlat" : "osnoise", out.data,
+                     err ? std::string_view(err->data) : std::string_view(), out.rc, available);
+  if (!c.ok) {
+    o.failed = true;
+    o.failure = w.tool + ": " + c.kind + ": " + c.reason;
+    return;
+  }
+  const std::string p = w.name + ".";
+  if (timerlat)
+    prefixed(o, p, rtla_timerlat_metrics(parse_rtla_timerlat_hist(out.data), &o.notes));
+  else
+    prefixed(o, p, rtla_osnoise_metrics(parse_rtla_osnoise_top(out.data)));
+}
 
 }  // namespace
 
@@ -194,6 +238,8 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
       else
         prefixed(o, p, stressng_metrics(parse_stressng_yaml(y->data), &o.notes));
       if (out->rc != 0) fail("stress-ng exited " + std::to_string(out->rc));
+    } else if (w.tool == "rtla-osnoise" || w.tool == "rtla-timerlat") {
+      parse_rtla_step(o, w, *out, err, ch.find(p + "available_tracers"));
     } else if (w.tool == "vmstat-overhead") {
       if (out->rc != 0)
         fail("vmstat-overhead exited " + std::to_string(out->rc) + ": " +

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -134,6 +135,48 @@ TEST(WorkloadStep, CyclictestWithLoadRunsAndParses) {
   ASSERT_TRUE(o.metrics.count("lat.latency_max_us"));
   EXPECT_TRUE(o.metrics.count("lat.load.cpu.bogo_ops_per_s_real"));
   EXPECT_FALSE(o.histograms.is_null());
+}
+
+// The rtla steps run for real on this host. Where the host kernel has the tracer (tracefs
+// mounted, available_tracers lists it) they must measure; where it has not (this build host: a
+// container without tracefs) the guest-side check must stop the step before rtla runs and the
+// outcome must be a classified failure, never metrics of zero noise (case R2). Then the real
+// rtla itself, started without the check, must fail the same way.
+TEST(WorkloadStep, RtlaStepsMeasureOrFailClassified) {
+  for (const char* tool : {"rtla-osnoise", "rtla-timerlat"}) {
+    WorkloadSpec w;
+    w.name = tool;
+    w.tool = tool;
+    w.duration_s = 1;
+    const std::string tracer = std::string(tool).substr(5);
+    std::string available;
+    if (fs::exists("/sys/kernel/tracing/available_tracers"))
+      available = read_file("/sys/kernel/tracing/available_tracers");
+    const bool has_tracer = (" " + available + " ").find(" " + tracer + " ") != std::string::npos ||
+                            available.find(tracer + "\n") != std::string::npos;
+    GuestStep s = guest_step(w, host_partition(), TimeoutSpec{}, false);
+    WorkloadOutcome o = parse_workload(w, run_step(s));
+    if (has_tracer) {
+      EXPECT_FALSE(o.failed) << o.failure;
+      EXPECT_FALSE(o.metrics.empty());
+      continue;
+    }
+    EXPECT_TRUE(o.failed) << tool;
+    EXPECT_NE(o.failure.find("tracer unavailable"), std::string::npos) << o.failure;
+    EXPECT_TRUE(o.metrics.empty());
+
+    GuestStep direct = s;
+    direct.script = "rtla " + tracer + (tracer == "osnoise" ? " top -q" : " hist") + " -d 1s\n";
+    ChannelContents ch = run_step(direct);
+    ch.records.erase(std::remove_if(ch.records.begin(), ch.records.end(),
+                                    [](const ChannelRecord& r) {
+                                      return r.name.find("available_tracers") != std::string::npos;
+                                    }),
+                     ch.records.end());
+    WorkloadOutcome d = parse_workload(w, ch);
+    EXPECT_TRUE(d.failed) << tool;
+    EXPECT_NE(d.failure.find("Tracer " + tracer + " not found!"), std::string::npos) << d.failure;
+  }
 }
 
 }  // namespace

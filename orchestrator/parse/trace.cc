@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -404,12 +405,34 @@ std::vector<double> gaps_ms(const CpuTrace& c) {
   return out;
 }
 
-nlohmann::json gap_stats(std::vector<double> g) {
-  if (g.empty()) return nullptr;
+struct GapStats {
+  std::size_t runs = 0, n = 0;
+  std::optional<double> min, median, max;  // nullopt with fewer than 2 runs
+};
+
+GapStats gap_stats_of(const CpuTrace& c) {
+  GapStats s;
+  s.runs = c.vmstat_update_ns.size();
+  std::vector<double> g = gaps_ms(c);
+  s.n = g.size();
+  if (g.empty()) return s;
   std::sort(g.begin(), g.end());
   const std::size_t n = g.size();
-  const double median = n % 2 ? g[n / 2] : (g[n / 2 - 1] + g[n / 2]) / 2;
-  return {{"n", n}, {"min", g.front()}, {"median", median}, {"max", g.back()}};
+  s.min = g.front();
+  s.median = n % 2 ? g[n / 2] : (g[n / 2 - 1] + g[n / 2]) / 2;
+  s.max = g.back();
+  return s;
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+nlohmann::json gap_stats(const CpuTrace& c) {
+  GapStats s = gap_stats_of(c);
+  return {{"runs", s.runs},         {"n", s.n},
+          {"min", opt_json(s.min)}, {"median", opt_json(s.median)},
+          {"max", opt_json(s.max)}, {"status", s.n > 0 ? "ok" : "fewer than 2 runs"}};
 }
 
 nlohmann::json name_counts(const std::map<std::string, long>& m) {
@@ -467,6 +490,27 @@ void add_gap_metric(TraceNoise& out, const TraceCounts& t, const std::vector<int
     out.metrics["noise.vmstat_update_gap_ms"] = std::move(*m);
 }
 
+// One slot per traced CPU, null with fewer than 2 runs.
+void add_gap_stat_metrics(TraceNoise& out, const TraceCounts& t, const std::vector<int>& cpus) {
+  struct Stat {
+    const char* name;
+    const char* aggregate;
+    std::optional<double> GapStats::*field;
+  };
+  static const Stat stats[] = {{"min", "min", &GapStats::min},
+                               {"median", "mean", &GapStats::median},
+                               {"max", "max", &GapStats::max}};
+  for (const Stat& st : stats) {
+    MetricPerCpu pc;
+    for (int cpu : cpus) {
+      pc.cpus.push_back(cpu);
+      pc.slots.push_back(gap_stats_of(cpu_or_empty(t, cpu)).*st.field);
+    }
+    if (auto m = make_per_cpu_metric("ms", false, st.aggregate, std::move(pc)))
+      out.metrics[std::string("noise.vmstat_update_gap_") + st.name + "_ms"] = std::move(*m);
+  }
+}
+
 void add_longest_metric(TraceNoise& out, const TraceCounts& t, const std::vector<int>& cpus) {
   if (!t.exit_events) {
     out.notes.emplace_back("the trace has no exit events: noise.longest_us omitted");
@@ -506,7 +550,7 @@ nlohmann::json cpu_details(const CpuTrace& c, int cpu, std::optional<double> win
           {"workqueue_functions", name_counts(c.workqueue_functions)},
           {"irq_handlers", name_counts(c.irq_handlers)},
           {"softirq_actions", name_counts(c.softirq_actions)},
-          {"vmstat_update_gap_ms", gap_stats(gaps_ms(c))},
+          {"vmstat_update_gap_ms", gap_stats(c)},
           {"longest", longest}};
 }
 
@@ -521,6 +565,7 @@ TraceNoise trace_noise(const TraceCounts& t, const std::vector<int>& cpus,
     add_rate_metric(out, t, cpus, "interruptions", *w.s);
   }
   add_gap_metric(out, t, cpus);
+  add_gap_stat_metrics(out, t, cpus);
   add_longest_metric(out, t, cpus);
   if (t.counter_clock)
     out.notes.emplace_back("the trace clock is a counter, not seconds: no gaps or durations");
@@ -536,6 +581,80 @@ TraceNoise trace_noise(const TraceCounts& t, const std::vector<int>& cpus,
                  {"malformed_lines", t.malformed},
                  {"exit_events", t.exit_events},
                  {"cpus", per_cpu}};
+  return out;
+}
+
+}  // namespace isolab
+
+namespace isolab {
+
+namespace {
+
+enum class VmstatEv { run_end, run_start, queue };  // same-instant order: end, start, queue
+
+struct TimedEv {
+  int64_t ns;
+  VmstatEv ev;
+  int cpu;
+};
+
+void for_each_line(std::string_view text, const std::function<void(const TraceLine&)>& f) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = std::min(text.find('\n', pos), text.size());
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line[0] == '#') continue;
+    if (auto l = parse_trace_line(line); l && l->ts_ns) f(*l);
+  }
+}
+
+}  // namespace
+
+std::map<int, VmstatQueueing> vmstat_queueing(std::string_view queue_text,
+                                              std::string_view run_text) {
+  std::vector<TimedEv> evs;
+  for_each_line(queue_text, [&](const TraceLine& l) {
+    if (l.event != "workqueue_queue_work") return;
+    WorkqueueFields w = parse_workqueue_fields(l.body);
+    if (w.function != "vmstat_update") return;
+    int target = w.cpu ? *w.cpu : w.req_cpu ? *w.req_cpu : l.cpu;
+    if (target >= 0) evs.push_back({*l.ts_ns, VmstatEv::queue, target});
+  });
+  for_each_line(run_text, [&](const TraceLine& l) {
+    const bool start = l.event == "workqueue_execute_start";
+    if (!start && l.event != "workqueue_execute_end") return;
+    if (parse_workqueue_fields(l.body).function != "vmstat_update") return;
+    evs.push_back({*l.ts_ns, start ? VmstatEv::run_start : VmstatEv::run_end, l.cpu});
+  });
+  std::stable_sort(evs.begin(), evs.end(), [](const TimedEv& a, const TimedEv& b) {
+    return std::tie(a.ns, a.ev) < std::tie(b.ns, b.ev);
+  });
+  struct State {
+    bool pending = false, running = false;
+  };
+  std::map<int, State> st;
+  std::map<int, VmstatQueueing> out;
+  for (const TimedEv& e : evs) {
+    State& s = st[e.cpu];
+    VmstatQueueing& q = out[e.cpu];
+    switch (e.ev) {
+      case VmstatEv::queue:
+        ++q.queued;
+        if (s.pending) ++q.while_pending;
+        if (s.running) ++q.while_running;
+        s.pending = true;
+        break;
+      case VmstatEv::run_start:
+        s.pending = false;
+        s.running = true;
+        break;
+      case VmstatEv::run_end:
+        s.running = false;
+        break;
+    }
+  }
   return out;
 }
 

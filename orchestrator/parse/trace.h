@@ -134,16 +134,39 @@ struct TraceNoise {
 //   noise.vmstat_update_gap_ms: every gap between consecutive vmstat_update starts on the same
 //     CPU, all CPUs together (cpus[i] is the CPU of values[i]); unit "ms", better higher (double
 //     scheduling shows as gaps near 0, seed 004), aggregate "min"; omitted when no CPU had two.
+//   noise.vmstat_update_gap_{min,median,max}_ms: per traced CPU (one slot each, in cpus order)
+//     the smallest, median and largest gap; null for a CPU with fewer than 2 runs (no gap, not
+//     a gap of 0); unit "ms", better higher, aggregate min / mean / max; omitted when no CPU had
+//     two runs (details then say so per CPU).
 //   noise.longest_us: per CPU the longest interruption (entry to matching exit); unit "us",
 //     better lower, aggregate "max", null for a CPU without a complete pair; omitted when the
 //     trace has no exit events or no CPU has a pair.
 // details: {"window_s", "window_source": "step"|"trace span"|null, "lost_events",
 //   "malformed_lines", "exit_events", "cpus": [{"cpu", "causes": {cause: {"count", "per_s"}},
 //   "events": {event: n}, "workqueue_functions": {fn: n}, "irq_handlers": {name: n},
-//   "softirq_actions": {name: n}, "vmstat_update_gap_ms": {"n", "min", "median", "max"} | null,
+//   "softirq_actions": {name: n}, "vmstat_update_gap_ms": {"runs", "n", "min", "median", "max",
+//   "status": "ok" | "fewer than 2 runs"} (min/median/max null with fewer than 2 runs),
 //   "longest": {"cause", "name", "us", "at_s"} | null}]}.
 // Never throws.
 TraceNoise trace_noise(const TraceCounts& trace, const std::vector<int>& cpus,
                        std::optional<double> window_s);
+
+// How vmstat_update was queued on each CPU (seed 004: vmstat_shepherd tests only the pending
+// bit, which is cleared when the work starts running, so it can queue the work again while it
+// runs, and vmstat_update then runs twice in a row).
+struct VmstatQueueing {
+  long queued = 0;         // workqueue_queue_work function=vmstat_update events for this CPU
+  long while_pending = 0;  // queued with no vmstat_update start since the previous queue
+  long while_running = 0;  // queued between a vmstat_update start and its end on this CPU
+};
+
+// queue_text: workqueue_queue_work lines of any CPU (their target CPU is cpu=, else req_cpu=,
+// else the CPU of the line; an unbound target is skipped); run_text: the traced CPUs' trace
+// (parse_trace input), whose workqueue_execute_start/end lines with function vmstat_update mark
+// the runs on the CPU of the line. Events are ordered by timestamp (the guest traces with
+// trace_clock=global); lines without a timestamp are skipped. Queue events in run_text are not
+// counted (queue_text holds them all). Result keyed by target CPU. Never throws.
+std::map<int, VmstatQueueing> vmstat_queueing(std::string_view queue_text,
+                                              std::string_view run_text);
 
 }  // namespace isolab

@@ -92,6 +92,53 @@ std::vector<int> traced_cpus(const TraceCounts& t, const std::string& wl,
   return seen;
 }
 
+// Seed 004: how vmstat_update was queued on each traced CPU. Count metrics like the others
+// (kind count over the step window); details per CPU. Needs "<wl>.vmstat_queue" (guest/plan.cc)
+// and workqueue_queue_work among the boot trace events.
+void add_vmstat_queueing(StepNoise& out, const ChannelContents& ch, const std::string& wl,
+                         std::string_view run_text, const std::vector<int>& cpus,
+                         std::optional<double> window) {
+  const ChannelRecord* q = ch.find(wl + ".vmstat_queue");
+  const ChannelRecord* enabled = ch.find("trace_events");
+  if (!q || !enabled || enabled->data.find("workqueue_queue_work") == std::string::npos) {
+    out.notes.push_back(wl +
+                        ": workqueue_queue_work was not traced: no vmstat_update queueing "
+                        "counts");
+    return;
+  }
+  const auto per_cpu = vmstat_queueing(q->data, run_text);
+  struct Field {
+    const char* metric;
+    long VmstatQueueing::*count;
+  };
+  static const Field fields[] = {
+      {"noise.vmstat_queued_while_pending_per_s", &VmstatQueueing::while_pending},
+      {"noise.vmstat_queued_while_running_per_s", &VmstatQueueing::while_running}};
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    auto it = per_cpu.find(cpus[i]);
+    const VmstatQueueing v = it == per_cpu.end() ? VmstatQueueing{} : it->second;
+    if (out.details["cpus"].is_array() && i < out.details["cpus"].size())
+      out.details["cpus"][i]["vmstat_queueing"] = {{"queued", v.queued},
+                                                   {"while_pending", v.while_pending},
+                                                   {"while_running", v.while_running}};
+  }
+  if (!window || *window <= 0) return;
+  for (const Field& f : fields) {
+    MetricPerCpu pc;
+    pc.kind = "count";
+    pc.window_s = *window;
+    for (int cpu : cpus) {
+      auto it = per_cpu.find(cpu);
+      const long n = it == per_cpu.end() ? 0 : it->second.*f.count;
+      pc.cpus.push_back(cpu);
+      pc.counts.push_back(n);
+      pc.slots.emplace_back(n / *window);
+    }
+    if (auto m = make_per_cpu_metric("1/s", true, "mean", std::move(pc)))
+      out.metrics[f.metric] = std::move(*m);
+  }
+}
+
 }  // namespace
 
 std::optional<double> parse_step_window(std::string_view text, std::string& problem) {
@@ -168,6 +215,10 @@ StepNoise step_noise(const ChannelContents& ch, const std::string& wl) {
   out.metrics = std::move(tn.metrics);
   out.details = std::move(tn.details);
   out.notes.insert(out.notes.end(), tn.notes.begin(), tn.notes.end());
+  std::optional<double> used_window;  // the step window, or the trace span trace_noise() chose
+  if (out.details.is_object() && out.details["window_s"].is_number())
+    used_window = out.details["window_s"].get<double>();
+  add_vmstat_queueing(out, ch, wl, tr->data, cpus, used_window);
   auto before = snapshot(ch, wl + ".interrupts_before", out.notes);
   auto after = snapshot(ch, wl + ".interrupts_after", out.notes);
   if (before && after) cross_check_interrupts(t, cpus, *before, *after, out.details, out.notes);

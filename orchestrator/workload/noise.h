@@ -7,6 +7,8 @@
 //                              before and just after the step
 //   "<wl>.interrupts_before"   /proc/interrupts just before the step
 //   "<wl>.interrupts_after"    /proc/interrupts just after it
+//   "<wl>.vmstat_queue"        workqueue_queue_work lines with function=vmstat_update of every
+//                              CPU (the shepherd queues from a housekeeping CPU)
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,12 @@ void cross_check_interrupts(const TraceCounts& trace, const std::vector<int>& cp
                             nlohmann::json& details, std::vector<std::string>& notes);
 
 struct StepNoise {
-  Metrics metrics;         // bare names (noise.*), see trace_noise()
+  // bare names (noise.*), see trace_noise(); plus noise.vmstat_queued_while_pending_per_s and
+  // noise.vmstat_queued_while_running_per_s (parse/trace.h vmstat_queueing(); unit "1/s", kind
+  // "count", per traced CPU over the step window) when "<wl>.vmstat_queue" was sent and
+  // workqueue_queue_work was traced; details cpus[i].vmstat_queueing = {"queued",
+  // "while_pending", "while_running"}.
+  Metrics metrics;
   nlohmann::json details;  // trace_noise() details + "interrupts"; null when there is no trace
   std::vector<std::string> notes;
 };

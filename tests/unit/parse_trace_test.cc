@@ -418,3 +418,109 @@ TEST(Trace, HostileNamesAreCutAndPrintable) {
 
 }  // namespace
 }  // namespace isolab
+
+namespace isolab {
+namespace {
+
+// Seed 004: gap statistics exist for every traced CPU, one slot each, on the real vanilla
+// trace (values as in VmstatUpdateGapsOnRealVanillaTrace).
+TEST(Trace, VmstatGapStatisticsPerCpu) {
+  TraceCounts t = parse_trace(data("guest/trace-vmstat-mlock-vanilla-6.1.txt"));
+  TraceNoise n = trace_noise(t, {5, 6, 7}, 66.0);
+  struct Want {
+    const char* name;
+    const char* aggregate;
+    double v5, v6, v7;
+  };
+  for (const Want& w :
+       {Want{"noise.vmstat_update_gap_min_ms", "min", 1103.707, 736.290, 738.990},
+        Want{"noise.vmstat_update_gap_median_ms", "mean", 2201.477, 1754.394, 1883.681},
+        Want{"noise.vmstat_update_gap_max_ms", "max", 16359.648, 28317.280, 21291.942}}) {
+    const Metric& m = n.metrics.at(w.name);
+    EXPECT_EQ(m.unit, "ms");
+    EXPECT_FALSE(m.lower_is_better);
+    EXPECT_EQ(m.aggregate, w.aggregate);
+    ASSERT_EQ(m.per_cpu->cpus, (std::vector<int>{5, 6, 7}));
+    EXPECT_NEAR(*m.per_cpu->slots[0], w.v5, 1e-6) << w.name;
+    EXPECT_NEAR(*m.per_cpu->slots[1], w.v6, 1e-6) << w.name;
+    EXPECT_NEAR(*m.per_cpu->slots[2], w.v7, 1e-6) << w.name;
+  }
+  EXPECT_EQ(n.details["cpus"][0]["vmstat_update_gap_ms"]["runs"], 22);
+  EXPECT_EQ(n.details["cpus"][0]["vmstat_update_gap_ms"]["status"], "ok");
+}
+
+// Fewer than 2 runs is recorded as such, never as a gap of 0: the TCG capture has one
+// vmstat_update run on CPU 6 and none on 5 and 7.
+TEST(Trace, FewerThanTwoVmstatRunsIsExplicit) {
+  TraceCounts t = parse_trace(data("trace/guest-6.1-tcg-cpus5-7.txt"));
+  TraceNoise n = trace_noise(t, {5, 6, 7}, 5.0);
+  for (const char* name : {"noise.vmstat_update_gap_min_ms", "noise.vmstat_update_gap_median_ms",
+                           "noise.vmstat_update_gap_max_ms"})
+    EXPECT_EQ(n.metrics.count(name), 0u) << name;
+  const int runs[] = {0, 1, 0};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& g = n.details["cpus"][i]["vmstat_update_gap_ms"];
+    EXPECT_EQ(g["runs"], runs[i]);
+    EXPECT_EQ(g["n"], 0);
+    EXPECT_EQ(g["status"], "fewer than 2 runs");
+    EXPECT_TRUE(g["min"].is_null());
+    EXPECT_TRUE(g["median"].is_null());
+  }
+  // With one CPU having gaps and another not, the other's slot is null, not 0.
+  std::string two =
+      "# cpu 5\n# cpu 6\n"
+      "  kworker/5:1-60      [005] d..1.    10.000000: workqueue_execute_start: "
+      "work struct 00000000a1b2c3d4: function vmstat_update\n"
+      "  kworker/5:1-60      [005] d..1.    11.500000: workqueue_execute_start: "
+      "work struct 00000000a1b2c3d4: function vmstat_update\n";
+  TraceNoise m = trace_noise(parse_trace(two), {5, 6}, 5.0);
+  const Metric& g = m.metrics.at("noise.vmstat_update_gap_min_ms");
+  EXPECT_NEAR(*g.per_cpu->slots[0], 1500.0, 1e-9);
+  EXPECT_FALSE(g.per_cpu->slots[1].has_value());
+}
+
+// Seed 004 on a real capture: the rtla osnoise step of a 6.1 guest (CPUs 2-3 traced, the queue
+// events of every CPU from trace_clock=global buffers). vmstat_update was queued twice for CPU 2
+// and once for CPU 3, each time followed by its run: no double scheduling. CPUs 0 and 1 (the
+// housekeeping CPUs, not traced for runs) have queue events only.
+TEST(Trace, VmstatQueueingOnRealCapture) {
+  const std::string queue = data("trace/guest-6.1-tcg-rtla-osnoise-vmstat-queue.txt");
+  const std::string runs = data("trace/guest-6.1-tcg-rtla-osnoise-cpus2-3.txt");
+  auto q = vmstat_queueing(queue, runs);
+  EXPECT_EQ(q[2].queued, 2);
+  EXPECT_EQ(q[3].queued, 1);
+  for (int cpu : {2, 3}) {
+    EXPECT_EQ(q[cpu].while_pending, 0) << cpu;
+    EXPECT_EQ(q[cpu].while_running, 0) << cpu;
+  }
+  EXPECT_GT(q[0].queued, 0);
+  // Queue events of the run text are not counted twice.
+  auto only_runs = vmstat_queueing("", runs);
+  EXPECT_EQ(only_runs[2].queued, 0);
+}
+
+// The double scheduling of seed 004 (vmstat_shepherd queues vmstat_update while it runs) and a
+// second queue before the first started, built from the real capture's lines with new times.
+TEST(Trace, VmstatQueuedWhileRunningOrPending) {
+  const std::string q1 =
+      "     kworker/0:0-5       [000] d..1.    13.234300: workqueue_queue_work: work "
+      "struct=(____ptrval____) function=vmstat_update workqueue=mm_percpu_wq req_cpu=2 cpu=2\n"
+      "     kworker/0:0-5       [000] d..1.    13.234200: workqueue_queue_work: work "
+      "struct=(____ptrval____) function=vmstat_update workqueue=mm_percpu_wq req_cpu=2 cpu=2\n"
+      "     kworker/0:0-5       [000] d..1.    13.234180: workqueue_queue_work: work "
+      "struct=(____ptrval____) function=vmstat_update workqueue=mm_percpu_wq req_cpu=2 cpu=2\n";
+  const std::string runs =
+      "     kworker/2:1-43      [002] .....    13.234190: workqueue_execute_start: work struct "
+      "(____ptrval____): function vmstat_update\n"
+      "     kworker/2:1-43      [002] .....    13.234250: workqueue_execute_end: work struct "
+      "(____ptrval____): function vmstat_update\n";
+  // Sorted: queue .180, start .190, queue .200 (while running), end .250, queue .300 (pending
+  // since .200: no start in between).
+  auto q = vmstat_queueing(q1, runs);
+  EXPECT_EQ(q[2].queued, 3);
+  EXPECT_EQ(q[2].while_running, 1);
+  EXPECT_EQ(q[2].while_pending, 1);
+}
+
+}  // namespace
+}  // namespace isolab

@@ -142,8 +142,18 @@ std::string section_summary(const Comparison& c) {
   o << "</ul>\n<p>" << c.count(Verdict::regressed) << " regressed, " << c.count(Verdict::improved)
     << " improved, " << c.count(Verdict::no_change) << " no significant change, "
     << c.count(Verdict::inconclusive) << " inconclusive; " << c.kernel_failures_b()
-    << " kernel failure(s) of B; <code>isolab compare</code> exit status " << compare_exit_status(c)
-    << ".</p>\n";
+    << " kernel failure(s) of B; " << c.new_warnings_in_touched_files()
+    << " new build warning(s) of B in files it touches; <code>isolab compare</code> exit status "
+    << compare_exit_status(c) << ".</p>\n";
+  if (c.new_warnings && !c.new_warnings->empty()) {
+    o << "<p>Build warnings B adds over A (matched by file, class and message):</p>\n<ul>\n";
+    for (const auto& n : *c.new_warnings)
+      o << "<li" << (n.in_touched_file ? " class=\"v-regressed\"" : "") << "><code>"
+        << esc(n.warning.describe()) << "</code>"
+        << (n.in_touched_file ? " (in a file the series touches: counts against B)" : "")
+        << "</li>\n";
+    o << "</ul>\n";
+  }
   return o.str();
 }
 

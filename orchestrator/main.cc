@@ -13,12 +13,14 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/progress.h"
 #include "cmdline/analyze.h"
 #include "compare/commands.h"
 #include "compare/history.h"
 #include "kernel/cache.h"
 #include "kernel/kernel.h"
 #include "pipeline/doctor.h"
+#include "pipeline/import.h"
 #include "pipeline/plan.h"
 #include "pipeline/run.h"
 #include "report/command.h"
@@ -96,6 +98,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000));
   run->add_option("--warmup", warmups, "Override the spec's warm-up repetitions")
       ->check(CLI::Range(0, 100));
+  bool quiet = false;
+  std::string progress_format = "text";
+  run->add_flag("-q,--quiet", quiet, "No progress on stderr (errors and warnings only)");
+  run->add_option("--progress", progress_format,
+                  "text (a live line on a terminal, else a line at most every 10 s) or json "
+                  "(one object per line on stderr, for CI)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   run->add_flag("--aa", aa,
                 "A/A calibration run: the first variant's kernel as both A and B (then `isolab "
                 "calibrate RUN_DIR`)");
@@ -187,6 +197,39 @@ int main(int argc, char** argv) {
   cl->add_option("--vcpus", cl_vcpus, "Override the derived vCPU count");
   cl->add_flag("--json", cl_json, "JSON output");
 
+  // import
+  auto* imp = app.add_subcommand(
+      "import",
+      "Make outputs captured on a real machine into a run directory (result.json as `run` "
+      "writes), one cell per FILE, for compare/report/history; prints the run directory.");
+  isolab::ImportOptions iopt;
+  std::string import_out, import_results = "results";
+  std::vector<std::string> import_files, import_host;
+  double import_window = 0;
+  std::string import_tool_names;
+  for (const auto& [name, parser] : isolab::import_tools())
+    import_tool_names += (import_tool_names.empty() ? "" : "|") + name;
+  imp->add_option("--tool", iopt.tool, import_tool_names)->required();
+  imp->add_option("files", import_files, "Captured outputs: one boot or measurement each")
+      ->required();
+  imp->add_option("--label", iopt.label, "Variant (and spec) name of the imported run")->required();
+  imp->add_option("-o,--output", import_out, "Run directory to create (default RESULTS_DIR/<id>)");
+  imp->add_option("--results-dir", import_results, "Where the run directory is created")
+      ->capture_default_str();
+  imp->add_option("--workload", iopt.workload,
+                  "Metric prefix (default: the tool's name); use the workload name of the guest "
+                  "spec to compare with, e.g. latency");
+  imp->add_option("--window-s", import_window,
+                  "interrupts: seconds between the two snapshots; trace: the measured window "
+                  "(default: the trace's time span)")
+      ->check(CLI::PositiveNumber);
+  imp->add_option("--cpus", iopt.cpus, "trace/interrupts: CPUs to report (default: all seen)");
+  imp->add_option("--cmdline", iopt.cmdline, "The machine's /proc/cmdline");
+  imp->add_option("--kernel-release", iopt.kernel_release, "The machine's uname -r");
+  imp->add_option("--host", import_host,
+                  "Host fact KEY=VALUE (cpu_model, host_kernel, nproc, ...); repeatable");
+  imp->add_flag("--ns", iopt.values_in_ns, "cyclictest text was printed with -N (nanoseconds)");
+
   // cache
   auto* cache = app.add_subcommand(
       "cache", "The kernel cache: list its entries, or prune it (safe while runs use it).");
@@ -263,7 +306,10 @@ int main(int argc, char** argv) {
       o.jobs = jobs;
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
-      o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
+      isolab::Progress meter(isolab::progress_mode(progress_format, quiet, STDERR_FILENO),
+                             std::cerr, isolab::monotonic_seconds);
+      o.progress = [&meter](const std::string& s) { meter.message(s); };
+      o.meter = &meter;
       isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
       if (sum.status == "interrupted") {
         std::cerr << "isolab: interrupted by signal " << sum.interrupt_signal
@@ -284,8 +330,9 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         std::cerr << "isolab: warning: history index: " << e.what() << "\n";
       }
-      std::cerr << "isolab: " << sum.status << ": " << sum.cells_ok << " ok, " << sum.cells_invalid
-                << " invalid, " << sum.cells_failed << " failed\n";
+      meter.message(sum.status + ": " + std::to_string(sum.cells_ok) + " ok, " +
+                    std::to_string(sum.cells_invalid) + " invalid, " +
+                    std::to_string(sum.cells_failed) + " failed");
       // A variant that could not be built (patch, config or compiler error) fails the run,
       // after every other variant has been measured and recorded.
       int status = sum.status == "failed" || !sum.build_failures.empty() ? 2 : 0;
@@ -334,6 +381,25 @@ int main(int argc, char** argv) {
       auto runner = isolab::make_real_runner();
       json facts = isolab::doctor(*runner, find_vmstat_overhead());
       std::cout << (doctor_json ? isolab::json_text(facts, 2) + "\n" : isolab::doctor_text(facts));
+      return 0;
+    }
+    if (*imp) {
+      for (const auto& f : import_files) iopt.files.push_back(f);
+      if (import_window > 0) iopt.window_s = import_window;
+      for (const auto& kv : import_host) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+          throw isolab::Error("--host " + kv + ": expected KEY=VALUE");
+        iopt.host[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+      fs::path dir = isolab::import_run(iopt, import_out, import_results, ISOLAB_SOURCE_DIR);
+      try {
+        auto db = isolab::HistoryDb::open_in(dir.parent_path());
+        isolab::index_run(db, isolab::load_result(dir), dir);
+      } catch (const std::exception& e) {
+        std::cerr << "isolab: warning: history index: " << e.what() << "\n";
+      }
+      std::cout << dir.string() << std::endl;
       return 0;
     }
     if (*cache) {

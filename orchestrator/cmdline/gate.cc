@@ -182,8 +182,8 @@ InterruptsSnapshot parse_proc_interrupts(std::string_view text) {
     if (l.empty()) continue;
     if (auto row = parse_interrupts_row(l, s.cpus))
       s.rows.push_back(std::move(*row));
-    else
-      ++s.malformed_rows;
+    else if (++s.malformed_rows == 1)
+      s.first_malformed_line = i + 1;
   }
   return s;
 }

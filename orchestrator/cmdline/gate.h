@@ -58,7 +58,8 @@ struct InterruptRow {
 struct InterruptsSnapshot {
   std::vector<unsigned> cpus;  // the header's CPU columns, in order
   std::vector<InterruptRow> rows;
-  size_t malformed_rows = 0;                              // lines that are not rows (skipped)
+  size_t malformed_rows = 0;        // lines that are not rows (skipped)
+  size_t first_malformed_line = 0;  // 1-based line of the first of them in the text, 0 if none
   const InterruptRow* find(std::string_view name) const;  // nullptr if absent
 };
 

@@ -291,6 +291,48 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
   return d;
 }
 
+namespace {
+
+// "latency (cyclictest), vmstat-idle (vmstat-overhead)" from spec.workloads; "imported" marks
+// a workload of `isolab import`.
+std::string workloads_text(const nlohmann::json& run) {
+  const auto wls = field(field(run, "spec"), "workloads");
+  if (!wls.is_array() || wls.empty()) return "(none recorded)";
+  std::string out;
+  for (const auto& w : wls) {
+    out += (out.empty() ? "" : ", ") + value_text(field(w, "name")) + " (" +
+           value_text(field(w, "tool"));
+    if (field(w, "imported") == true) out += ", imported";
+    out += ")";
+  }
+  return out;
+}
+
+// The host fields behind host_fingerprint_sha256 (results/host.h) that differ:
+// "cpu_model A=X, B=Y; qemu_version A=..., B=...".
+std::string host_differences(const nlohmann::json& run_a, const nlohmann::json& run_b) {
+  const auto ha = field(run_a, "host"), hb = field(run_b, "host");
+  std::string out;
+  for (const char* k : {"cpu_model", "nproc", "host_kernel", "qemu_version", "accelerator"}) {
+    const auto va = field(ha, k), vb = field(hb, k);
+    if (va != vb)
+      out += (out.empty() ? "" : "; ") + std::string(k) + " A=" + value_text(va) +
+             ", B=" + value_text(vb);
+  }
+  return out.empty() ? "the recorded host facts are equal, their hash differs" : out;
+}
+
+// One line per differing key; hashed keys are shown by what they hash.
+std::string key_difference(const std::string& k, const nlohmann::json& va, const nlohmann::json& vb,
+                           const nlohmann::json& run_a, const nlohmann::json& run_b) {
+  if (k == "workloads_sha256")
+    return "workloads: A=" + workloads_text(run_a) + "; B=" + workloads_text(run_b);
+  if (k == "host_fingerprint_sha256") return "host: " + host_differences(run_a, run_b);
+  return k + ": A=" + value_text(va) + ", B=" + value_text(vb);
+}
+
+}  // namespace
+
 std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
                                                     const nlohmann::json& run_b) {
   std::vector<std::string> diffs;
@@ -307,7 +349,7 @@ std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
   for (const auto& k : keys) {
     const auto va = field(ka, k.c_str());
     const auto vb = field(kb, k.c_str());
-    if (va != vb) diffs.push_back(k + ": A=" + value_text(va) + ", B=" + value_text(vb));
+    if (va != vb) diffs.push_back(key_difference(k, va, vb, run_a, run_b));
   }
   return diffs;
 }

@@ -87,7 +87,10 @@ bool is_kernel_failure_class(const std::string& failure_class);
 
 // Differences of the comparison_key objects of two runs, one line each
 // ("accelerator: A=tcg, B=kvm"), over the union of their keys; a missing comparison_key is a
-// difference. Also a difference: the accelerators the contributing cells actually used.
+// difference. Hashed keys are shown by what they hash: workloads_sha256 as "workloads:
+// A=latency (cyclictest), ...; B=latency (cyclictest, imported)" (from spec.workloads), and
+// host_fingerprint_sha256 as "host: cpu_model A=X, B=Y; ..." (the host fields that differ). Also a
+// difference: the accelerators the contributing cells actually used.
 std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
                                                     const nlohmann::json& run_b);
 

@@ -56,6 +56,20 @@ bool search(std::string_view l, const std::regex& re, std::cmatch* m = nullptr) 
 
 }  // namespace
 
+std::size_t count_build_steps(std::string_view log) {
+  std::size_t n = 0;
+  for (std::string_view l : lines_of(log)) {
+    if (l.size() < 5 || l[0] != ' ' || l[1] != ' ') continue;
+    std::size_t i = 2;
+    while (i < l.size() && ((l[i] >= 'A' && l[i] <= 'Z') || (l[i] >= '0' && l[i] <= '9') ||
+                            l[i] == '_' || l[i] == '-'))
+      ++i;
+    // At least two tag characters, then a blank: "  CC      x", not "  Warning: ..."
+    if (i >= 4 && l[2] >= 'A' && l[2] <= 'Z' && i < l.size() && l[i] == ' ') ++n;
+  }
+  return n;
+}
+
 std::string first_build_error(std::string_view log, const std::string& source_dir) {
   static const std::regex compiler(R"(^\S+:\d+:\d+: (fatal )?error: )");
   static const std::regex other(

@@ -58,6 +58,13 @@ BuildWarning build_warning_from_json(const nlohmann::json& j);
 // ("+++ /dev/null"); without a/ b/ prefixes the path as written. Sorted, unique.
 std::vector<std::string> patch_touched_files(std::string_view patch_text);
 
+// The number of Kbuild action lines in a make log (quiet output, V=0): lines of two spaces,
+// an upper-case tag and the target, as "  CC      mm/vmstat.o", "  LD      vmlinux",
+// "  HOSTCC  scripts/basic/fixdep", "  CC [M]  ...". The progress of a kernel build is this
+// count against the same count in the log of an earlier build (see kernel.cc); it counts
+// objects and generated files alike, so both sides must be counted with this function.
+std::size_t count_build_steps(std::string_view log);
+
 // Where a patch failed to apply.
 struct PatchFailure {
   std::string file;    // path inside the tree, "mm/vmstat.c"

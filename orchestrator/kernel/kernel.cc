@@ -90,10 +90,28 @@ class Step {
   std::string variant_;
 };
 
+// Runs the command; with `poll`, calls it every 200 ms while the command runs (and applies
+// env.command_timeout itself, as run() would).
+ProcessResult run_polled(const KernelEnv& env, const ProcessSpec& spec,
+                         const std::function<void()>& poll) {
+  if (!poll) return env.runner.run(spec);
+  auto child = env.runner.start(spec);
+  const auto t0 = Clock::now();
+  for (;;) {
+    if (auto r = child->wait_for(std::chrono::milliseconds(200))) return *r;
+    poll();
+    if (env.command_timeout.count() > 0 && Clock::now() - t0 > env.command_timeout) {
+      ProcessResult r = child->terminate();
+      r.timed_out = true;
+      return r;
+    }
+  }
+}
+
 // Runs one make step with its output appended to the variant log; throws with the first
 // error of the log on failure.
 void run_logged(const KernelEnv& env, const std::vector<std::string>& argv, const fs::path& cwd,
-                const fs::path& log) {
+                const fs::path& log, const std::function<void()>& poll = {}) {
   {
     // A header line so the log says which command produced what follows.
     std::ofstream out(log, std::ios::app);
@@ -108,7 +126,7 @@ void run_logged(const KernelEnv& env, const std::vector<std::string>& argv, cons
   // C locale: ASCII quotes and English messages in the log, so the error scan is stable.
   spec.env = {{"LC_ALL", "C"}};
   spec.timeout = env.command_timeout;
-  ProcessResult r = env.runner.run(spec);
+  ProcessResult r = run_polled(env, spec, poll);
   if (r.ok()) return;
   std::string text = fs::exists(log) ? read_file(log, 64u << 20) : "";
   // Only the part of the log this command wrote.
@@ -166,6 +184,89 @@ KernelArtifact prebuilt(const KernelRequest& req, const KernelEnv& env) {
   a.build_key = cached_file_sha256(a.bzimage, env.cache_dir / "src" / "prebuilt-hashes.json");
   a.from_cache = true;
   return a;
+}
+
+// The Kbuild steps a log gained since it was opened: reads only what was appended.
+class LogStepCounter {
+ public:
+  explicit LogStepCounter(fs::path log) : log_(std::move(log)) {
+    std::error_code ec;
+    offset_ = fs::file_size(log_, ec);
+    if (ec) offset_ = 0;
+  }
+  std::size_t poll() {
+    std::ifstream in(log_, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(offset_));
+    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    offset_ += chunk.size();
+    partial_ += chunk;
+    const std::size_t nl = partial_.rfind('\n');
+    if (nl == std::string::npos) return steps_;
+    steps_ += count_build_steps(std::string_view(partial_).substr(0, nl + 1));
+    partial_.erase(0, nl + 1);
+    return steps_;
+  }
+
+ private:
+  fs::path log_;
+  std::uintmax_t offset_ = 0;
+  std::string partial_;
+  std::size_t steps_ = 0;
+};
+
+// The build command's part of a cached entry's log: after its last "### " header.
+struct PastBuild {
+  std::string header;  // "### make O=<build dir> -j2 ... bzImage"
+  std::size_t steps = 0;
+  fs::file_time_type when{};
+};
+
+std::vector<PastBuild> past_builds(const fs::path& cache, const std::string& tree_id,
+                                   const std::string& base_target) {
+  std::vector<PastBuild> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache / "kernels", ec)) {
+    try {
+      auto meta = nlohmann::json::parse(read_file(e.path() / "meta.json", 1u << 20));
+      if (meta.value("source_tree_id", "") != tree_id ||
+          meta.value("base_target", "") != base_target)
+        continue;
+      std::string log = read_file(e.path() / "build.log", 64u << 20);
+      std::size_t at = log.rfind("\n### ");
+      if (at == std::string::npos) continue;
+      PastBuild b;
+      b.header = log.substr(at + 1, log.find('\n', at + 1) - at - 1);
+      b.steps = count_build_steps(std::string_view(log).substr(at));
+      b.when = fs::last_write_time(e.path() / "meta.json");
+      out.push_back(std::move(b));
+    } catch (const std::exception&) {
+      // An entry being written or pruned: not an estimate.
+    }
+  }
+  return out;
+}
+
+// How many Kbuild steps the build about to run in build_dir should take: a rebuild (vmlinux
+// already there) like the last build in that directory, a cold build like the largest build
+// of the same source and base config. nullopt when the cache has no such build.
+std::optional<std::size_t> expected_build_steps(const fs::path& cache, const fs::path& build_dir,
+                                                const std::string& tree_id,
+                                                const std::string& base_target) {
+  const auto past = past_builds(cache, tree_id, base_target);
+  std::error_code ec;
+  const bool rebuild = fs::exists(build_dir / "vmlinux", ec);
+  std::optional<std::size_t> best;
+  fs::file_time_type newest{};
+  const std::string here = "O=" + build_dir.string() + " ";
+  for (const auto& b : past) {
+    if (rebuild && b.header.find(here) != std::string::npos && (!best || b.when > newest)) {
+      best = b.steps;
+      newest = b.when;
+    } else if (!rebuild) {
+      best = std::max(best.value_or(0), b.steps);
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -321,7 +422,18 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   say("building " + target + " with make -j" + std::to_string(jobs) + (ccache ? " (ccache)" : "") +
       ", log " + log.string());
   step("build", [&] {
-    run_logged(env, make_build_argv(build_dir, jobs, key, ccache, target), worktree, log);
+    std::function<void()> poll;
+    std::optional<LogStepCounter> counter;
+    std::optional<double> total;
+    const std::string task = "build " + variant;
+    if (env.meter) {
+      if (auto n = expected_build_steps(cache, build_dir, src.tree_id, req.base_target))
+        total = static_cast<double>(*n);
+      counter.emplace(log);
+      poll = [&] { env.meter->update(task, static_cast<double>(counter->poll()), total, "steps"); };
+    }
+    run_logged(env, make_build_argv(build_dir, jobs, key, ccache, target), worktree, log, poll);
+    if (env.meter) env.meter->finish(task);
   });
   const double build_s = seconds_since(t0);
   const std::string release = step("build", [&] {

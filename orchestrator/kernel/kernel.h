@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "base/progress.h"
 #include "sys/process.h"
 
 namespace isolab {
@@ -67,6 +68,12 @@ struct KernelEnv {
   int jobs = 0;                     // make -j; <= 0: host CPUs
   std::optional<bool> use_ccache;   // nullopt: use ccache when it is in PATH
   std::function<void(const std::string&)> progress;  // one-line status messages; may be empty
+  // When set, `make bzImage` is watched: every 200 ms its log's Kbuild steps are counted
+  // (count_build_steps, kernel/build_log.h) and reported as task "build <variant>" in unit
+  // "steps", against the step count of the last build in the same build directory (a rebuild)
+  // or the largest of the cached builds of the same source and base config (a cold build);
+  // total unknown when there is none. Must outlive ensure_kernel.
+  Progress* meter = nullptr;
   // Wall-clock limit for each logged command (config steps, make bzImage); 0 = none. A make
   // that exceeds it is killed with its whole process group and reported as "timed out".
   std::chrono::seconds command_timeout{0};

@@ -14,7 +14,9 @@
 //    -q the block is redrawn with ESC[<n>A, and only the block after the last ESC byte is final.
 //  - Histogram text (-h): "# Histogram", rows "BBBBBB c0<TAB>c1...", "# Total:", "# Min
 //    Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:" (one column
-//    per thread). With -q and -h cyclictest prints no "T:" lines.
+//    per thread). With -q and -h cyclictest prints no "T:" lines. rt-tests 2.7 (case T5) prints
+//    no "# Total:" line (a thread's cycles are then its bucket sum plus overflows) and leaves
+//    out buckets that are zero in every thread (missing buckets count 0).
 #pragma once
 
 #include <map>
@@ -56,6 +58,7 @@ struct CyclictestResult {
   int histogram_bucket_ns = 1000;
   std::vector<CyclictestThread> threads;  // ordered by index, unique indices
   std::vector<std::string> notes;         // e.g. "thread 1: no samples (0 cycles)"
+  std::size_t first_skipped_line = 0;     // text: 1-based line of the first unrecognised line
 };
 
 // Parses a cyclictest --json file. "nan"/"-nan"/"inf" tokens outside strings are read as "no

@@ -343,14 +343,19 @@ InterruptionStart interruption_start(const TraceLine& l) {
 TraceCounts parse_trace(std::string_view text) {
   State s;
   std::size_t pos = 0;
+  long line_no = 0;
+  auto malformed = [&] {
+    if (s.t.malformed++ == 0) s.t.first_malformed_line = line_no;
+  };
   while (pos < text.size()) {
+    ++line_no;
     std::size_t eol = std::min(text.find('\n', pos), text.size());
     std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     if (line.size() > kMaxTraceLineBytes) {
-      ++s.t.malformed;
+      malformed();
     } else if (line[0] == '#') {
       on_comment(s, line);
     } else if (is_lost_line(line)) {
@@ -358,7 +363,7 @@ TraceCounts parse_trace(std::string_view text) {
     } else if (auto l = parse_trace_line(line)) {
       record(s, *l);
     } else {
-      ++s.t.malformed;
+      malformed();
     }
   }
   return std::move(s.t);

@@ -78,6 +78,7 @@ struct TraceCounts {
   std::map<int, CpuTrace> per_cpu;  // by the CPU of "[NNN]"
   std::vector<int> traced_cpus;     // from the "# cpu N" headers, first-seen order, no repeats
   long lines = 0, malformed = 0;    // event lines counted; lines that are neither events nor '#'
+  long first_malformed_line = 0;    // 1-based line number of the first malformed line, 0: none
   bool lost_events = false;         // "entries-in-buffer/entries-written: a/b" with a < b, or
                                     // "CPU:N [LOST M EVENTS]": the ring buffer overflowed
   bool exit_events = false;         // any *_exit / workqueue_execute_end event was seen

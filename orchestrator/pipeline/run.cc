@@ -557,6 +557,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
       continue;
     say("variant " + v.name + ": kernel");
     KernelEnv env{cache, runner, doc->dir() / "logs", opt.jobs, std::nullopt, opt.progress};
+    env.meter = opt.meter;
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
       KernelArtifact k = ensure_kernel_held(kernel_request(spec, v, guest), env, kernels_in_use);
@@ -606,7 +607,16 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
   std::map<std::string, const VariantSpec*> vmap;
   for (const auto& v : spec.variants) vmap[v.name] = &v;
 
-  for (const auto& cell : plan_cells(spec)) {
+  const std::vector<CellPlan> cells = plan_cells(spec);
+  auto cells_done = [&] {
+    return static_cast<double>(std::count_if(cells.begin(), cells.end(),
+                                             [&](const auto& c) { return doc->cell_done(c.id); }));
+  };
+  auto show_cells = [&] {
+    if (opt.meter) opt.meter->update("cells", cells_done(), double(cells.size()), "cells", true);
+  };
+  show_cells();
+  for (const auto& cell : cells) {
     if (doc->cell_done(cell.id)) continue;
     check_interrupt();
     json cj;
@@ -632,7 +642,9 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
     say("cell " + cell.id + ": " + cj.value("status", "?") +
         (cj.value("reason", "").empty() ? "" : " (" + cj.value("reason", "") + ")"));
     doc->add_cell(cj);
+    show_cells();
   }
+  if (opt.meter) opt.meter->finish("cells");
 
   RunSummary sum;
   sum.run_dir = doc->dir();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/progress.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 
@@ -28,6 +29,9 @@ struct RunOptions {
   std::string source_dir;   // isolab's own tree (for the git revision)
   std::filesystem::path vmstat_overhead;             // the guest tool binary
   std::function<void(const std::string&)> progress;  // status lines (stderr)
+  // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
+  // task "cells" as k/N after each cell, with an ETA from the cells this process ran.
+  Progress* meter = nullptr;
 };
 
 struct RunSummary {

@@ -1,0 +1,86 @@
+// Progress of long steps (kernel builds, cells) for `isolab run`, on stderr.
+//
+// Three renderings (ProgressMode):
+// - tty: one status line redrawn in place ("\r" + erase-line, ESC [K) at most every
+//   tty_interval_s; messages are printed above it.
+// - plain (stderr is not a terminal): one line per update, at most one per plain_interval_s
+//   for a task (default 10 s), plus every message;
+// - json: one JSON object per line for CI systems, with the same throttling as plain:
+//     {"event":"message","text":"..."}
+//     {"event":"progress","task":"build vanilla","done":812,"total":2410,"unit":"objects",
+//      "percent":33.7,"elapsed_s":95.2,"eta_s":187.1}
+//   "total", "percent" and "eta_s" are absent when unknown.
+// - quiet: nothing at all.
+// Time comes from an injected clock (seconds, monotonic), so throttling and ETA are testable.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace isolab {
+
+enum class ProgressMode { quiet, tty, plain, json };
+
+// The estimated seconds left when `done` of `total` units took `elapsed_s` since the task
+// started at `done_at_start` units (a resumed run starts above 0): elapsed / work done so far
+// times the work left. nullopt when nothing was done yet, total is unknown, or done >= total.
+std::optional<double> eta_seconds(double elapsed_s, double done, double done_at_start,
+                                  std::optional<double> total);
+
+// "42 s", "3 min 05 s", "1 h 02 min".
+std::string format_duration(double seconds);
+
+class Progress {
+ public:
+  using Clock = std::function<double()>;  // monotonic seconds
+  // `out` must outlive the object (normally std::cerr).
+  Progress(ProgressMode mode, std::ostream& out, Clock now, double plain_interval_s = 10.0,
+           double tty_interval_s = 0.25);
+  ~Progress();
+
+  // An event worth a line of its own ("variant vanilla: cache hit ..."). Never throttled.
+  void message(const std::string& text);
+
+  // The task `task` has done `done` of `total` (nullopt: unknown) `unit`s. The first update of
+  // a task starts its clock. Shown when the task's last line is at least the interval old, or
+  // when `force` (a cell finished). Returns whether a line was written.
+  bool update(const std::string& task, double done, std::optional<double> total,
+              const std::string& unit, bool force = false);
+
+  // The task is over: a tty status line is erased; the task's clock is forgotten.
+  void finish(const std::string& task);
+
+  // The text of an update line: "build vanilla: 812/2410 objects (33%), 1 min 35 s, ETA 3 min
+  // 07 s"; without total: "build vanilla: 812 objects, 1 min 35 s".
+  static std::string line_text(const std::string& task, double done, std::optional<double> total,
+                               const std::string& unit, double elapsed_s,
+                               std::optional<double> eta_s);
+
+ private:
+  struct Task {
+    double started = 0, done_at_start = 0;
+    std::optional<double> last_shown;
+  };
+  void clear_status();
+  void write_json(const std::string& task, double done, std::optional<double> total,
+                  const std::string& unit, double elapsed, std::optional<double> eta);
+
+  ProgressMode mode_;
+  std::ostream& out_;
+  Clock now_;
+  double plain_interval_, tty_interval_;
+  std::map<std::string, Task> tasks_;
+  std::string status_;  // tty: the status line on screen, "" when none
+};
+
+// The mode for `--progress` (text|json) and `--quiet` when writing to file descriptor `fd`:
+// quiet wins; json is json; text is tty when isatty(fd), else plain.
+ProgressMode progress_mode(const std::string& format, bool quiet, int fd);
+
+// A monotonic clock in seconds (steady_clock), for Progress.
+double monotonic_seconds();
+
+}  // namespace isolab

@@ -1,0 +1,413 @@
+#include "pipeline/import.h"
+
+#include <algorithm>
+#include <ctime>
+#include <regex>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "base/json_text.h"
+#include "cmdline/cpulist.h"
+#include "parse/cyclictest.h"
+#include "parse/stressng.h"
+#include "parse/trace.h"
+#include "results/host.h"
+#include "workload/noise.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace isolab {
+
+namespace {
+
+constexpr std::size_t kMaxImportBytes = std::size_t{256} << 20;
+
+std::string prefix_of(const ImportOptions& o) {
+  return (o.workload.empty() ? o.tool : o.workload) + ".";
+}
+
+void add_prefixed(ImportedCell& c, const std::string& prefix, const Metrics& m) {
+  for (const auto& [name, metric] : m) c.metrics[prefix + name] = metric;
+}
+
+// Runs a parser, putting the file name in front of its error.
+template <typename F>
+auto in_file(const std::string& file, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    throw Error(file + ": " + e.what());
+  }
+}
+
+std::string first_non_blank(const std::string& text) {
+  const auto at = text.find_first_not_of(" \t\r\n");
+  return at == std::string::npos ? "" : text.substr(at, 3);
+}
+
+std::string line_at(const std::string& text, std::size_t line_no) {
+  std::size_t pos = 0;
+  for (std::size_t i = 1; i < line_no && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  if (pos == std::string::npos) return "";
+  return sanitize_excerpt(text.substr(pos, text.find('\n', pos) - pos), 120);
+}
+
+[[noreturn]] void bad_line(const std::string& file, const std::string& text, std::size_t line_no,
+                           const std::string& what) {
+  throw Error(file + ": line " + std::to_string(line_no) + ": " + what + ": '" +
+              line_at(text, line_no) + "'");
+}
+
+// ---- cyclictest
+
+ImportedCell import_cyclictest(const std::string& text, const std::string& file,
+                               const ImportOptions& o) {
+  const bool is_json = first_non_blank(text).starts_with("{");
+  CyclictestResult r = in_file(file, [&] {
+    return is_json ? parse_cyclictest_json(text) : parse_cyclictest_text(text, o.values_in_ns);
+  });
+  if (r.first_skipped_line) bad_line(file, text, r.first_skipped_line, "not cyclictest output");
+  ImportedCell c;
+  c.notes = r.notes;
+  add_prefixed(c, prefix_of(o), cyclictest_metrics(r, &c.notes));
+  CyclictestHistogram h = merged_histogram(r);
+  if (!h.counts.empty()) {
+    json counts = json::object();
+    for (const auto& [bucket, n] : h.counts) counts[std::to_string(bucket)] = n;
+    c.histograms[prefix_of(o).substr(0, prefix_of(o).size() - 1)] = {
+        {"unit", "us"}, {"bucket_ns", h.bucket_ns}, {"counts", counts}, {"overflows", h.overflows}};
+  }
+  if (c.metrics.empty()) c.invalid_reason = "cyclictest: no thread has samples";
+  return c;
+}
+
+// ---- stress-ng
+
+bool looks_like_yaml(const std::string& text) {
+  return first_non_blank(text).starts_with("---") || text.starts_with("system-info:") ||
+         text.starts_with("metrics:") || text.find("\nmetrics:") != std::string::npos;
+}
+
+ImportedCell import_stressng(const std::string& text, const std::string& file,
+                             const ImportOptions& o) {
+  StressngResult r = in_file(file, [&] {
+    return looks_like_yaml(text) ? parse_stressng_yaml(text) : parse_stressng_text(text);
+  });
+  ImportedCell c;
+  c.notes = r.notes;
+  add_prefixed(c, prefix_of(o), stressng_metrics(r, &c.notes));
+  if (c.metrics.empty()) c.invalid_reason = "stress-ng: no stressor reported bogo ops";
+  return c;
+}
+
+// ---- trace and interrupts
+
+std::vector<int> cpus_option(const ImportOptions& o) {
+  std::vector<int> out;
+  if (o.cpus.empty()) return out;
+  for (unsigned c : in_file("--cpus", [&] { return parse_cpulist(o.cpus, kMaxCpus); }).cpus())
+    out.push_back(static_cast<int>(c));
+  return out;
+}
+
+ImportedCell import_trace(const std::string& text, const std::string& file,
+                          const ImportOptions& o) {
+  TraceCounts t = parse_trace(text);
+  if (t.first_malformed_line)
+    bad_line(file, text, static_cast<std::size_t>(t.first_malformed_line),
+             "not a trace event line");
+  if (t.lines == 0) throw Error(file + ": no trace event lines");
+  std::vector<int> cpus = cpus_option(o);
+  if (cpus.empty()) cpus = t.traced_cpus;
+  if (cpus.empty())
+    for (const auto& [cpu, ct] : t.per_cpu) cpus.push_back(cpu);
+  TraceNoise n = trace_noise(t, cpus, o.window_s);
+  ImportedCell c;
+  add_prefixed(c, prefix_of(o), n.metrics);
+  c.noise = std::move(n.details);
+  c.notes = std::move(n.notes);
+  return c;
+}
+
+// The 1-based number of the first line that is not blank.
+std::size_t first_text_line(const std::string& text) {
+  const auto at = text.find_first_not_of(" \t\r\n");
+  const auto upto = at == std::string::npos ? text.size() : at;
+  const auto nl = std::count(text.begin(), text.begin() + static_cast<long>(upto), '\n');
+  return 1 + static_cast<std::size_t>(nl);
+}
+
+// The snapshots of a FILE: each starts at a header line ("CPU0 CPU1 ...").
+std::vector<std::pair<std::size_t, std::string>> split_snapshots(const std::string& text) {
+  std::vector<std::pair<std::size_t, std::string>> out;  // first line number, text
+  std::size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    const std::size_t eol = std::min(text.find('\n', pos), text.size());
+    const std::string line = text.substr(pos, eol - pos);
+    ++line_no;
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line.compare(first, 3, "CPU") == 0)
+      out.push_back({line_no, ""});
+    if (!out.empty()) out.back().second += line + "\n";
+    pos = eol + 1;
+  }
+  return out;
+}
+
+InterruptsSnapshot snapshot_of(const std::pair<std::size_t, std::string>& part,
+                               const std::string& file, const std::string& text) {
+  InterruptsSnapshot s = in_file(file + ": line " + std::to_string(part.first),
+                                 [&] { return parse_proc_interrupts(part.second); });
+  if (s.first_malformed_line)
+    bad_line(file, text, part.first + s.first_malformed_line - 1, "not a /proc/interrupts row");
+  return s;
+}
+
+ImportedCell import_interrupts(const std::string& text, const std::string& file,
+                               const ImportOptions& o) {
+  if (!o.window_s) throw Error("--tool interrupts needs --window-s (seconds between snapshots)");
+  const auto parts = split_snapshots(text);
+  const std::size_t first = first_text_line(text);
+  if (parts.empty() || parts.front().first != first)
+    bad_line(file, text, first, "not a /proc/interrupts header (\"CPU0 CPU1 ...\")");
+  if (parts.size() != 2)
+    throw Error(file + ": holds " + std::to_string(parts.size()) +
+                " /proc/interrupts snapshot(s); need two, before and after the measurement (cat "
+                "/proc/interrupts; sleep S; cat /proc/interrupts, and --window-s S)");
+  const InterruptsSnapshot before = snapshot_of(parts[0], file, text);
+  const InterruptsSnapshot after = snapshot_of(parts[1], file, text);
+  ImportedCell c;
+  add_prefixed(c, prefix_of(o), in_file(file, [&] {
+                 return interrupts_noise(before, after, cpus_option(o), *o.window_s);
+               }));
+  return c;
+}
+
+// ---- /proc/interrupts rows by meaning
+
+bool is_arch_timer(const InterruptRow& r) { return r.description.ends_with("arch_timer"); }
+bool is_irq_number(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), ::isdigit);
+}
+
+// Which noise cause a row counts, "" for none.
+std::string cause_of_row(const InterruptRow& r) {
+  if (r.name == "LOC" || (is_irq_number(r.name) && is_arch_timer(r))) return "local_timer";
+  if (r.description == "Rescheduling interrupts") return "ipi_reschedule";
+  if (r.description == "Function call interrupts" ||
+      r.description == "Single function call interrupts")
+    return "ipi_call_function";
+  if (is_irq_number(r.name)) return "irq";
+  return "";
+}
+
+std::optional<uint64_t> row_count(const InterruptsSnapshot& s, const std::string& name,
+                                  unsigned cpu) {
+  const InterruptRow* r = s.find(name);
+  if (!r) return std::nullopt;
+  auto it = r->counts.find(cpu);
+  if (it == r->counts.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+Metrics interrupts_noise(const InterruptsSnapshot& before, const InterruptsSnapshot& after,
+                         const std::vector<int>& cpus_in, double window_s) {
+  if (!(window_s > 0)) throw Error("--window-s must be a positive number of seconds");
+  std::vector<int> cpus = cpus_in;
+  if (cpus.empty())
+    for (unsigned c : after.cpus) cpus.push_back(static_cast<int>(c));
+  for (int cpu : cpus)
+    for (const InterruptsSnapshot* s : {&before, &after})
+      if (std::find(s->cpus.begin(), s->cpus.end(), static_cast<unsigned>(cpu)) == s->cpus.end())
+        throw Error("CPU " + std::to_string(cpu) + " is not a column of both snapshots");
+  std::map<std::string, std::vector<long long>> counts;  // cause -> per CPU
+  for (const char* cause : {"local_timer", "ipi_reschedule", "ipi_call_function", "irq"})
+    counts[cause].assign(cpus.size(), 0);
+  for (const InterruptRow& row : after.rows) {
+    const std::string cause = cause_of_row(row);
+    if (cause.empty() || row.total) continue;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+      const auto b = row_count(before, row.name, static_cast<unsigned>(cpus[i]));
+      const auto a = row_count(after, row.name, static_cast<unsigned>(cpus[i]));
+      if (!a) continue;
+      const auto d = counter_delta(b.value_or(0), *a);
+      if (!d)
+        throw Error("row " + row.name + ", CPU " + std::to_string(cpus[i]) +
+                    ": the count fell from " + std::to_string(*b) + " to " + std::to_string(*a) +
+                    " (more than one 32-bit wrap, or the snapshots are in the wrong order)");
+      counts[cause][i] += static_cast<long long>(*d);
+    }
+  }
+  Metrics m;
+  for (const auto& [cause, per_cpu] : counts) {
+    MetricPerCpu pc;
+    pc.kind = "count";
+    pc.window_s = window_s;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+      pc.cpus.push_back(cpus[i]);
+      pc.counts.push_back(per_cpu[i]);
+      pc.slots.emplace_back(static_cast<double>(per_cpu[i]) / window_s);
+    }
+    if (auto metric = make_per_cpu_metric("1/s", true, "mean", std::move(pc)))
+      m["noise." + cause + "_per_s"] = std::move(*metric);
+  }
+  return m;
+}
+
+const std::map<std::string, ImportParser>& import_tools() {
+  static const std::map<std::string, ImportParser> tools = {
+      {"cyclictest", import_cyclictest},
+      {"stress-ng", import_stressng},
+      {"trace", import_trace},
+      {"interrupts", import_interrupts},
+  };
+  return tools;
+}
+
+namespace {
+
+std::string utc_now(const char* fmt) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, &tm);
+  return buf;
+}
+
+ImportParser parser_for(const std::string& tool) {
+  const auto& tools = import_tools();
+  auto it = tools.find(tool);
+  if (it != tools.end()) return it->second;
+  std::string names;
+  for (const auto& [name, p] : tools) names += (names.empty() ? "" : ", ") + name;
+  throw Error("--tool " + tool + ": unknown; one of " + names);
+}
+
+void check_label(const std::string& label) {
+  static const std::regex ok("[A-Za-z0-9_.-]{1,40}");
+  if (!std::regex_match(label, ok))
+    throw Error("--label '" + sanitize_excerpt(label, 60) +
+                "': use 1-40 characters of A-Z a-z 0-9 _ . -");
+}
+
+std::string read_input(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) throw Error(f.string() + ": no such file");
+  return read_file(f, kMaxImportBytes);
+}
+
+json host_doc(const ImportOptions& o, const std::string& source_dir) {
+  json host = {{"cpu_model", "unknown"},
+               {"nproc", nullptr},
+               {"host_kernel", "unknown"},
+               {"qemu_version", "none"},
+               {"accelerator", "bare-metal"},
+               {"accelerator_reason", "imported from a real machine"},
+               {"imported", true}};
+  for (const auto& [k, v] : o.host) host[k] = v;
+  if (o.host.count("nproc")) {
+    try {
+      host["nproc"] = std::stoi(o.host.at("nproc"));
+    } catch (const std::exception&) {
+      throw Error("--host nproc=" + o.host.at("nproc") + ": not a number");
+    }
+  }
+  host["isolab_source"] = source_dir;
+  return host;
+}
+
+json cell_doc(const ImportOptions& o, std::size_t k, ImportedCell cell) {
+  const std::string id = o.label + "-r" + std::to_string(k);
+  json c = {
+      {"id", id},
+      {"variant", o.label},
+      {"repetition", k},
+      {"warmup", false},
+      {"status", cell.invalid_reason.empty() ? "ok" : "invalid"},
+      {"failure_class", nullptr},
+      {"reason", cell.invalid_reason},
+      {"accelerator", "bare-metal"},
+      {"imported_from", fs::absolute(o.files[k]).string()},
+      {"gate", {{"pass", true}, {"reason", "not checked: imported"}, {"rows", json::array()}}},
+      {"metrics", json::object()},
+      {"histograms", std::move(cell.histograms)},
+      {"raw_dir", "cells/" + id}};
+  for (const auto& [name, m] : cell.metrics) c["metrics"][name] = m;
+  const std::string wl = prefix_of(o).substr(0, prefix_of(o).size() - 1);
+  if (!cell.notes.empty()) c["notes"][wl] = cell.notes;
+  if (!cell.noise.is_null()) c["noise"][wl] = std::move(cell.noise);
+  return c;
+}
+
+}  // namespace
+
+json import_result(const ImportOptions& o, const std::string& source_dir) {
+  const ImportParser parse = parser_for(o.tool);
+  check_label(o.label);
+  if (o.files.empty()) throw Error("import: give at least one FILE");
+  const std::string wl = prefix_of(o).substr(0, prefix_of(o).size() - 1);
+  json spec = {{"name", o.label},
+               {"imported", {{"tool", o.tool}}},
+               {"workloads", json::array({{{"name", wl}, {"tool", o.tool}, {"imported", true}}})}};
+  if (o.window_s) spec["imported"]["window_s"] = *o.window_s;
+  if (!o.cpus.empty()) spec["imported"]["cpus"] = o.cpus;
+  json cells = json::array();
+  for (std::size_t k = 0; k < o.files.size(); ++k) {
+    const std::string text = read_input(o.files[k]);
+    cells.push_back(cell_doc(o, k, parse(text, o.files[k].string(), o)));
+  }
+  json host = host_doc(o, source_dir);
+  const std::string t = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  return {{"schema_version", 1},
+          {"run_id", utc_now("%Y%m%dT%H%M%SZ") + "-" + o.label + "-import"},
+          {"spec_name", o.label},
+          {"spec", spec},
+          {"spec_sha256", sha256_hex(json_text(spec))},
+          {"started_at", t},
+          {"finished_at", t},
+          {"status", "complete"},
+          {"imported", true},
+          {"host", host},
+          {"comparison_key",
+           {{"accelerator", "bare-metal"},
+            {"cmdline", o.cmdline},
+            {"vcpus", host["nproc"]},
+            {"memory_mib", nullptr},
+            {"workloads_sha256", sha256_hex(json_text(spec["workloads"]))},
+            {"host_fingerprint_sha256", host_fingerprint_sha256(host)}}},
+          {"variants",
+           {{o.label,
+             {{"kernel_release", o.kernel_release.empty() ? "unknown" : o.kernel_release},
+              {"imported", true},
+              {"patches", json::array()},
+              {"cmdline", o.cmdline}}}}},
+          {"variant_order", json::array({o.label})},
+          {"cells", cells}};
+}
+
+fs::path import_run(const ImportOptions& o, fs::path run_dir, const fs::path& results_dir,
+                    const std::string& source_dir) {
+  json doc = import_result(o, source_dir);
+  if (run_dir.empty()) run_dir = results_dir / doc["run_id"].get<std::string>();
+  std::error_code ec;
+  if (fs::exists(run_dir, ec) && !fs::is_empty(run_dir, ec))
+    throw Error("-o " + run_dir.string() + ": exists and is not empty");
+  fs::create_directories(run_dir, ec);
+  if (ec) throw Error(run_dir.string() + ": cannot create: " + ec.message());
+  for (std::size_t k = 0; k < o.files.size(); ++k) {
+    const fs::path cdir = run_dir / doc["cells"][k]["raw_dir"].get<std::string>();
+    fs::create_directories(cdir);
+    fs::copy_file(o.files[k], cdir / o.files[k].filename(), fs::copy_options::overwrite_existing);
+  }
+  write_file_atomic(run_dir / "result.json", json_text(doc, 1) + "\n");
+  return run_dir;
+}
+
+}  // namespace isolab

@@ -1,0 +1,95 @@
+// `isolab import`: outputs captured on a real machine (a customer's cyclictest, stress-ng,
+// trace or /proc/interrupts) made into a run directory with the result.json schema of
+// `isolab run` (schema_version 1), so that compare, report and history take it.
+//
+// Shape of the run: one variant named after --label; one cell per FILE ("<label>-r<k>", status
+// "ok", or "invalid" when the file holds no sample; accelerator "bare-metal"), each FILE being one
+// boot or one measurement; the raw FILEs are copied to cells/<cell>/. Metrics come from the parsers
+// the guest path uses (parse/cyclictest.h, parse/stressng.h, parse/trace.h, cmdline/gate.h
+// parse_proc_interrupts) and are named as the guest path names them, prefixed "<workload>."
+// (--workload, default the tool's name), so that an import compares with a guest run of a workload
+// of that name:
+//   cyclictest   <wl>.latency_{min,avg,max}_us, latency_p99_us / p999_us (-h histogram)
+//   stress-ng    <wl>.<stressor>.bogo_ops, bogo_ops_per_s_real, bogo_ops_per_s_usr_sys
+//   trace        <wl>.noise.<cause>_per_s ... (parse/trace.h trace_noise())
+//   interrupts   <wl>.noise.local_timer_per_s, ipi_reschedule_per_s, ipi_call_function_per_s,
+//                irq_per_s: per CPU, the /proc/interrupts deltas between the two snapshots a
+//                FILE holds, over --window-s (see interrupts_noise()).
+// comparison_key: {"accelerator": "bare-metal", "cmdline" (--cmdline or ""), "vcpus" (host
+// nproc or null), "memory_mib": null, "workloads_sha256", "host_fingerprint_sha256"}: unlike
+// any guest run, so compare needs --force and lists the differences.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cmdline/gate.h"
+#include "parse/metrics.h"
+
+namespace isolab {
+
+struct ImportOptions {
+  std::string tool;                          // a key of import_tools()
+  std::vector<std::filesystem::path> files;  // one cell each, in this order
+  std::string label;                         // the variant and spec name, [A-Za-z0-9_.-]{1,40}
+  std::string workload;                      // metric prefix; empty: the tool's name
+  std::optional<double> window_s;  // interrupts: seconds between the snapshots (required);
+                                   // trace: the measurement window (default: the trace's span)
+  std::string cpus;                // trace/interrupts: CPU list to report (default: all seen)
+  std::string cmdline;             // the machine's /proc/cmdline, for the comparison key
+  std::string kernel_release;      // the machine's uname -r ("" : "unknown")
+  std::map<std::string, std::string> host;  // host facts (cpu_model, host_kernel, nproc, ...)
+  bool values_in_ns = false;                // cyclictest text printed with -N
+};
+
+// One FILE's measurement.
+struct ImportedCell {
+  Metrics metrics;                                       // prefixed "<workload>."
+  nlohmann::json histograms = nlohmann::json::object();  // as cells[].histograms
+  nlohmann::json noise;                                  // as cells[].noise.<wl>, or null
+  std::vector<std::string> notes;
+  // Non-empty: the file parsed but measured nothing (case T3: every cyclictest thread had 0
+  // cycles); the cell is recorded with status "invalid" and this reason, not as an error.
+  std::string invalid_reason;
+};
+
+// Parses the text of one FILE (named `file` in errors). Throws isolab::Error "<file>: line N:
+// ..." (or "<file>: ...") when the text is not that tool's output or holds a line the parser
+// does not recognise.
+using ImportParser = ImportedCell (*)(const std::string& text, const std::string& file,
+                                      const ImportOptions& options);
+
+// --tool name -> parser: cyclictest (--json or text: -q lines, redrawn output, -h histogram),
+// stress-ng (--yaml, or --metrics(-brief) text), trace (tracefs text, "# cpu N" headers
+// optional), interrupts (two /proc/interrupts snapshots, one after the other).
+const std::map<std::string, ImportParser>& import_tools();
+
+// The per-CPU noise metrics of two /proc/interrupts snapshots taken window_s apart, on `cpus`
+// (empty: every CPU column of `after`). Rows by meaning (x86 arch_show_interrupts(), arm64
+// show_ipi_list()): local_timer = "LOC", or on arm64 the IRQ row whose description ends in
+// "arch_timer"; ipi_reschedule = "Rescheduling interrupts"; ipi_call_function = "Function call
+// interrupts" + "Single function call interrupts"; irq = every numbered IRQ row except the
+// arch_timer one. Deltas allow one 32-bit wrap (counter_delta, workload/noise.h). Metrics
+// "noise.<cause>_per_s": unit "1/s", lower better, aggregate "mean", kind "count", per-CPU
+// counts and window_s, as trace_noise() makes them. Throws isolab::Error when a CPU of `cpus`
+// is in neither snapshot, a counter went down by more than a wrap, or window_s <= 0.
+Metrics interrupts_noise(const InterruptsSnapshot& before, const InterruptsSnapshot& after,
+                         const std::vector<int>& cpus, double window_s);
+
+// The result.json document for the import (no files written; cells[].raw_dir named as
+// import_run writes them). Throws isolab::Error for an unknown tool, a bad label, a missing or
+// unreadable FILE, or a parser's error (naming the file and line).
+nlohmann::json import_result(const ImportOptions& options, const std::string& source_dir);
+
+// Writes the run: `run_dir` (empty: results_dir/<UTC time>-<label>-import) with result.json and
+// every FILE copied to cells/<cell id>/. Returns the run directory. Throws isolab::Error as
+// import_result, or when run_dir exists and is not empty.
+std::filesystem::path import_run(const ImportOptions& options, std::filesystem::path run_dir,
+                                 const std::filesystem::path& results_dir,
+                                 const std::string& source_dir);
+
+}  // namespace isolab

@@ -1,0 +1,280 @@
+// `isolab import` (pipeline/import.h) on captured outputs and the cases T1-T5, S1, S2, S4, N1,
+// N2 of /work/shared/cases/README.md (fixtures in tests/data/import/ and the tools' own dirs):
+// the values in the imported result.json, and errors naming the file and line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "compare/compare.h"
+#include "pipeline/import.h"
+
+using namespace isolab;
+using nlohmann::json;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path data(const std::string& rel) { return fs::path(ISOLAB_TEST_DATA_DIR) / rel; }
+
+json import_of(const std::string& tool, std::vector<std::string> files,
+               const std::string& label = "customer", std::optional<double> window = {}) {
+  ImportOptions o;
+  o.tool = tool;
+  o.label = label;
+  for (const auto& f : files) o.files.push_back(data(f));
+  o.window_s = window;
+  return import_result(o, ISOLAB_SOURCE_DIR);
+}
+
+const json& metric(const json& run, const std::string& name, std::size_t cell = 0) {
+  return run.at("cells").at(cell).at("metrics").at(name);
+}
+
+std::vector<double> values(const json& run, const std::string& name, std::size_t cell = 0) {
+  return metric(run, name, cell).at("values").get<std::vector<double>>();
+}
+
+std::string import_error(const std::string& tool, const std::vector<std::string>& files,
+                         std::optional<double> window = {}) {
+  try {
+    import_of(tool, files, "bad", window);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+// The run looks like `isolab run`'s: one variant, one ok cell per file, bare-metal.
+TEST(Import, RunShapeOneCellPerFile) {
+  json r = import_of("cyclictest", {"cyclictest/host-2t-hist.json", "cyclictest/host-2t-q.txt"});
+  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["variant_order"], json::array({"customer"}));
+  EXPECT_EQ(r["host"]["accelerator"], "bare-metal");
+  EXPECT_EQ(r["comparison_key"]["accelerator"], "bare-metal");
+  ASSERT_EQ(r["cells"].size(), 2u);
+  EXPECT_EQ(r["cells"][1]["id"], "customer-r1");
+  EXPECT_EQ(r["cells"][1]["status"], "ok");
+  EXPECT_EQ(r["cells"][1]["accelerator"], "bare-metal");
+  EXPECT_EQ(r["spec"]["workloads"][0]["tool"], "cyclictest");
+  // compare reads it: two boots of one variant.
+  VariantData v = extract_variant(r, "customer");
+  EXPECT_EQ(v.cells_ok, 2u);
+  EXPECT_EQ(v.metrics.at("cyclictest.latency_max_us").values.size(), 2u);
+}
+
+// T1: the -q lines of a 540 s run; per thread values as printed.
+TEST(Import, T1QuietLines) {
+  json r = import_of("cyclictest", {"import/t1-quiet.txt"});
+  EXPECT_EQ(values(r, "cyclictest.latency_min_us"), (std::vector<double>{4, 4}));
+  EXPECT_EQ(values(r, "cyclictest.latency_avg_us"), (std::vector<double>{18, 17}));
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us"), (std::vector<double>{217, 340}));
+}
+
+// T2: no space after C: past a million cycles; policy and # lines are skipped, not errors.
+TEST(Import, T2MillionCycles) {
+  json r = import_of("cyclictest", {"import/t2-million-cycles.txt"});
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us"), (std::vector<double>{306}));
+  EXPECT_EQ(values(r, "cyclictest.latency_avg_us"), (std::vector<double>{16}));
+}
+
+// T3: real --json of a run stopped by SIGINT before any cycle: both threads 0 cycles, avg
+// "-nan". The file imports ("no samples", an invalid cell), it does not fail the import.
+TEST(Import, T3ZeroCycleThreadsAreNoSamples) {
+  json r = import_of("cyclictest",
+                     {"cyclictest/host-zero-cycles-sigint.json", "cyclictest/host-2t-hist.json"});
+  EXPECT_EQ(r["cells"][0]["status"], "invalid");
+  EXPECT_EQ(r["cells"][0]["reason"], "cyclictest: no thread has samples");
+  EXPECT_THAT(r["cells"][0]["notes"]["cyclictest"].dump(), HasSubstr("no samples (0 cycles)"));
+  EXPECT_EQ(r["cells"][1]["status"], "ok");
+  VariantData v = extract_variant(r, "customer");
+  EXPECT_EQ(v.cells_ok, 1u);
+  ASSERT_EQ(v.issues.size(), 1u);
+  EXPECT_EQ(v.issues[0].reason, "cyclictest: no thread has samples");
+}
+
+// T4: real non-quiet output through a pty: only the block after the last ESC counts.
+TEST(Import, T4RedrawnOutput) {
+  json r = import_of("cyclictest", {"cyclictest/host-2t-nonquiet-pty.txt"});
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us").size(), 2u);
+}
+
+// T5: rt-tests 2.7 histogram (no "# Total:", empty buckets left out) and the old footer with
+// overflows: buckets fill with 0; the old one's p99 is in the overflow range, so omitted.
+TEST(Import, T5HistogramFormats) {
+  json r = import_of("cyclictest", {"import/t5-hist-2.7.txt", "import/t5-hist-old.txt"});
+  // 2.7: thread 0 {3:10, 4:500, 7:100, 120:1}, thread 1 {3:2, 4:300, 7:90}: merged N = 1003,
+  // nearest rank 993 and 1002 both fall in bucket 7.
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us", 0), (std::vector<double>{120, 7}));
+  EXPECT_EQ(values(r, "cyclictest.latency_p99_us", 0), (std::vector<double>{7}));
+  EXPECT_EQ(values(r, "cyclictest.latency_p999_us", 0), (std::vector<double>{7}));
+  const json& h = r["cells"][0]["histograms"]["cyclictest"];
+  EXPECT_EQ(h["counts"]["120"], 1);
+  EXPECT_EQ(h["counts"]["4"], 800);
+  // Old footer: 12 overflows of thread 0 -> N = 1014, rank 1004 is an overflow.
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us", 1), (std::vector<double>{2500, 7}));
+  EXPECT_FALSE(r["cells"][1]["metrics"].contains("cyclictest.latency_p99_us"));
+  EXPECT_EQ(r["cells"][1]["histograms"]["cyclictest"]["overflows"], 12);
+}
+
+// S1: zero CPU time accounted: the usr+sys rate is missing, never 0.
+TEST(Import, S1UsrSysNotAccounted) {
+  json r = import_of("stress-ng", {"import/s1-flow.yaml"});
+  EXPECT_NEAR(values(r, "stress-ng.clone.bogo_ops_per_s_real")[0], 1341.045392, 1e-6);
+  EXPECT_NEAR(38891 / 29.000510, 1341.05, 0.005);
+  EXPECT_FALSE(r["cells"][0]["metrics"].contains("stress-ng.clone.bogo_ops_per_s_usr_sys"));
+}
+
+// S2: before/after rows imported as two runs; compare gives -3.75% and -4.98%.
+TEST(Import, S2BeforeAfterCompare) {
+  json a = import_of("stress-ng", {"import/s2-before.txt"}, "before");
+  json b = import_of("stress-ng", {"import/s2-after.txt"}, "after");
+  Comparison c = compare_runs(a, "before", b, "after", CompareSettings{}, true);
+  auto change = [&](const std::string& name) {
+    for (const auto& m : c.metrics)
+      if (m.name == name) return m.change_pct;
+    return std::nan("");
+  };
+  EXPECT_NEAR(change("stress-ng.ramfs.bogo_ops_per_s_real"), -3.75, 0.005);
+  EXPECT_NEAR(change("stress-ng.ramfs.bogo_ops_per_s_usr_sys"), -4.98, 0.005);
+}
+
+// S4: V0.21.04 YAML: nested per-instance lists are skipped, --sn numbers read.
+TEST(Import, S4InstancesAndScientificNumbers) {
+  json r = import_of("stress-ng", {"import/s4-instances-sn.yaml"});
+  EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops")[0], 12345);
+  EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_real")[0], 1341.045);
+  EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_usr_sys")[0], 2057.5);
+}
+
+// N1: trace prefixes of several kernels and tools in one file; per-CPU counts by cause.
+TEST(Import, N1TracePrefixes) {
+  json r = import_of("trace", {"import/n1-trace-prefixes.txt"}, "customer", 10.0);
+  auto counts = [&](const std::string& cause) {
+    return metric(r, "trace.noise." + cause + "_per_s").at("counts").get<std::vector<long>>();
+  };
+  EXPECT_EQ(metric(r, "trace.noise.local_timer_per_s")["cpus"], json::array({5, 7}));
+  EXPECT_EQ(counts("vmstat_update"), (std::vector<long>{2, 0}));  // queue_work is not a run
+  EXPECT_EQ(counts("local_timer"), (std::vector<long>{2, 0}));
+  EXPECT_EQ(counts("ipi_reschedule"), (std::vector<long>{1, 0}));
+  EXPECT_EQ(counts("workqueue_other"), (std::vector<long>{0, 1}));  // kworker/u16:1 on [007]
+  EXPECT_EQ(counts("softirq"), (std::vector<long>{0, 1}));
+  EXPECT_EQ(counts("irq"), (std::vector<long>{0, 1}));  // "....17.196720", no space
+  EXPECT_EQ(counts("interruptions"), (std::vector<long>{5, 2}));
+  EXPECT_EQ(values(r, "trace.noise.vmstat_update_per_s"), (std::vector<double>{0.2, 0}));
+  EXPECT_EQ(metric(r, "trace.noise.local_timer_per_s")["window_s"], 10.0);
+  EXPECT_NEAR(values(r, "trace.noise.longest_us")[1], 100000, 1e-6);  // 15.1 -> 15.2
+}
+
+// The real 6.1 guest trace: the counts the parser test states, over the trace span.
+TEST(Import, RealGuestTrace) {
+  json r = import_of("trace", {"trace/guest-6.1-tcg-cpus5-7.txt"}, "customer", 4.0);
+  EXPECT_EQ(metric(r, "trace.noise.local_timer_per_s")["counts"], json::array({97, 39, 34}));
+  EXPECT_EQ(values(r, "trace.noise.local_timer_per_s"), (std::vector<double>{24.25, 9.75, 8.5}));
+}
+
+// N2: /proc/interrupts pairs. x86 with CPUs 10-19 offline: columns by name, 64-bit counts.
+TEST(Import, N2X86OfflineCpus) {
+  json r = import_of("interrupts", {"import/n2-x86-offline-pair.txt"}, "customer", 10.0);
+  const json& loc = metric(r, "interrupts.noise.local_timer_per_s");
+  EXPECT_EQ(loc["cpus"][10], 20);
+  EXPECT_EQ(loc["cpus"][11], 21);
+  EXPECT_EQ(loc["counts"][10], 1000);
+  EXPECT_EQ(loc["counts"][11], 250);
+  EXPECT_DOUBLE_EQ(loc["values"][10].get<double>(), 100);
+  EXPECT_EQ(loc["counts"][0], 0);
+  EXPECT_EQ(loc["kind"], "count");
+}
+
+// N2 arm64: no LOC row, the local timer is the arch_timer IRQ; IPI rows with no space after
+// the label; the arch_timer row is not counted as a device IRQ.
+TEST(Import, N2Arm64ArchTimer) {
+  json r = import_of("interrupts", {"import/n2-arm64-pair.txt"}, "customer", 10.0);
+  EXPECT_EQ(metric(r, "interrupts.noise.local_timer_per_s")["counts"],
+            json::array({1000, 10, 0, 10}));
+  EXPECT_EQ(metric(r, "interrupts.noise.ipi_reschedule_per_s")["counts"],
+            json::array({100, 100, 0, 1}));
+  EXPECT_EQ(metric(r, "interrupts.noise.irq_per_s")["counts"], json::array({100, 0, 0, 0}));
+}
+
+TEST(Import, RealGuestInterruptsPair) {
+  const fs::path tmp = fs::temp_directory_path() / "isolab-import-unit-pair.txt";
+  write_file_atomic(tmp, read_file(data("guest/interrupts-isolation-6.1-before.txt")) +
+                             read_file(data("guest/interrupts-isolation-6.1-after.txt")));
+  ImportOptions o;
+  o.tool = "interrupts";
+  o.label = "guest";
+  o.files = {tmp};
+  o.window_s = 3;
+  o.cpus = "5-7";
+  json r = import_result(o, ISOLAB_SOURCE_DIR);
+  const json& loc = metric(r, "interrupts.noise.local_timer_per_s");
+  EXPECT_EQ(loc["cpus"], json::array({5, 6, 7}));
+  fs::remove(tmp);
+}
+
+// Bad input: the file and the line.
+TEST(Import, GarbageLineNamesFileAndLine) {
+  std::string e = import_error("cyclictest", {"import/bad-garbage-line.txt"});
+  EXPECT_THAT(e, HasSubstr("bad-garbage-line.txt: line 2: not cyclictest output"));
+  EXPECT_THAT(e, HasSubstr("this line is not cyclictest output"));
+}
+
+TEST(Import, BadTRowNamesFileAndLine) {
+  std::string e = import_error("trace", {"import/t1-quiet.txt"});
+  EXPECT_THAT(e, HasSubstr("t1-quiet.txt: line 1: not a trace event line"));
+}
+
+TEST(Import, MissingFile) {
+  EXPECT_THAT(import_error("stress-ng", {"import/no-such-file.yaml"}),
+              HasSubstr("no-such-file.yaml: no such file"));
+}
+
+TEST(Import, InterruptsNeedTwoSnapshotsAndAWindow) {
+  EXPECT_THAT(import_error("interrupts", {"interrupts/x86-offline-cpus.txt"}, 10.0),
+              HasSubstr("x86-offline-cpus.txt: holds 1 /proc/interrupts snapshot(s); need two"));
+  EXPECT_THAT(import_error("interrupts", {"import/n2-x86-offline-pair.txt"}),
+              HasSubstr("--window-s"));
+  EXPECT_THAT(import_error("interrupts", {"import/t1-quiet.txt"}, 10.0),
+              HasSubstr("t1-quiet.txt: line 1: not a /proc/interrupts header"));
+}
+
+TEST(Import, StressngYamlErrorNamesFile) {
+  EXPECT_THAT(import_error("stress-ng", {"import/n1-trace-prefixes.txt"}),
+              HasSubstr("n1-trace-prefixes.txt: "));
+}
+
+TEST(Import, UnknownToolAndBadLabel) {
+  EXPECT_THAT(import_error("perf", {"import/t1-quiet.txt"}), HasSubstr("--tool perf: unknown"));
+  ImportOptions o;
+  o.tool = "cyclictest";
+  o.label = "a b";
+  o.files = {data("import/t1-quiet.txt")};
+  EXPECT_THROW(import_result(o, ""), Error);
+}
+
+// compare --force lists readable differences against a guest-like run.
+TEST(Import, ForcedCompareShowsDifferencesInKind) {
+  json a = import_of("cyclictest", {"import/t1-quiet.txt", "import/t2-million-cycles.txt"});
+  json guest = a;
+  guest["comparison_key"]["accelerator"] = "tcg";
+  guest["comparison_key"]["workloads_sha256"] = "x";
+  guest["comparison_key"]["host_fingerprint_sha256"] = "y";
+  guest["host"]["cpu_model"] = "QEMU TCG";
+  guest["spec"]["workloads"] = json::array({{{"name", "latency"}, {"tool", "cyclictest"}}});
+  guest["run_id"] = "guest";
+  for (auto& c : guest["cells"]) c["accelerator"] = "tcg";
+  auto diffs = comparison_key_differences(guest, a);
+  EXPECT_THAT(diffs, ::testing::Contains("accelerator: A=tcg, B=bare-metal"));
+  EXPECT_THAT(diffs, ::testing::Contains(
+                         "workloads: A=latency (cyclictest); B=cyclictest (cyclictest, imported)"));
+  EXPECT_THAT(diffs, ::testing::Contains("host: cpu_model A=QEMU TCG, B=unknown"));
+  EXPECT_THROW(compare_runs(guest, "customer", a, "customer", CompareSettings{}, false),
+               ComparisonRefused);
+}

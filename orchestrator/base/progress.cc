@@ -76,8 +76,8 @@ std::string Progress::line_text(const std::string& task, double done, std::optio
   char num[64];
   std::string s = task + ": ";
   if (total && *total > 0) {
-    // A running task never shows 100%: the estimate of the total can be short.
-    const double pct = std::min(99.0, std::floor(100.0 * done / *total));
+    // Past the estimate a task shows 99%, not 100% or more: the estimate can be short.
+    const double pct = done == *total ? 100.0 : std::min(99.0, std::floor(100.0 * done / *total));
     std::snprintf(num, sizeof num, "%.0f/%.0f %s (%.0f%%)", done, *total, unit.c_str(), pct);
   } else {
     std::snprintf(num, sizeof num, "%.0f %s", done, unit.c_str());
@@ -98,7 +98,8 @@ void Progress::write_json(const std::string& task, double done, std::optional<do
                    {"elapsed_s", round1(elapsed)}};
   if (total) {
     j["total"] = *total;
-    if (*total > 0) j["percent"] = round1(std::min(99.9, 100.0 * done / *total));
+    if (*total > 0)
+      j["percent"] = done == *total ? 100.0 : round1(std::min(99.9, 100.0 * done / *total));
   }
   if (eta) j["eta_s"] = round1(*eta);
   out_ << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;

@@ -53,7 +53,8 @@ class Progress {
   // The task is over: a tty status line is erased; the task's clock is forgotten.
   void finish(const std::string& task);
 
-  // The text of an update line: "build vanilla: 812/2410 objects (33%), 1 min 35 s, ETA 3 min
+  // The text of an update line (the percentage is floored, 100 only at done == total, at most
+  // 99 past the total): "build vanilla: 812/2410 objects (33%), 1 min 35 s, ETA 3 min
   // 07 s"; without total: "build vanilla: 812 objects, 1 min 35 s".
   static std::string line_text(const std::string& task, double done, std::optional<double> total,
                                const std::string& unit, double elapsed_s,

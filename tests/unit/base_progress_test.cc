@@ -73,9 +73,11 @@ TEST(Progress, ForcedUpdatesAndUnknownTotal) {
   EXPECT_EQ(l[3], "isolab: build x: 12 steps, 0 s");
 }
 
-TEST(Progress, NeverShowsHundredPercentWhileRunning) {
+TEST(Progress, HundredPercentOnlyWhenDone) {
   EXPECT_EQ(Progress::line_text("b", 1200, 990.0, "steps", 30, std::nullopt),
             "b: 1200/990 steps (99%), 30 s");
+  EXPECT_EQ(Progress::line_text("cells", 4, 4.0, "cells", 539, std::nullopt),
+            "cells: 4/4 cells (100%), 8 min 59 s");
 }
 
 TEST(Progress, JsonOneObjectPerLine) {

@@ -163,3 +163,11 @@ TEST(KernelBuildWarnings, TouchedFilesOfRealPatches) {
 }
 
 }  // namespace
+// Kbuild steps, the unit of kernel build progress: a real rebuild of 6.1 after a one-line
+// change to mm/vmstat.c (51 steps: CC, AR, LD, GEN, UPD, ...), and the failing build's log,
+// whose gcc diagnostics and make lines are not steps.
+TEST(KernelBuildSteps, CountsKbuildActionLines) {
+  EXPECT_EQ(count_build_steps(read_file(kData + "build-ok/rebuild-vmstat-6.1.log")), 51u);
+  EXPECT_EQ(count_build_steps(read_file(kData + "build-fail/vmstat-undeclared.log")), 16u);
+  EXPECT_EQ(count_build_steps("  CC      mm/vmstat.o\n  CC [M]  x.o\n  Warning: x\n   CC x\n"), 2u);
+}

@@ -82,6 +82,14 @@ TEST_F(ImportCli, CyclictestCapturesCompareWithForce) {
   ProcessResult js = isolab({"compare", a.string(), b.string(), "--force", "--format", "json"});
   auto j = nlohmann::json::parse(js.out);
   EXPECT_EQ(j["forced"], true);
+
+  // The HTML report of the same comparison.
+  ProcessResult rep =
+      isolab({"report", a.string(), b.string(), "--force", "-o", (dir_ / "report.html").string()});
+  EXPECT_TRUE(rep.exit_code == 0 || rep.exit_code == 1) << rep.err;
+  const std::string html = read_file(dir_ / "report.html");
+  EXPECT_THAT(html, HasSubstr("cyclictest.latency_max_us"));
+  EXPECT_THAT(html, HasSubstr("bare-metal"));
 }
 
 TEST_F(ImportCli, StressngTraceInterruptsCaptures) {

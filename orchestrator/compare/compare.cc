@@ -328,7 +328,11 @@ std::string key_difference(const std::string& k, const nlohmann::json& va, const
   if (k == "workloads_sha256")
     return "workloads: A=" + workloads_text(run_a) + "; B=" + workloads_text(run_b);
   if (k == "host_fingerprint_sha256") return "host: " + host_differences(run_a, run_b);
-  return k + ": A=" + value_text(va) + ", B=" + value_text(vb);
+  // An import without --cmdline records "": say so instead of printing nothing.
+  auto text = [](const nlohmann::json& v) {
+    return v == "" ? std::string("(not recorded)") : value_text(v);
+  };
+  return k + ": A=" + text(va) + ", B=" + text(vb);
 }
 
 }  // namespace

@@ -275,6 +275,9 @@ TEST(Import, ForcedCompareShowsDifferencesInKind) {
   EXPECT_THAT(diffs, ::testing::Contains(
                          "workloads: A=latency (cyclictest); B=cyclictest (cyclictest, imported)"));
   EXPECT_THAT(diffs, ::testing::Contains("host: cpu_model A=QEMU TCG, B=unknown"));
+  guest["comparison_key"]["cmdline"] = "nohz_full=2-3";
+  EXPECT_THAT(comparison_key_differences(guest, a),
+              ::testing::Contains("cmdline: A=nohz_full=2-3, B=(not recorded)"));
   EXPECT_THROW(compare_runs(guest, "customer", a, "customer", CompareSettings{}, false),
                ComparisonRefused);
 }

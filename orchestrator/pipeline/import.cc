@@ -9,6 +9,7 @@
 #include "base/json_text.h"
 #include "cmdline/cpulist.h"
 #include "parse/cyclictest.h"
+#include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "results/host.h"
@@ -101,6 +102,32 @@ ImportedCell import_stressng(const std::string& text, const std::string& file,
   c.notes = r.notes;
   add_prefixed(c, prefix_of(o), stressng_metrics(r, &c.notes));
   if (c.metrics.empty()) c.invalid_reason = "stress-ng: no stressor reported bogo ops";
+  return c;
+}
+
+// ---- rtla (case R1, R2: a missing tracer or a crashed rtla is a failed measurement)
+
+void check_rtla_text(const std::string& tracer, const std::string& text, const std::string& file) {
+  const RtlaRunCheck check = check_rtla_run(tracer, text, "", 0, std::nullopt);
+  if (!check.ok) throw Error(file + ": rtla " + tracer + ": " + check.kind + ": " + check.reason);
+}
+
+ImportedCell import_rtla_osnoise(const std::string& text, const std::string& file,
+                                 const ImportOptions& o) {
+  check_rtla_text("osnoise", text, file);
+  RtlaOsnoiseTop top = in_file(file, [&] { return parse_rtla_osnoise_top(text); });
+  ImportedCell c;
+  add_prefixed(c, prefix_of(o), rtla_osnoise_metrics(top));
+  return c;
+}
+
+ImportedCell import_rtla_timerlat(const std::string& text, const std::string& file,
+                                  const ImportOptions& o) {
+  check_rtla_text("timerlat", text, file);
+  RtlaTimerlatHist hist = in_file(file, [&] { return parse_rtla_timerlat_hist(text); });
+  ImportedCell c;
+  add_prefixed(c, prefix_of(o), rtla_timerlat_metrics(hist, &c.notes));
+  if (c.metrics.empty()) c.invalid_reason = "rtla timerlat: no CPU has samples";
   return c;
 }
 
@@ -266,6 +293,8 @@ const std::map<std::string, ImportParser>& import_tools() {
       {"stress-ng", import_stressng},
       {"trace", import_trace},
       {"interrupts", import_interrupts},
+      {"rtla-osnoise", import_rtla_osnoise},
+      {"rtla-timerlat", import_rtla_timerlat},
   };
   return tools;
 }

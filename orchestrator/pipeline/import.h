@@ -15,6 +15,9 @@
 //   interrupts   <wl>.noise.local_timer_per_s, ipi_reschedule_per_s, ipi_call_function_per_s,
 //                irq_per_s: per CPU, the /proc/interrupts deltas between the two snapshots a
 //                FILE holds, over --window-s (see interrupts_noise()).
+//   rtla-osnoise <wl>.osnoise.* of `rtla osnoise top` text; rtla-timerlat <wl>.timerlat.* of
+//                `rtla timerlat hist` text (parse/rtla.h). Output saying the tracer is missing
+//                ("Tracer timerlat not found!") is an error, never "no noise" (case R2).
 // comparison_key: {"accelerator": "bare-metal", "cmdline" (--cmdline or ""), "vcpus" (host
 // nproc or null), "memory_mib": null, "workloads_sha256", "host_fingerprint_sha256"}: unlike
 // any guest run, so compare needs --force and lists the differences.
@@ -65,7 +68,8 @@ using ImportParser = ImportedCell (*)(const std::string& text, const std::string
 
 // --tool name -> parser: cyclictest (--json or text: -q lines, redrawn output, -h histogram),
 // stress-ng (--yaml, or --metrics(-brief) text), trace (tracefs text, "# cpu N" headers
-// optional), interrupts (two /proc/interrupts snapshots, one after the other).
+// optional), interrupts (two /proc/interrupts snapshots, one after the other), rtla-osnoise
+// (`rtla osnoise top` text), rtla-timerlat (`rtla timerlat hist` text).
 const std::map<std::string, ImportParser>& import_tools();
 
 // The per-CPU noise metrics of two /proc/interrupts snapshots taken window_s apart, on `cpus`

@@ -281,3 +281,18 @@ TEST(Import, ForcedCompareShowsDifferencesInKind) {
   EXPECT_THROW(compare_runs(guest, "customer", a, "customer", CompareSettings{}, false),
                ComparisonRefused);
 }
+
+// rtla: the real guest captures (osnoise top of CPUs 2-3 over 4 s, timerlat hist), and R2: the
+// output of rtla on a kernel without the tracer is an error, never zero noise.
+TEST(Import, RtlaCaptures) {
+  json o = import_of("rtla-osnoise", {"rtla/guest-6.1-tcg-osnoise-top-cpus2-3.txt"});
+  EXPECT_EQ(metric(o, "rtla-osnoise.osnoise.noise_us")["cpus"], json::array({2, 3}));
+  EXPECT_EQ(values(o, "rtla-osnoise.osnoise.noise_us"), (std::vector<double>{3292961, 3269820}));
+  EXPECT_EQ(metric(o, "rtla-osnoise.osnoise.irq_per_s")["counts"], json::array({8, 11}));
+  json t = import_of("rtla-timerlat", {"rtla/guest-6.1-tcg-timerlat-hist-cpus2-3.txt"});
+  EXPECT_EQ(t["cells"][0]["status"], "ok");
+  EXPECT_TRUE(t["cells"][0]["metrics"].contains("rtla-timerlat.timerlat.irq_max_us"));
+  EXPECT_THAT(import_error("rtla-timerlat", {"rtla/host-notracefs-timerlat-hist.stderr.txt"}),
+              HasSubstr("host-notracefs-timerlat-hist.stderr.txt: rtla timerlat: tracer "
+                        "unavailable"));
+}

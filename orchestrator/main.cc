@@ -42,6 +42,12 @@ fs::path find_vmstat_overhead() {
   return self_dir() / "vmstat-overhead";
 }
 
+// guest-tools/madvise-pressure.c, built beside the isolab binary like vmstat-overhead.
+fs::path find_madvise_pressure() {
+  if (const char* e = std::getenv("ISOLAB_MADVISE_PRESSURE")) return e;
+  return self_dir() / "madvise-pressure";
+}
+
 std::string read_input(const std::string& arg, const std::string& file) {
   if (!file.empty()) {
     if (file == "-") {
@@ -263,6 +269,7 @@ int main(int argc, char** argv) {
       o.jobs = jobs;
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
+      o.madvise_pressure = find_madvise_pressure();
       o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
       isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
       if (sum.status == "interrupted") {

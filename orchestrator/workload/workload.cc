@@ -81,8 +81,9 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
 // trace_stat/function<N>, read into calls.txt). latency_tracer: the boot-time trace events
 // (guest/plan.h) are silenced with a filter that matches nothing (no text patching, unlike
 // disabling them), the tracer is set with options/function-trace off (its entries are the
-// wakeup and the switch with their stack traces, as in seed 002), tracing_max_latency is reset
-// to 0 and tracing_on set. Failures go to tracing.err (sent as "<step>.tracing_err").
+// wakeup and the switch with their stack traces, as in seed 002) and tracing_on set (the
+// caller resets tracing_max_latency to 0 right before cyclictest). Failures go to tracing.err (sent
+// as "<step>.tracing_err").
 std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
   if (w.count_calls.empty() && w.latency_tracer.empty()) return "";
   std::string sc = "T=/sys/kernel/tracing\n: > tracing.err\n";
@@ -104,7 +105,7 @@ std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
     sc += "echo " + w.latency_tracer +
           " > $T/current_tracer 2>> tracing.err || echo 'isolab: " + "current_tracer " +
           w.latency_tracer + " failed' >> tracing.err\n";
-    sc += "echo 0 > $T/tracing_max_latency\necho 1 > $T/tracing_on\n";
+    sc += "echo 1 > $T/tracing_on\n";
     s.outputs.push_back({w.latency_tracer + ".max_latency", "max_latency.txt"});
     s.outputs.push_back({w.latency_tracer + ".trace", "latency.trace"});
   }
@@ -141,8 +142,12 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
   int margin = t.workload_margin_s;
   if (w.tool == "cyclictest") {
     std::string script;
-    if (w.load) script += load_script(w, p, s);
+    // Tracing is armed before the load starts (enabling the profiler patches the counted
+    // function's entry, best done while nothing runs it); the max latency is reset just before
+    // cyclictest, so the load's start-up is not in it.
     script += tracing_start_script(w, s);
+    if (w.load) script += load_script(w, p, s);
+    if (!w.latency_tracer.empty()) script += "echo 0 > $T/tracing_max_latency\n";
     std::vector<std::string> argv = {"cyclictest",
                                      "-q",
                                      "-m",

@@ -12,7 +12,9 @@
 //   the last one shows what the CPU was doing when it finally switched (the max-latency path).
 // - trace_stat/function<N> (function profiler) concatenated over CPUs: a header
 //   "  Function   Hit" (+ "Time Avg s^2" with the graph tracer), a dashes line, then
-//   "  <function>   <hits> ..." rows.
+//   "  <function>   <hits> ..." rows; the name is cut to 30 characters ("%-30.30s" in
+//   function_stat_show()), so madvise_cold_or_pageout_pte_range appears as
+//   "madvise_cold_or_pageout_pte_ra".
 // - madvise-pressure: one JSON object, see guest-tools/madvise-pressure.c.
 // Guest output is untrusted: every number is range-checked, text is sanitized by the caller.
 #pragma once
@@ -45,7 +47,8 @@ struct WakeupTraceSummary {
 // empty or header-only trace gives empty frame lists.
 WakeupTraceSummary parse_wakeup_trace(std::string_view text);
 
-// Function profiler output: function -> hits summed over the CPU files. Throws isolab::Error
+// Function profiler output: function name as printed (at most 30 characters) -> hits summed
+// over the CPU files. Throws isolab::Error
 // naming the line for a row whose hit column is not a non-negative integer.
 std::map<std::string, long long> parse_function_profile(std::string_view text);
 

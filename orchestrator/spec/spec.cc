@@ -149,6 +149,14 @@ void parse_cyclictest_tracing(Obj& o, WorkloadSpec& w) {
       throw SpecError(
           child(o.ptr("count_calls"), i),
           "not a kernel function name: '" + sanitize_excerpt(w.count_calls[i], 80) + "'");
+  // The function profiler prints names cut to 30 characters (workload.cc): two names that
+  // agree on those could not be told apart.
+  for (std::size_t i = 0; i < w.count_calls.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (w.count_calls[i].substr(0, 30) == w.count_calls[k].substr(0, 30))
+        throw SpecError(child(o.ptr("count_calls"), i),
+                        "its first 30 characters are those of count_calls[" + std::to_string(k) +
+                            "]: the function profiler prints names cut to 30");
 }
 
 WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load) {

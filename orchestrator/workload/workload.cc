@@ -222,6 +222,9 @@ nlohmann::json sanitized(const std::vector<std::string>& frames) {
 
 std::string rc_text(const ChannelRecord* r) { return r ? std::to_string(r->rc) : "?"; }
 
+// kernel/trace/ftrace.c function_stat_show(): seq_printf(m, "  %-30.30s  %10lu", ...).
+constexpr std::size_t kProfileNameWidth = 30;
+
 // latency_tracer and count_calls records (workload/workload.cc tracing_start_script()). A
 // missing or unusable record is an error naming it: never a silent zero.
 void parse_tracing(const WorkloadSpec& w, const ChannelContents& ch, WorkloadOutcome& o) {
@@ -255,7 +258,8 @@ void parse_tracing(const WorkloadSpec& w, const ChannelContents& ch, WorkloadOut
                   sanitize_excerpt(c ? c->data : "", 200));
     auto hits = parse_function_profile(c->data);
     for (const auto& f : w.count_calls) {
-      auto it = hits.find(f);
+      // The profiler prints names cut to kProfileNameWidth characters ("%-30.30s").
+      auto it = hits.find(f.substr(0, kProfileNameWidth));
       // The profiler lists only functions that were hit: absent means 0 calls, which is a
       // real (and for a load meant to call it, a telling) result.
       add_metric_value(o.metrics, p + "calls." + f, "count", false, "sum",

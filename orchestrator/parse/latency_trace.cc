@@ -1,6 +1,7 @@
 #include "parse/latency_trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -14,7 +15,10 @@ using namespace parse_detail;
 using nlohmann::json;
 
 double parse_max_latency_us(std::string_view text) {
-  std::optional<long> v = to_long(trim(text));
+  std::string_view t = text;  // the file ends with "\n"; parse_detail::trim keeps it
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  std::optional<long> v = to_long(t);
   if (!v || *v < 0 || *v >= 1'000'000'000'000L)
     throw Error("tracing_max_latency: not a latency in µs: " + quote(text));
   return static_cast<double>(*v);

@@ -44,6 +44,12 @@ fs::path find_vmstat_overhead() {
   return self_dir() / "vmstat-overhead";
 }
 
+// guest-tools/madvise-pressure.c, built beside the isolab binary like vmstat-overhead.
+fs::path find_madvise_pressure() {
+  if (const char* e = std::getenv("ISOLAB_MADVISE_PRESSURE")) return e;
+  return self_dir() / "madvise-pressure";
+}
+
 std::string read_input(const std::string& arg, const std::string& file) {
   if (!file.empty()) {
     if (file == "-") {
@@ -306,6 +312,7 @@ int main(int argc, char** argv) {
       o.jobs = jobs;
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
+      o.madvise_pressure = find_madvise_pressure();
       isolab::Progress meter(isolab::progress_mode(progress_format, quiet, STDERR_FILENO),
                              std::cerr, isolab::monotonic_seconds);
       o.progress = [&meter](const std::string& s) { meter.message(s); };

@@ -15,7 +15,7 @@ packages=(
   clang libclang-rt-14-dev
   # run: VMs, guest tools, kernel builds
   qemu-system-x86 qemu-utils libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
-  busybox-static rt-tests rtla stress-ng linux-source-6.1
+  busybox-static rt-tests rtla stress-ng linux-source-6.1 linux-source-6.12
   flex bison bc libelf-dev cpio xz-utils kmod libxml2-utils
   # tests: the HTML report is opened in headless Chromium
   chromium

@@ -413,6 +413,39 @@ void add_gate_rows(const nlohmann::json& run, const std::string& variant, int si
   }
 }
 
+// "madvise_pageout+0x1a/0x40" -> "madvise_pageout".
+std::string frame_name(const std::string& f) { return f.substr(0, f.find('+')); }
+
+// Adds the latency traces of one variant's ok, non-warm-up cells (side 0 = A, 1 = B). Fields
+// of the wrong type are skipped (the metric, not this summary, is what is tested).
+void add_latency_traces(const nlohmann::json& run, const std::string& variant, int side,
+                        std::vector<LatencyTraceRow>& rows) {
+  if (!run.contains("cells") || !run["cells"].is_array()) return;
+  for (const auto& c : run["cells"]) {
+    if (!c.is_object() || c.value("variant", "") != variant || c.value("warmup", false) ||
+        c.value("status", "") != "ok" || !c.contains("latency_traces") ||
+        !c["latency_traces"].is_object())
+      continue;
+    for (const auto& [wl, t] : c["latency_traces"].items()) {
+      if (!t.is_object() || !t.contains("max_latency_us") || !t["max_latency_us"].is_number())
+        continue;
+      LatencyTraceRow r;
+      r.side = side;
+      r.cell_id = c.value("id", "");
+      r.workload = wl;
+      r.tracer = t.value("tracer", "");
+      r.max_latency_us = t["max_latency_us"].get<double>();
+      r.task = t.value("task", "");
+      if (t.contains("cpu") && t["cpu"].is_number_integer()) r.cpu = t["cpu"].get<int>();
+      if (t.contains("switch_frames") && t["switch_frames"].is_array())
+        for (const auto& f : t["switch_frames"])
+          if (f.is_string()) r.frames.push_back(frame_name(f.get<std::string>()));
+      r.file = t.value("file", "");
+      rows.push_back(std::move(r));
+    }
+  }
+}
+
 }  // namespace
 
 Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
@@ -457,6 +490,8 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   cmp.cells_b = b.cells_ok;
   add_gate_rows(run_a, variant_a, 0, cmp.gate);
   add_gate_rows(run_b, variant_b, 1, cmp.gate);
+  add_latency_traces(run_a, variant_a, 0, cmp.latency_traces);
+  add_latency_traces(run_b, variant_b, 1, cmp.latency_traces);
   cmp.settings = settings;
   if (a.build_warnings && b.build_warnings)
     cmp.new_warnings = new_build_warnings(*a.build_warnings, *b.build_warnings, b.touched_files);

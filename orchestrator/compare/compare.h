@@ -152,6 +152,21 @@ std::vector<NewBuildWarning> new_build_warnings(const std::vector<BuildWarning>&
                                                 const std::vector<BuildWarning>& b,
                                                 const std::set<std::string>& touched);
 
+// The max-latency trace of one cell's latency_tracer step (result.json
+// cells[].latency_traces.<workload>, workload/workload.h). Informational: the metric
+// "<workload>.<tracer>.max_latency_us" carries the test; this names the path that made it.
+struct LatencyTraceRow {
+  int side = 0;  // 0 = A, 1 = B
+  std::string cell_id;
+  std::string workload;
+  std::string tracer;               // "wakeup_rt"
+  double max_latency_us = 0;        // tracing_max_latency
+  std::string task;                 // woken task, "cyclictest-250"
+  std::optional<int> cpu;           // its CPU
+  std::vector<std::string> frames;  // switch-side stack, innermost first, "+0x../0x.." cut
+  std::string file;                 // the trace file, run-dir relative ("" if not kept)
+};
+
 struct Comparison {
   std::string spec_name;
   std::string run_a;
@@ -172,6 +187,7 @@ struct Comparison {
   std::vector<GateSummaryRow> gate;  // in the order the checks first appear
   // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
   std::optional<std::vector<NewBuildWarning>> new_warnings;
+  std::vector<LatencyTraceRow> latency_traces;  // A cells then B cells, in cell order
 
   std::size_t count(Verdict v) const;
   std::size_t kernel_failures_b() const;

@@ -387,6 +387,34 @@ void count_table_text(const Comparison& c, std::ostringstream& o) {
   }
 }
 
+// One line per cell with a max-latency trace, grouped per side:
+//   "  before c0001-before-r0 latency: 1969 us, cyclictest-250 on CPU 1: preempt_schedule <
+//    migrate_enable < rt_spin_unlock < madvise_cold_or_pageout_pte_range < ..."
+// (the first kTopFrames frames of the switch-side stack, innermost first).
+constexpr std::size_t kTopFrames = 8;
+
+std::string latency_trace_line(const Comparison& c, const LatencyTraceRow& r) {
+  std::string s = (r.side == 0 ? c.variant_a : c.variant_b) + " " + r.cell_id + " " + r.workload +
+                  ": " + num(r.max_latency_us) + " us";
+  if (!r.task.empty()) s += ", " + r.task;
+  if (r.cpu) s += " on CPU " + std::to_string(*r.cpu);
+  std::string frames;
+  for (std::size_t i = 0; i < r.frames.size() && i < kTopFrames; ++i)
+    frames += (i ? " < " : "") + r.frames[i];
+  if (r.frames.size() > kTopFrames) frames += " < ...";
+  return s + ": " + (frames.empty() ? "(no stack trace)" : frames);
+}
+
+void latency_traces_text(const Comparison& c, std::ostringstream& o) {
+  if (c.latency_traces.empty()) return;
+  o << "\nmax-latency traces (" << c.latency_traces.front().tracer
+    << "; what the woken task's CPU ran until it switched, innermost first; informational):\n";
+  for (int side : {0, 1}) {
+    for (const auto& r : c.latency_traces)
+      if (r.side == side) o << "  " << latency_trace_line(c, r) << "\n";
+  }
+}
+
 }  // namespace
 
 std::string render_text(const Comparison& c) {
@@ -425,6 +453,7 @@ std::string render_text(const Comparison& c) {
         << t.b.samples << "\n";
     }
   }
+  latency_traces_text(c, o);
   if (!c.gate.empty()) {
     o << "\nisolation gate (cells passing / cells checked):\n";
     o << "  " << std::left << std::setw(28) << "check" << std::setw(10) << "A"
@@ -519,6 +548,18 @@ nlohmann::json render_json(const Comparison& c) {
     j["tails"].push_back(
         {{"histogram", t.histogram}, {"unit", t.unit}, {"a", tail(t.a)}, {"b", tail(t.b)}});
   }
+  j["latency_traces"] = nlohmann::json::array();
+  for (const auto& r : c.latency_traces)
+    j["latency_traces"].push_back({{"variant", r.side == 0 ? c.variant_a : c.variant_b},
+                                   {"side", r.side == 0 ? "A" : "B"},
+                                   {"cell_id", r.cell_id},
+                                   {"workload", r.workload},
+                                   {"tracer", r.tracer},
+                                   {"max_latency_us", jnum(r.max_latency_us)},
+                                   {"task", r.task},
+                                   {"cpu", r.cpu ? nlohmann::json(*r.cpu) : nlohmann::json()},
+                                   {"frames", r.frames},
+                                   {"file", r.file}});
   j["gate"] = nlohmann::json::array();
   for (const auto& g : c.gate)
     j["gate"].push_back({{"check", g.check},
@@ -613,6 +654,11 @@ std::string render_markdown(const Comparison& c) {
         << opt_bucket(t.b.p99_9, t.b.overflows) << " | " << opt_bucket(t.a.max, t.a.overflows)
         << " | " << opt_bucket(t.b.max, t.b.overflows) << " |\n";
     }
+  }
+  if (!c.latency_traces.empty()) {
+    o << "\nMax-latency traces (" << md_escape(c.latency_traces.front().tracer)
+      << ", switch-side stack, innermost first; informational):\n\n";
+    for (const auto& r : c.latency_traces) o << "- " << md_escape(latency_trace_line(c, r)) << "\n";
   }
   if (!c.gate.empty()) {
     o << "\nIsolation gate (cells passing / cells checked):\n\n| check | A | B |\n|---|---|---|\n";

@@ -4,8 +4,9 @@
 // variant, the settings that decided the verdicts, a FORCED banner with the list of
 // comparison-key differences when the comparison was forced, one row per metric (count metrics
 // in their own table: per-boot means, B-A with its bootstrap CI, relative change, permutation
-// p), the histogram tails, and the invalid/failed cells with their reasons and failed gate
-// checks.
+// p), the histogram tails, the max-latency traces of latency_tracer steps (one line per cell:
+// latency, woken task, the top frames of the switch-side stack), and the invalid/failed cells with
+// their reasons and failed gate checks.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,8 @@ std::string render_text(const Comparison& c);
 //              "change_pct","ci_low_pct","ci_high_pct","p_value","p_exact","permutation_p",
 //              "threshold_pct","verdict","reason"}],
 //  "tails":[{"histogram","unit","a":{samples,overflows,p99,p99_9,max},"b":{...}}],
+//  "latency_traces":[{"variant","side":"A"|"B","cell_id","workload","tracer","max_latency_us",
+//                     "task","cpu","frames","file"}] (compare.h LatencyTraceRow),
 //  "issues":[{"side","variant","cell_id","status","failure_class","reason","gate_failures",
 //             "kernel_failure"}],
 //  "summary":{"improved","regressed","no_change","inconclusive","kernel_failures_b",

@@ -276,6 +276,25 @@ struct CellContext {
 };
 
 // One boot of one cell. Never throws for what the guest does; returns the cell's JSON.
+// True when a cyclictest load of the spec runs `tool`.
+bool uses_load_tool(const Spec& spec, const std::string& tool) {
+  for (const auto& w : spec.workloads)
+    if (w.load && w.load->front().tool == tool) return true;
+  return false;
+}
+
+// Writes the max-latency trace of a latency_tracer step beside the cell's result as
+// cells/<id>/<workload>.<tracer>.trace and returns the summary with "file" (run-dir relative).
+json keep_latency_trace(json summary, const WorkloadSpec& w, const ChannelContents& ch,
+                        const fs::path& cdir, const fs::path& run_dir) {
+  const std::string rec = w.name + "." + w.latency_tracer + ".trace";
+  const ChannelRecord* r = ch.find(rec);
+  if (!r) return summary;
+  write_file_atomic(cdir / rec, r->data);
+  summary["file"] = fs::relative(cdir / rec, run_dir).string();
+  return summary;
+}
+
 json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& variant,
               const json& vdoc, int attempt) {
   fs::path cdir = cx.run_dir / "cells" / cell.id;
@@ -433,6 +452,8 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
         c["histograms"][it.key()] = *it;
     if (!wo.notes.empty()) c["notes"][w.name] = wo.notes;
     if (!wo.noise.is_null()) c["noise"][w.name] = wo.noise;
+    if (!wo.latency_trace.is_null())
+      c["latency_traces"][w.name] = keep_latency_trace(wo.latency_trace, w, ch, cdir, cx.run_dir);
     if (wo.failed && !workload_failed) {
       workload_failed = true;
       workload_reason = "workload " + w.name + ": " + wo.failure;
@@ -595,6 +616,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
   BaseImageInputs bi;
   bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
   if (uses_rtla(spec)) bi.tools.push_back("/usr/bin/rtla");
+  if (uses_load_tool(spec, "madvise-pressure")) bi.tools.push_back(opt.madvise_pressure);
   BaseImage base = ensure_base_image(runner, bi, cache);
   d["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
   doc->save();

@@ -27,7 +27,10 @@ struct RunOptions {
   bool trace = true;        // trace the isolated CPUs during each workload
   int jobs = 0;             // make -j; 0 = host CPUs
   std::string source_dir;   // isolab's own tree (for the git revision)
-  std::filesystem::path vmstat_overhead;             // the guest tool binary
+  std::filesystem::path vmstat_overhead;  // the guest tool binary
+  // guest-tools/madvise-pressure.c binary; packed into the guest image only when a workload's
+  // load uses it (so the image of other specs stays as it was)
+  std::filesystem::path madvise_pressure;
   std::function<void(const std::string&)> progress;  // status lines (stderr)
   // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
   // task "cells" as k/N after each cell, with an ETA from the cells this process ran.

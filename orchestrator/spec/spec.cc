@@ -133,20 +133,49 @@ void add_patches(const std::string& entry, const fs::path& base, const std::stri
   }
 }
 
+// latency_tracer and count_calls (cyclictest only).
+void parse_cyclictest_tracing(Obj& o, WorkloadSpec& w) {
+  for (const char* k : {"latency_tracer", "count_calls"})
+    if (w.tool != "cyclictest" && o.has(k))
+      throw SpecError(o.ptr(k), "only a cyclictest workload takes this field");
+  w.latency_tracer = o.str("latency_tracer", "");
+  if (!w.latency_tracer.empty() && w.latency_tracer != "wakeup_rt")
+    throw SpecError(o.ptr("latency_tracer"),
+                    "expected wakeup_rt, got '" + sanitize_excerpt(w.latency_tracer, 40) + "'");
+  w.count_calls = o.strings("count_calls");
+  static const std::regex fn_re("[A-Za-z_][A-Za-z0-9_.]{0,79}");
+  for (std::size_t i = 0; i < w.count_calls.size(); ++i)
+    if (!std::regex_match(w.count_calls[i], fn_re))
+      throw SpecError(
+          child(o.ptr("count_calls"), i),
+          "not a kernel function name: '" + sanitize_excerpt(w.count_calls[i], 80) + "'");
+  // The function profiler prints names cut to 30 characters (workload.cc): two names that
+  // agree on those could not be told apart.
+  for (std::size_t i = 0; i < w.count_calls.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (w.count_calls[i].substr(0, 30) == w.count_calls[k].substr(0, 30))
+        throw SpecError(child(o.ptr("count_calls"), i),
+                        "its first 30 characters are those of count_calls[" + std::to_string(k) +
+                            "]: the function profiler prints names cut to 30");
+}
+
 WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load) {
   Obj o(j, ptr);
   WorkloadSpec w;
   w.name = o.str("name", is_load ? "load" : "");
   check_name(w.name, o.ptr("name"), "workload");
   w.tool = o.str("tool");
-  static const std::set<std::string> tools = {"cyclictest", "stress-ng", "vmstat-overhead",
-                                              "rtla-osnoise", "rtla-timerlat"};
+  static const std::set<std::string> tools = {"cyclictest",   "stress-ng",     "vmstat-overhead",
+                                              "rtla-osnoise", "rtla-timerlat", "madvise-pressure"};
   if (!tools.count(w.tool))
     throw SpecError(o.ptr("tool"), "unknown tool '" + sanitize_excerpt(w.tool, 40) +
                                        "' (known: cyclictest, stress-ng, vmstat-overhead, "
-                                       "rtla-osnoise, rtla-timerlat)");
-  if (is_load && w.tool != "stress-ng") throw SpecError(o.ptr("tool"), "a load must be stress-ng");
-  w.cpus = o.str("cpus", w.tool == "stress-ng" ? "housekeeping" : "isolated");
+                                       "rtla-osnoise, rtla-timerlat, madvise-pressure)");
+  if (!is_load && w.tool == "madvise-pressure")
+    throw SpecError(o.ptr("tool"), "madvise-pressure runs only as the load of a cyclictest");
+  if (is_load && w.tool != "stress-ng" && w.tool != "madvise-pressure")
+    throw SpecError(o.ptr("tool"), "a load must be stress-ng or madvise-pressure");
+  w.cpus = o.str("cpus", is_load || w.tool == "stress-ng" ? "housekeeping" : "isolated");
   static const std::regex cpus_re("isolated|housekeeping|all|[0-9N, :/-]+");
   if (!std::regex_match(w.cpus, cpus_re))
     throw SpecError(o.ptr("cpus"), "expected isolated, housekeeping, all or a cpulist, got '" +
@@ -188,6 +217,7 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
   for (const char* k : {"touch_pages", "sleep_us"})
     if (w.tool != "vmstat-overhead" && o.has(k))
       throw SpecError(o.ptr(k), "only a vmstat-overhead workload takes this field");
+  parse_cyclictest_tracing(o, w);
   w.timeout_s = static_cast<int>(o.integer("timeout_s", 0, 0, 86400));
   if (const json* l = o.get("load")) {
     if (is_load) throw SpecError(o.ptr("load"), "a load cannot have a load");
@@ -391,6 +421,9 @@ json workloads_to_json(const std::vector<WorkloadSpec>& ws) {
               {"warmup_iterations", w.warmup_iterations},
               {"touch_pages", w.touch_pages},
               {"sleep_us", w.sleep_us}};
+    // Only when set, so that the hash of an existing spec's workloads does not change.
+    if (!w.latency_tracer.empty()) j["latency_tracer"] = w.latency_tracer;
+    if (!w.count_calls.empty()) j["count_calls"] = w.count_calls;
     if (w.load) j["load"] = workloads_to_json(*w.load);
     arr.push_back(j);
   }

@@ -35,7 +35,9 @@ struct VariantSpec {
 // One workload. `cpus` selects guest CPUs: "isolated", "housekeeping", "all" or a cpulist.
 struct WorkloadSpec {
   std::string name;  // metric prefix; [A-Za-z0-9_.-]{1,40}, unique
-  // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat"
+  // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat"; a
+  // cyclictest load: "stress-ng" or "madvise-pressure" (guest-tools/madvise-pressure.c, argv
+  // from extra_args)
   std::string tool;
   std::string cpus = "isolated";
   // cyclictest, rtla-*
@@ -43,6 +45,13 @@ struct WorkloadSpec {
   int interval_us = 1000;  // cyclictest -i; rtla-timerlat -p (the timerlat period)
   int priority = 95;
   int histogram_us = 1000;  // -h bucket count (1 µs buckets); 0 disables
+  // cyclictest: "wakeup_rt" arms that latency tracer for the run (tracing_max_latency reset
+  // before, read after; the max-latency trace is kept); "" = none.
+  std::string latency_tracer;
+  // cyclictest: kernel functions ([A-Za-z0-9_.]+) whose calls during the run are counted with
+  // the function profiler (set_ftrace_filter + function_profile_enabled); metric
+  // "<name>.calls.<function>".
+  std::vector<std::string> count_calls;
   // stress-ng: stressor -> instances (0 = one per selected CPU)
   std::map<std::string, int> stressors;
   std::vector<std::string> extra_args;  // passed to the tool verbatim (argv words)

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/cyclictest.h"
+#include "parse/latency_trace.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
@@ -72,6 +73,80 @@ std::string rtla_script(const WorkloadSpec& w, const CpuSet& cpus) {
          " is not in available_tracers' >&2; exit 3; }\n" + words(argv) + "\n";
 }
 
+// The cyclictest load: started first, it outlasts the measurement by a second on each side.
+// stress-ng writes load.yaml; madvise-pressure (pinned with taskset) prints load.json.
+std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep& s) {
+  const WorkloadSpec& l = w.load->front();
+  CpuSet lc = resolve_cpus(l.cpus, p, "/workloads/" + w.name + "/load/cpus");
+  std::string script;
+  if (l.tool == "madvise-pressure") {
+    std::vector<std::string> argv = {"taskset",      "-c",
+                                     lc.to_list(),   "madvise-pressure",
+                                     "--duration-s", std::to_string(w.duration_s + 2)};
+    argv.insert(argv.end(), l.extra_args.begin(), l.extra_args.end());
+    script += words(argv) + " > load.json 2> load.out &\n";
+    s.outputs.push_back({"load.json", "load.json"});
+  } else {
+    script += words(stressng_argv(l, lc, w.duration_s + 2, "load.yaml")) + " > load.out 2>&1 &\n";
+    s.outputs.push_back({"load.yaml", "load.yaml"});
+  }
+  s.outputs.push_back({"load.out", "load.out"});
+  return script + "lp=$!\nsleep 1\n";
+}
+
+// Kernel tracing around the cyclictest run (tracefs, Documentation/trace/ftrace.rst):
+// count_calls: set_ftrace_filter + function_profile_enabled (per-CPU hit counts in
+// trace_stat/function<N>, read into calls.txt). latency_tracer: the boot-time trace events
+// (guest/plan.h) are silenced with a filter that matches nothing (no text patching, unlike
+// disabling them), the tracer is set with options/function-trace off (its entries are the
+// wakeup and the switch with their stack traces, as in seed 002) and tracing_on set (the
+// caller resets tracing_max_latency to 0 right before cyclictest). Failures go to tracing.err (sent
+// as "<step>.tracing_err").
+std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
+  if (w.count_calls.empty() && w.latency_tracer.empty()) return "";
+  std::string sc = "T=/sys/kernel/tracing\n: > tracing.err\n";
+  s.outputs.push_back({"tracing_err", "tracing.err"});
+  if (!w.count_calls.empty()) {
+    std::string fns;  // validated names (spec.cc): no quoting needed inside one word
+    for (const auto& f : w.count_calls) fns += (fns.empty() ? "" : " ") + f;
+    sc += "echo " + sh_quote(fns) +
+          " > $T/set_ftrace_filter 2>> tracing.err || echo 'isolab: set_ftrace_filter failed' >> "
+          "tracing.err\n";
+    sc +=
+        "echo 1 > $T/function_profile_enabled 2>> tracing.err || echo 'isolab: "
+        "function_profile_enabled failed' >> tracing.err\n";
+    s.outputs.push_back({"calls", "calls.txt"});
+  }
+  if (!w.latency_tracer.empty()) {
+    sc += "for f in $T/events/*/filter; do echo 'common_pid < 0' > $f; done 2>/dev/null\n";
+    sc += "echo 0 > $T/options/function-trace 2>> tracing.err\n";
+    sc += "echo " + w.latency_tracer +
+          " > $T/current_tracer 2>> tracing.err || echo 'isolab: " + "current_tracer " +
+          w.latency_tracer + " failed' >> tracing.err\n";
+    sc += "echo 1 > $T/tracing_on\n";
+    s.outputs.push_back({w.latency_tracer + ".max_latency", "max_latency.txt"});
+    s.outputs.push_back({w.latency_tracer + ".trace", "latency.trace"});
+  }
+  return sc;
+}
+
+// Reads what tracing_start_script() armed and restores the defaults (nop tracer, events
+// unfiltered, function-trace on, tracing_on, profiler off). The trace is capped at 4 MB.
+std::string tracing_stop_script(const WorkloadSpec& w) {
+  std::string sc;
+  if (!w.latency_tracer.empty()) {
+    sc += "echo 0 > $T/tracing_on\ncat $T/tracing_max_latency > max_latency.txt\n";
+    sc += "head -c 4000000 $T/trace > latency.trace\necho nop > $T/current_tracer\n";
+    sc += "for f in $T/events/*/filter; do echo 0 > $f; done 2>/dev/null\n";
+    sc += "echo 1 > $T/options/function-trace\necho 1 > $T/tracing_on\n";
+  }
+  if (!w.count_calls.empty()) {
+    sc += "cat $T/trace_stat/function* > calls.txt 2>> tracing.err\n";
+    sc += "echo 0 > $T/function_profile_enabled\n";
+  }
+  return sc;
+}
+
 }  // namespace
 
 GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const TimeoutSpec& t,
@@ -79,19 +154,18 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
   GuestStep s;
   s.name = w.name;
   CpuSet cpus = resolve_cpus(w.cpus, p, "/workloads/" + w.name + "/cpus");
-  if (trace && !p.isolated.empty()) s.trace_cpus = p.isolated.to_list();
+  // A latency tracer replaces the noise trace for its step (the two share the top-level ring
+  // buffer; see tracing_start_script()).
+  if (trace && !p.isolated.empty() && w.latency_tracer.empty()) s.trace_cpus = p.isolated.to_list();
   int margin = t.workload_margin_s;
   if (w.tool == "cyclictest") {
     std::string script;
-    if (w.load) {
-      const WorkloadSpec& l = w.load->front();
-      CpuSet lc = resolve_cpus(l.cpus, p, "/workloads/" + w.name + "/load/cpus");
-      // The load starts first and outlasts the measurement by a second on each side.
-      script += words(stressng_argv(l, lc, w.duration_s + 2, "load.yaml")) + " > load.out 2>&1 &\n";
-      script += "lp=$!\nsleep 1\n";
-      s.outputs.push_back({"load.yaml", "load.yaml"});
-      s.outputs.push_back({"load.out", "load.out"});
-    }
+    // Tracing is armed before the load starts (enabling the profiler patches the counted
+    // function's entry, best done while nothing runs it); the max latency is reset just before
+    // cyclictest, so the load's start-up is not in it.
+    script += tracing_start_script(w, s);
+    if (w.load) script += load_script(w, p, s);
+    if (!w.latency_tracer.empty()) script += "echo 0 > $T/tracing_max_latency\n";
     std::vector<std::string> argv = {"cyclictest",
                                      "-q",
                                      "-m",
@@ -110,6 +184,7 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     if (w.histogram_us > 0) argv.insert(argv.end(), {"-h", std::to_string(w.histogram_us)});
     argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
     script += words(argv) + "\nrc=$?\n";
+    script += tracing_stop_script(w);
     if (w.load) script += "wait $lp\n";
     script += "exit $rc\n";
     s.script = script;
@@ -156,6 +231,17 @@ void prefixed(WorkloadOutcome& o, const std::string& prefix, const Metrics& m) {
   for (const auto& [name, metric] : m) o.metrics[prefix + name] = metric;
 }
 
+std::string trim_copy(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+nlohmann::json sanitized(const std::vector<std::string>& frames) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& f : frames) a.push_back(sanitize_excerpt(f, 120));
+  return a;
+}
+
 std::string rc_text(const ChannelRecord* r) { return r ? std::to_string(r->rc) : "?"; }
 
 // rtla: a failed run (no tracer, a tool error, a crash) is a failed measurement with its class
@@ -178,6 +264,52 @@ void parse_rtla_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelRec
     prefixed(o, p, rtla_timerlat_metrics(parse_rtla_timerlat_hist(out.data), &o.notes));
   else
     prefixed(o, p, rtla_osnoise_metrics(parse_rtla_osnoise_top(out.data)));
+}
+
+// kernel/trace/ftrace.c function_stat_show(): seq_printf(m, "  %-30.30s  %10lu", ...).
+constexpr std::size_t kProfileNameWidth = 30;
+
+// latency_tracer and count_calls records (workload/workload.cc tracing_start_script()). A
+// missing or unusable record is an error naming it: never a silent zero.
+void parse_tracing(const WorkloadSpec& w, const ChannelContents& ch, WorkloadOutcome& o) {
+  const std::string p = w.name + ".";
+  if (w.latency_tracer.empty() && w.count_calls.empty()) return;
+  const ChannelRecord* err = ch.find(p + "tracing_err");
+  if (err && !trim_copy(err->data).empty())
+    throw Error("kernel tracing set-up failed: " + sanitize_excerpt(err->data, 300));
+  if (!w.latency_tracer.empty()) {
+    const std::string t = w.latency_tracer;
+    const ChannelRecord* ml = ch.find(p + t + ".max_latency");
+    if (!ml || ml->data.empty()) throw Error("no " + t + " tracing_max_latency record");
+    double us = parse_max_latency_us(ml->data);
+    add_metric_value(o.metrics, p + t + ".max_latency_us", "us", true, "max", us);
+    const ChannelRecord* tr = ch.find(p + t + ".trace");
+    WakeupTraceSummary sum = parse_wakeup_trace(tr ? tr->data : "");
+    o.latency_trace = {{"tracer", t},
+                       {"max_latency_us", us},
+                       {"trace_latency_us",
+                        sum.latency_us ? nlohmann::json(*sum.latency_us) : nlohmann::json(nullptr)},
+                       {"task", sanitize_excerpt(sum.task, 64)},
+                       {"cpu", sum.cpu ? nlohmann::json(*sum.cpu) : nlohmann::json(nullptr)},
+                       {"wakeup_frames", sanitized(sum.wakeup_frames)},
+                       {"switch_frames", sanitized(sum.switch_frames)}};
+    if (!tr || tr->data.empty()) o.notes.push_back(t + ": the max-latency trace is empty");
+  }
+  if (!w.count_calls.empty()) {
+    const ChannelRecord* c = ch.find(p + "calls");
+    if (!c || c->data.find("Function") == std::string::npos)
+      throw Error("no function profile (trace_stat/function*) in the calls record: " +
+                  sanitize_excerpt(c ? c->data : "", 200));
+    auto hits = parse_function_profile(c->data);
+    for (const auto& f : w.count_calls) {
+      // The profiler prints names cut to kProfileNameWidth characters ("%-30.30s").
+      auto it = hits.find(f.substr(0, kProfileNameWidth));
+      // The profiler lists only functions that were hit: absent means 0 calls, which is a
+      // real (and for a load meant to call it, a telling) result.
+      add_metric_value(o.metrics, p + "calls." + f, "count", false, "sum",
+                       it == hits.end() ? 0.0 : static_cast<double>(it->second));
+    }
+  }
 }
 
 }  // namespace
@@ -220,7 +352,16 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
           fail("cyclictest return_code " + std::to_string(*r.return_code));
         if (out->rc != 0) fail("cyclictest exited " + std::to_string(out->rc));
       }
-      if (w.load) {
+      parse_tracing(w, ch, o);
+      if (w.load && w.load->front().tool == "madvise-pressure") {
+        const ChannelRecord* lj = ch.find(p + "load.json");
+        const ChannelRecord* lo = ch.find(p + "load.out");
+        if (!lj || lj->data.empty() || lj->rc != 0)
+          fail("the madvise-pressure load failed; its stderr: " +
+               sanitize_excerpt(lo ? lo->data : "", 400));
+        else
+          prefixed(o, p + "load.", madvise_pressure_metrics(parse_madvise_pressure(lj->data)));
+      } else if (w.load) {
         const ChannelRecord* ly = ch.find(p + "load.yaml");
         if (!ly || ly->data.empty()) {
           const ChannelRecord* lo = ch.find(p + "load.out");

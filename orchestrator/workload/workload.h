@@ -38,12 +38,19 @@ struct WorkloadOutcome {
   // Per traced CPU evidence of what interrupted it (workload/noise.h step_noise() details), for
   // result.json cells[].noise.<workload>; null when the step was not traced.
   nlohmann::json noise;
+  // latency_tracer: {"tracer","max_latency_us","trace_latency_us","task","cpu","wakeup_frames",
+  // "switch_frames"} from the max-latency trace (parse/latency_trace.h), for result.json
+  // cells[].latency_traces.<workload>; null without a latency tracer.
+  nlohmann::json latency_trace;
   std::vector<std::string> notes;  // e.g. "thread 2: no samples"
   bool failed = false;             // the tool crashed, exited non-zero or its output is unusable
   std::string failure;             // why, quoting the raw text (sanitized)
 };
 
-// Parses a step's records (from the result channel) into metrics. Never throws: parse errors
+// Parses a step's records (from the result channel) into metrics. A latency_tracer adds
+// "<workload>.<tracer>.max_latency_us" (us, lower is better, aggregate max); count_calls adds
+// "<workload>.calls.<function>" (count, aggregate sum); a madvise-pressure load adds
+// "<workload>.load.madvise_*" (parse/latency_trace.h). Never throws: parse errors
 // become failed=true with the reason; records stay on disk as raw outputs.
 WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& records);
 

@@ -785,5 +785,38 @@ TEST(CompareBuildWarnings, MalformedWarningNamesItsPointer) {
   }
 }
 
+TEST(Compare, LatencyTracesAreListedPerVariantWithTopFrames) {
+  auto run = make_run("r", 3, 1.0, 11);
+  run["cells"][0]["latency_traces"]["shared"] = {
+      {"tracer", "wakeup_rt"},
+      {"max_latency_us", 1969},
+      {"task", "cyclictest-250"},
+      {"cpu", 1},
+      {"switch_frames",
+       {"__schedule+0x1a/0x80", "preempt_schedule+0x10/0x20", "migrate_enable+0x5/0x9",
+        "rt_spin_unlock+0x1/0x2", "madvise_cold_or_pageout_pte_range+0x3/0x4", "walk_pgd_range",
+        "__walk_page_range", "walk_page_range", "madvise_pageout"}},
+      {"file", "cells/vanilla-r0/shared.wakeup_rt.trace"}};
+  run["cells"][1]["latency_traces"]["shared"] = {
+      {"tracer", "wakeup_rt"}, {"max_latency_us", 879}, {"switch_frames", nlohmann::json::array()}};
+  run["cells"][2]["latency_traces"]["shared"] = {{"tracer", "wakeup_rt"},
+                                                 {"max_latency_us", "broken"}};  // skipped
+  Comparison c = compare_run_variants(run, CompareSettings{});
+  ASSERT_EQ(c.latency_traces.size(), 2u);
+  EXPECT_EQ(c.latency_traces[0].side, 0);
+  EXPECT_EQ(c.latency_traces[0].frames[0], "__schedule");
+  std::string text = render_text(c);
+  EXPECT_THAT(text, HasSubstr("max-latency traces (wakeup_rt"));
+  EXPECT_THAT(text, HasSubstr("vanilla vanilla-r0 shared: 1969 us, cyclictest-250 on CPU 1: "
+                              "__schedule < preempt_schedule < migrate_enable < rt_spin_unlock < "
+                              "madvise_cold_or_pageout_pte_range < walk_pgd_range < "
+                              "__walk_page_range < walk_page_range < ..."));
+  EXPECT_THAT(text, HasSubstr("patched patched-r0 shared: 879 us: (no stack trace)"));
+  auto j = render_json(c);
+  ASSERT_EQ(j["latency_traces"].size(), 2u);
+  EXPECT_EQ(j["latency_traces"][0]["file"], "cells/vanilla-r0/shared.wakeup_rt.trace");
+  EXPECT_THAT(render_markdown(c), HasSubstr("Max-latency traces (wakeup_rt"));
+}
+
 }  // namespace
 }  // namespace isolab

@@ -115,6 +115,43 @@ TEST(Spec, ExampleSpecParses) {
   EXPECT_EQ(s.workloads[2].load->front().duration_s, 5);
 }
 
+TEST(Spec, MadviseExampleParses) {
+  Spec s = load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/madvise-latency.json");
+  ASSERT_EQ(s.variants.size(), 2u);
+  EXPECT_EQ(s.variants[0].name, "before");
+  ASSERT_EQ(s.variants[0].patches.size(), 1u);
+  EXPECT_TRUE(s.variants[1].patches.empty());
+  ASSERT_EQ(s.workloads.size(), 2u);
+  for (const auto& w : s.workloads) {
+    EXPECT_EQ(w.latency_tracer, "wakeup_rt");
+    EXPECT_EQ(w.count_calls, std::vector<std::string>{"madvise_cold_or_pageout_pte_range"});
+    ASSERT_TRUE(w.load.has_value());
+    EXPECT_EQ(w.load->front().tool, "madvise-pressure");
+    EXPECT_EQ(w.load->front().cpus, "housekeeping");
+  }
+}
+
+TEST(Spec, LatencyTracingFieldsAreChecked) {
+  auto pointer_with = [](const char* workload) {
+    json d = minimal();
+    d["workloads"][0] = json::parse(workload);
+    return pointer_of(d);
+  };
+  EXPECT_EQ(pointer_with(R"({"name":"l","tool":"cyclictest","latency_tracer":"irqsoff"})"),
+            "/workloads/0/latency_tracer");
+  EXPECT_EQ(pointer_with(R"({"name":"l","tool":"cyclictest","count_calls":["a b"]})"),
+            "/workloads/0/count_calls/0");
+  EXPECT_EQ(pointer_with(R"({"name":"s","tool":"stress-ng","latency_tracer":"wakeup_rt"})"),
+            "/workloads/0/latency_tracer");
+  EXPECT_EQ(pointer_with(R"({"name":"m","tool":"madvise-pressure"})"), "/workloads/0/tool");
+  EXPECT_EQ(pointer_with(R"({"name":"l","tool":"cyclictest",
+                             "load":{"tool":"vmstat-overhead"}})"),
+            "/workloads/0/load/tool");
+  EXPECT_EQ(pointer_with(R"({"name":"l","tool":"cyclictest",
+                             "load":{"tool":"madvise-pressure","extra_args":["--mib","8"]}})"),
+            "(no error)");
+}
+
 TEST(Spec, VmstatOverheadOnlyFieldsAreRejectedElsewhere) {
   json d = json::parse(R"({"name":"x","variants":[{"name":"a"}],"guest":{"cmdline":"nohz_full=1",
     "vcpus":2},"workloads":[{"name":"w","tool":"stress-ng","touch_pages":true}]})");

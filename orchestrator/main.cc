@@ -42,6 +42,12 @@ fs::path find_vmstat_overhead() {
   return self_dir() / "vmstat-overhead";
 }
 
+// The page allocation benchmark, built beside isolab too.
+fs::path find_page_fault_bench() {
+  if (const char* e = std::getenv("ISOLAB_PAGE_FAULT_BENCH")) return e;
+  return self_dir() / "page-fault-bench";
+}
+
 std::string read_input(const std::string& arg, const std::string& file) {
   if (!file.empty()) {
     if (file == "-") {
@@ -263,6 +269,7 @@ int main(int argc, char** argv) {
       o.jobs = jobs;
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
+      o.page_fault_bench = find_page_fault_bench();
       o.progress = [](const std::string& s) { std::cerr << "isolab: " << s << std::endl; };
       isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
       if (sum.status == "interrupted") {

@@ -26,7 +26,9 @@ struct RunOptions {
   bool trace = true;        // trace the isolated CPUs during each workload
   int jobs = 0;             // make -j; 0 = host CPUs
   std::string source_dir;   // isolab's own tree (for the git revision)
-  std::filesystem::path vmstat_overhead;             // the guest tool binary
+  std::filesystem::path vmstat_overhead;  // the guest tool binary
+  // The page-fault-bench binary; put in the guest image when a workload uses it.
+  std::filesystem::path page_fault_bench;
   std::function<void(const std::string&)> progress;  // status lines (stderr)
 };
 

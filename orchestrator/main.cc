@@ -50,6 +50,12 @@ fs::path find_madvise_pressure() {
   return self_dir() / "madvise-pressure";
 }
 
+// The page allocation benchmark, built beside isolab too.
+fs::path find_page_fault_bench() {
+  if (const char* e = std::getenv("ISOLAB_PAGE_FAULT_BENCH")) return e;
+  return self_dir() / "page-fault-bench";
+}
+
 std::string read_input(const std::string& arg, const std::string& file) {
   if (!file.empty()) {
     if (file == "-") {
@@ -312,6 +318,7 @@ int main(int argc, char** argv) {
       o.jobs = jobs;
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
+      o.page_fault_bench = find_page_fault_bench();
       o.madvise_pressure = find_madvise_pressure();
       isolab::Progress meter(isolab::progress_mode(progress_format, quiet, STDERR_FILENO),
                              std::cerr, isolab::monotonic_seconds);

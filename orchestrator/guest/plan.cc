@@ -74,11 +74,36 @@ fact default_smp_affinity /proc/irq/default_smp_affinity
 fact workqueue_cpumask /sys/devices/virtual/workqueue/cpumask
 fact clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
 fact trace_events /sys/kernel/tracing/set_event
+fact node_online /sys/devices/system/node/online
+if [ -d /sys/devices/system/node/node0 ]; then
+  for d in /sys/devices/system/node/node[0-9]*; do
+    echo "${d##*/} $(cat $d/cpulist) $(grep MemTotal $d/meminfo | tr -s ' ' | cut -d' ' -f4)"
+  done > /tmp/fact
+  rec numa_nodes 0 /tmp/fact
+fi
 for d in /proc/irq/[0-9]*; do
   echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
 done > /tmp/fact
 rec irq_affinity 0 /tmp/fact
 )INIT";
+
+// Writes each sysctl, reads it back and sends the lines as record "sysctls".
+std::string render_sysctls(const std::vector<std::pair<std::string, std::string>>& sysctls) {
+  if (sysctls.empty()) return "";
+  std::string sh = ": > /tmp/sysctls\n";
+  for (const auto& [name, value] : sysctls) {
+    check(name, "[a-z0-9_]+(\\.[A-Za-z0-9_-]+)+", "sysctl name");
+    check(value, "[A-Za-z0-9 _.,:+=-]*", "sysctl value");
+    std::string path = "/proc/sys/" + name;
+    for (std::size_t i = 10; i < path.size(); ++i)
+      if (path[i] == '.') path[i] = '/';
+    sh += "echo " + sh_quote(value) + " > " + path + "; w=$?\n";
+    sh += "printf '%s\\t%s\\t%s\\n' " + name + " $w \"$(cat " + path +
+          " 2>/dev/null | tr '\\t\\n' '  ')\" >> /tmp/sysctls\n";
+    sh += "echo \"isolab: sysctl " + name + " = $(cat " + path + " 2>/dev/null)\"\n";
+  }
+  return sh + "rec sysctls 0 /tmp/sysctls\n";
+}
 
 }  // namespace
 
@@ -133,6 +158,7 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
   }
   init += p.skip_on_mismatch ? "skip=$((1-ok))\n" : "skip=0\n";
   init += "echo $ok > /tmp/fact; rec precheck $((1-ok)) /tmp/fact\n";
+  init += render_sysctls(p.sysctls);
   if (!p.before_steps.empty()) init += p.before_steps + "\n";
 
   init += "if [ $skip = 0 ]; then\ncd /tmp/out\n";
@@ -163,7 +189,8 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers).
     init +=
         "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
-        "pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null\n";
+        "pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; "
+        "pkill -KILL -x page-fault-bench 2>/dev/null\n";
     if (!s.trace_cpus.empty()) {
       init += "if [ -d $T/events ]; then : > " + s.name + ".trace\n";
       init += "  for c in $(echo " + s.trace_cpus +

@@ -8,7 +8,9 @@
 // cmdline/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
 // nohz_full (only if the sysfs file exists), dmesg, irq_affinity ("<irq> <list>" lines),
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
-// clocksource, trace_events (tracefs set_event); and at the end dmesg_end.
+// clocksource, trace_events (tracefs set_event), node_online (/sys/devices/system/node/online,
+// only with CONFIG_NUMA), numa_nodes (one line per node: "node<N> <cpulist> <MemTotal kB>"),
+// sysctls (after the precheck: see GuestPlan::sysctls); and at the end dmesg_end.
 #pragma once
 
 #include <string>
@@ -36,6 +38,11 @@ struct GuestPlan {
   std::string busy_cpus;         // cpulist for the tick check busy window ("" = none)
   int busy_window_s = 3;
   std::string before_steps;  // extra sh run before the steps (tests inject faults here)
+  // sysctl name ("vm.numa_stat") -> value, written to /proc/sys/<name with '.' -> '/'> before
+  // the steps, then read back. Record "sysctls": one line per entry,
+  // "<name>\t<write exit status>\t<value read back, tabs as spaces>" (guest/sysctl.h parses it).
+  // Names [a-z0-9_]+(.[A-Za-z0-9_-]+)+; values [A-Za-z0-9 _.,:+=-]*.
+  std::vector<std::pair<std::string, std::string>> sysctls;
   std::vector<GuestStep> steps;
 };
 

@@ -161,6 +161,16 @@ void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, 
   }
 }
 
+std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec) {
+  std::vector<VmNumaNode> out;
+  for (const auto& n : spec.numa_nodes) {
+    CpuListParse r = try_parse_cpulist(n.cpus, static_cast<unsigned>(spec.vcpus));
+    if (!r.ok()) throw Error("guest NUMA node cpus: " + r.message);
+    out.push_back({r.set.cpus(), n.memory_mib});
+  }
+  return out;
+}
+
 json describe_plan(const Spec& spec, const GuestDerivation& guest) {
   json j;
   j["spec"] = spec.name;
@@ -173,6 +183,11 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
                 {"expect_sysfs_isolated", guest.expect_isolated},
                 {"expect_sysfs_nohz_full", guest.expect_nohz_full},
                 {"analysis", guest.analysis}};
+  if (!spec.numa_nodes.empty()) {
+    j["guest"]["numa_nodes"] = json::array();
+    for (const auto& n : spec.numa_nodes)
+      j["guest"]["numa_nodes"].push_back({{"cpus", n.cpus}, {"memory_mib", n.memory_mib}});
+  }
   j["variants"] = json::array();
   for (const auto& v : spec.variants) {
     json pv = json::array();
@@ -188,7 +203,8 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
                              {"patches", pv},
                              {"config_fragments", fr},
                              {"base_config", spec.base_config},
-                             {"extra_cmdline", v.extra_cmdline}});
+                             {"extra_cmdline", v.extra_cmdline},
+                             {"sysctls", v.sysctls}});
   }
   j["cells"] = json::array();
   for (const auto& c : plan_cells(spec))

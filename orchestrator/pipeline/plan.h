@@ -10,6 +10,7 @@
 
 #include "cmdline/analyze.h"
 #include "spec/spec.h"
+#include "vm/vm.h"
 #include "workload/workload.h"
 
 namespace isolab {
@@ -73,6 +74,10 @@ std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpe
 // line (variant_guest_cmdline() plus the backends' additions) is longer than the 2047 bytes the
 // x86-64 kernel keeps, naming the variant and the length.
 void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, bool trace);
+
+// The spec's guest NUMA nodes for VmConfig::numa_nodes (empty when the spec has none). The
+// cpulists were validated by parse_spec; throws isolab::Error if one does not parse.
+std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec);
 
 // A dry run: the plan as JSON (variants, cells in order, guest, steps per workload).
 nlohmann::json describe_plan(const Spec& spec, const GuestDerivation& guest);

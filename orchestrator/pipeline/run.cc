@@ -21,6 +21,7 @@
 #include "kernel/file_lock.h"
 #include "kernel/kernel.h"
 #include "parse/console.h"
+#include "pipeline/guest_setup.h"
 #include "pipeline/plan.h"
 #include "results/host.h"
 #include "vm/backend.h"
@@ -326,6 +327,7 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
   plan.skip_on_mismatch = cx.spec.gate_expect_fail.empty();
   plan.busy_cpus = cx.guest.expect_nohz_full;
   if (const char* inject = std::getenv("ISOLAB_TEST_GUEST_INJECT")) plan.before_steps = inject;
+  plan.sysctls.assign(variant.sysctls.begin(), variant.sysctls.end());
   int steps_s = 0, longest = 0;
   for (const auto& w : cx.spec.workloads) {
     GuestStep st = guest_step(w, cx.guest.partition, cx.spec.timeouts, cx.opt.trace);
@@ -345,6 +347,7 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
   vm.cmdline = variant_guest_cmdline(cx.guest, variant, cx.opt.trace);
   vm.vcpus = cx.guest.vcpus;
   vm.memory_mib = cx.spec.memory_mib;
+  vm.numa_nodes = guest_numa_nodes(cx.spec);
   vm.accel = cx.accel.accel;
   vm.cpu_model = cx.accel.cpu_model;
   vm.console_log = cdir / "console.log";
@@ -489,6 +492,11 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& va
         "workloads (see console.log, lines starting 'isolab: precheck')";
     return c;
   }
+  if (std::string why = check_guest_setup(cx.spec, variant, ch, c); !why.empty()) {
+    c["status"] = "invalid";
+    c["reason"] = why;
+    return c;
+  }
   if (workload_failed) return fail("workload", workload_reason);
   c["status"] = "ok";
   return c;
@@ -596,6 +604,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
           {"bzimage", k.bzimage.string()},
           {"build_log", k.log.string()},
           {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
+          {"sysctls", v.sysctls},
           {"cmdline", guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline)}};
       d["variants"][v.name].update(build_facts(k));
       say("variant " + v.name + ": " + k.kernel_release +
@@ -617,6 +626,10 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
   bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
   if (uses_rtla(spec)) bi.tools.push_back("/usr/bin/rtla");
   if (uses_load_tool(spec, "madvise-pressure")) bi.tools.push_back(opt.madvise_pressure);
+  // Only when used: the images of the other specs (and their cache entries) stay as they were.
+  if (std::any_of(spec.workloads.begin(), spec.workloads.end(),
+                  [](const WorkloadSpec& w) { return w.tool == "page-fault-bench"; }))
+    bi.tools.push_back(opt.page_fault_bench);
   BaseImage base = ensure_base_image(runner, bi, cache);
   d["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
   doc->save();

@@ -31,6 +31,8 @@ struct RunOptions {
   // guest-tools/madvise-pressure.c binary; packed into the guest image only when a workload's
   // load uses it (so the image of other specs stays as it was)
   std::filesystem::path madvise_pressure;
+  // The page-fault-bench binary; put in the guest image when a workload uses it.
+  std::filesystem::path page_fault_bench;
   std::function<void(const std::string&)> progress;  // status lines (stderr)
   // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
   // task "cells" as k/N after each cell, with an ETA from the cells this process ran.

@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "base/json_text.h"
 #include "cmdline/analyze.h"
+#include "cmdline/cpulist.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -165,23 +166,31 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
   w.name = o.str("name", is_load ? "load" : "");
   check_name(w.name, o.ptr("name"), "workload");
   w.tool = o.str("tool");
-  static const std::set<std::string> tools = {"cyclictest",   "stress-ng",     "vmstat-overhead",
-                                              "rtla-osnoise", "rtla-timerlat", "madvise-pressure"};
+  static const std::set<std::string> tools = {
+      "cyclictest",    "stress-ng",        "vmstat-overhead", "rtla-osnoise",
+      "rtla-timerlat", "madvise-pressure", "page-fault-bench"};
   if (!tools.count(w.tool))
     throw SpecError(o.ptr("tool"), "unknown tool '" + sanitize_excerpt(w.tool, 40) +
                                        "' (known: cyclictest, stress-ng, vmstat-overhead, "
-                                       "rtla-osnoise, rtla-timerlat, madvise-pressure)");
+                                       "rtla-osnoise, rtla-timerlat, madvise-pressure, "
+                                       "page-fault-bench)");
   if (!is_load && w.tool == "madvise-pressure")
     throw SpecError(o.ptr("tool"), "madvise-pressure runs only as the load of a cyclictest");
   if (is_load && w.tool != "stress-ng" && w.tool != "madvise-pressure")
     throw SpecError(o.ptr("tool"), "a load must be stress-ng or madvise-pressure");
-  w.cpus = o.str("cpus", is_load || w.tool == "stress-ng" ? "housekeeping" : "isolated");
+  const bool pfb = w.tool == "page-fault-bench";
+  w.cpus = o.str("cpus", is_load || w.tool == "stress-ng" ? "housekeeping"
+                         : pfb                            ? "all"
+                                                          : "isolated");
   static const std::regex cpus_re("isolated|housekeeping|all|[0-9N, :/-]+");
   if (!std::regex_match(w.cpus, cpus_re))
     throw SpecError(o.ptr("cpus"), "expected isolated, housekeeping, all or a cpulist, got '" +
                                        sanitize_excerpt(w.cpus, 40) + "'");
-  w.duration_s =
-      static_cast<int>(o.integer("duration_s", w.tool == "vmstat-overhead" ? 0 : 10, 0, 86400));
+  w.duration_s = static_cast<int>(o.integer("duration_s",
+                                            w.tool == "vmstat-overhead" ? 0
+                                            : pfb                       ? 2
+                                                                        : 10,
+                                            pfb ? 1 : 0, 86400));
   if (w.tool.rfind("rtla-", 0) == 0 && w.duration_s < 1)
     throw SpecError(o.ptr("duration_s"), "an rtla workload needs a duration of at least 1 s");
   w.interval_us = static_cast<int>(o.integer("interval_us", 1000, 50, 1000000));
@@ -211,7 +220,8 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
     throw SpecError(o.ptr("mode"), "expected syscall or idle");
   long def_iter = w.mode == "idle" ? 2000 : 100000;
   w.iterations = o.integer("iterations", w.tool == "vmstat-overhead" ? def_iter : 0, 0, 1000000000);
-  w.warmup_iterations = o.integer("warmup_iterations", w.iterations / 10, 0, 1000000000);
+  w.warmup_iterations =
+      o.integer("warmup_iterations", pfb ? 20 : w.iterations / 10, 0, pfb ? 1000000 : 1000000000);
   w.touch_pages = o.boolean("touch_pages", false);
   w.sleep_us = static_cast<int>(o.integer("sleep_us", 10, 0, 1000000));
   for (const char* k : {"touch_pages", "sleep_us"})
@@ -228,6 +238,72 @@ WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load)
   }
   o.finish();
   return w;
+}
+
+// "sysctls": {"vm.numa_stat": 0, "kernel.foo": "1 2"}: names as sysctl(8) writes them, values
+// that a shell word and /proc/sys can carry without quoting surprises.
+std::map<std::string, std::string> parse_sysctls(const json& j, const std::string& ptr) {
+  if (!j.is_object()) throw SpecError(ptr, "expected an object {\"name\": value}");
+  static const std::regex name_re("[a-z0-9_]+(\\.[A-Za-z0-9_-]+)+");
+  static const std::regex value_re("[A-Za-z0-9 _.,:+=-]{0,100}");
+  std::map<std::string, std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string p = child(ptr, it.key());
+    if (it.key().size() > 100 || !std::regex_match(it.key(), name_re))
+      throw SpecError(p, "sysctl name '" + sanitize_excerpt(it.key(), 60) +
+                             "' is not a dotted name such as vm.numa_stat");
+    std::string value;
+    if (it->is_number_integer())
+      value = std::to_string(it->get<long long>());
+    else if (it->is_string())
+      value = it->get<std::string>();
+    else
+      throw SpecError(p, "expected a string or an integer, got " + std::string(it->type_name()));
+    if (!std::regex_match(value, value_re) || value.find_first_not_of(' ') == std::string::npos)
+      throw SpecError(p, "value '" + sanitize_excerpt(value, 60) +
+                             "' must be 1-100 characters of A-Z a-z 0-9 space _ . , : + = -");
+    out[it.key()] = value;
+  }
+  return out;
+}
+
+// "numa_nodes": [{"cpus": "0-1", "memory_mib": 256}, ...] of a guest with `vcpus` vCPUs (0: not
+// given). Every vCPU must be on exactly one node (QEMU warns about CPUs in no node and will
+// refuse them); memory_mib_given: the guest's memory_mib when the spec gives it, else 0.
+std::vector<NumaNodeSpec> parse_numa_nodes(const json& j, const std::string& ptr, int vcpus,
+                                           int memory_mib_given) {
+  if (!j.is_array() || j.empty() || j.size() > 64)
+    throw SpecError(ptr, "expected an array of 1-64 nodes {\"cpus\", \"memory_mib\"}");
+  if (vcpus == 0) throw SpecError(ptr, "a NUMA layout needs guest.vcpus");
+  std::vector<NumaNodeSpec> nodes;
+  CpuSet seen(static_cast<unsigned>(vcpus));
+  long total = 0;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    Obj no(j[i], child(ptr, i));
+    std::string text = no.str("cpus");
+    CpuListParse r = try_parse_cpulist(text, static_cast<unsigned>(vcpus));
+    if (text.empty() || !r.ok() || r.set.empty())
+      throw SpecError(no.ptr("cpus"), (r.ok() ? "expected a non-empty cpulist" : r.message) +
+                                          " (the guest has CPUs 0-" + std::to_string(vcpus - 1) +
+                                          ")");
+    if (r.set.intersects(seen))
+      throw SpecError(no.ptr("cpus"),
+                      "CPUs " + (r.set & seen).to_list() + " are already on an earlier node");
+    seen = seen | r.set;
+    if (!no.has("memory_mib")) throw SpecError(no.ptr("memory_mib"), "missing");
+    NumaNodeSpec n{r.set.to_list(), static_cast<int>(no.integer("memory_mib", 0, 16, 16384))};
+    total += n.memory_mib;
+    no.finish();
+    nodes.push_back(n);
+  }
+  CpuSet missing = CpuSet::all(static_cast<unsigned>(vcpus)) - seen;
+  if (!missing.empty())
+    throw SpecError(ptr, "CPUs " + missing.to_list() + " are on no node (every vCPU needs one)");
+  if (memory_mib_given && total != memory_mib_given)
+    throw SpecError(ptr, "the nodes hold " + std::to_string(total) +
+                             " MiB, but guest.memory_mib is " + std::to_string(memory_mib_given));
+  if (total > 16384) throw SpecError(ptr, "the nodes hold more than 16384 MiB");
+  return nodes;
 }
 
 }  // namespace
@@ -302,6 +378,7 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
       v.config_fragments.push_back(
           resolve_existing(frags[j], base_dir, child(vo.ptr("config_fragments"), j)));
     v.extra_cmdline = vo.str("extra_cmdline");
+    if (const json* sc = vo.get("sysctls")) v.sysctls = parse_sysctls(*sc, vo.ptr("sysctls"));
     vo.finish();
     s.variants.push_back(std::move(v));
   }
@@ -321,6 +398,12 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
                                           std::to_string(kMaxGuestVcpus) +
                                           " (see cmdline/analyze.h kMaxGuestVcpus)");
     s.memory_mib = static_cast<int>(go.integer("memory_mib", 512, 128, 16384));
+    if (const json* nn = go.get("numa_nodes")) {
+      s.numa_nodes = parse_numa_nodes(*nn, go.ptr("numa_nodes"), s.vcpus,
+                                      go.has("memory_mib") ? s.memory_mib : 0);
+      s.memory_mib = 0;
+      for (const auto& n : s.numa_nodes) s.memory_mib += n.memory_mib;
+    }
     s.gate_expect_fail = go.strings("gate_expect_fail");
     go.finish();
   }

@@ -30,14 +30,25 @@ struct VariantSpec {
   std::vector<std::filesystem::path> patches;           // resolved, in order
   std::vector<std::filesystem::path> config_fragments;  // after the kernel-wide ones
   std::string extra_cmdline;                            // appended to the guest cmdline
+  // sysctl name (dotted, "vm.numa_stat") -> value, written by the guest init to /proc/sys/...
+  // before the workloads and read back (guest/plan.h GuestPlan::sysctls). A JSON integer
+  // value is kept as its decimal text. Variants that differ only here share their kernel.
+  std::map<std::string, std::string> sysctls;
+};
+
+// One guest NUMA node (QEMU -numa node + memory-backend-ram; libvirt <cpu><numa><cell>).
+// Node i of Spec::numa_nodes is NUMA node i of the guest.
+struct NumaNodeSpec {
+  std::string cpus;    // canonical cpulist of the vCPUs on the node ("0-1")
+  int memory_mib = 0;  // the node's memory, MiB
 };
 
 // One workload. `cpus` selects guest CPUs: "isolated", "housekeeping", "all" or a cpulist.
 struct WorkloadSpec {
   std::string name;  // metric prefix; [A-Za-z0-9_.-]{1,40}, unique
-  // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat"; a
-  // cyclictest load: "stress-ng" or "madvise-pressure" (guest-tools/madvise-pressure.c, argv
-  // from extra_args)
+  // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat" |
+  // "page-fault-bench"; a cyclictest load: "stress-ng" or "madvise-pressure"
+  // (guest-tools/madvise-pressure.c, argv from extra_args)
   std::string tool;
   std::string cpus = "isolated";
   // cyclictest, rtla-*
@@ -55,6 +66,8 @@ struct WorkloadSpec {
   // stress-ng: stressor -> instances (0 = one per selected CPU)
   std::map<std::string, int> stressors;
   std::vector<std::string> extra_args;  // passed to the tool verbatim (argv words)
+  // page-fault-bench: duration_s per phase (>= 1, default 2), warmup_iterations = untimed batches
+  // per worker (default 20), cpus default "all".
   // vmstat-overhead. With duration_s > 0 it runs for that many seconds instead of `iterations`.
   std::string mode;  // "syscall" | "idle"
   long iterations = 0;
@@ -89,6 +102,10 @@ struct Spec {
   std::filesystem::path customer_dmesg;
   int vcpus = 0;  // 0: derived from the command line
   int memory_mib = 512;
+  // The guest's NUMA layout; empty: no NUMA topology (one node). When given, guest.vcpus must
+  // be given too, every vCPU is on exactly one node, and the nodes' memory adds up to
+  // memory_mib (which defaults to that sum).
+  std::vector<NumaNodeSpec> numa_nodes;
   std::vector<WorkloadSpec> workloads;
   int repetitions = 3;
   int warmup_repetitions = 0;

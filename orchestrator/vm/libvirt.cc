@@ -86,6 +86,26 @@ std::string libvirt_cpu_xml(const std::string& model) {
          xml_escape(base, "cpu_model") + "</model>" + features + "</cpu>";
 }
 
+namespace {
+
+// Adds to a <cpu> element the NUMA layout: one socket per vCPU (as qemu_argv does) and a
+// <numa><cell/></numa> per node, which libvirt turns into -numa node,memdev= with a
+// memory-backend-ram per cell.
+std::string with_numa(const std::string& cpu, const VmConfig& cfg) {
+  if (cfg.numa_nodes.empty()) return cpu;
+  std::string inner = "<topology sockets='" + std::to_string(cfg.vcpus) +
+                      "' dies='1' cores='1' threads='1'/><numa>";
+  for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n)
+    inner += "<cell id='" + std::to_string(n) + "' cpus='" + vm_cpu_list(cfg.numa_nodes[n].cpus) +
+             "' memory='" + std::to_string(cfg.numa_nodes[n].memory_mib) + "' unit='MiB'/>";
+  inner += "</numa>";
+  if (cpu.size() > 2 && cpu.compare(cpu.size() - 2, 2, "/>") == 0)
+    return cpu.substr(0, cpu.size() - 2) + ">" + inner + "</cpu>";
+  return cpu.substr(0, cpu.rfind("</cpu>")) + inner + "</cpu>";
+}
+
+}  // namespace
+
 std::string libvirt_domain_xml(const VmConfig& cfg) {
   validate_vm_config(cfg);
   std::string x;
@@ -102,7 +122,7 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
   x += "  </os>\n";
   // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on power-off (case O5).
   x += "  <features><acpi/></features>\n";
-  x += "  " + libvirt_cpu_xml(effective_cpu_model(cfg)) + "\n";
+  x += "  " + with_numa(libvirt_cpu_xml(effective_cpu_model(cfg)), cfg) + "\n";
   x += "  <clock offset='utc'/>\n";
   // A transient domain disappears when destroyed; reboot (panic=-1) ends it too (case O3).
   x += "  <on_poweroff>destroy</on_poweroff>\n";

@@ -28,7 +28,9 @@ std::string libvirt_cpu_xml(const std::string& qemu_cpu_model);
 //   <os><type arch='x86_64' machine='q35'>hvm</type><kernel/><initrd/><cmdline/></os>
 //   <features><acpi/></features>   (without ACPI the guest sees one CPU and cannot power off;
 //                                    case O5)
-//   <cpu .../> <on_poweroff|on_reboot|on_crash>destroy</...>
+//   <cpu ...>[NUMA: <topology sockets='<vcpus>' dies='1' cores='1' threads='1'/>
+//             <numa><cell id='<i>' cpus='<list>' memory='<MiB>' unit='MiB'/>...</numa>]</cpu>
+//   <on_poweroff|on_reboot|on_crash>destroy</...>
 //   <devices> serial 0 (file console_log), serial 1 (file result_channel), no USB, no balloon
 // The command line is full_kernel_cmdline(cfg). Throws isolab::Error for an invalid cfg.
 std::string libvirt_domain_xml(const VmConfig& cfg);

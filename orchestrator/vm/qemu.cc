@@ -33,6 +33,27 @@ std::string qemu_escape_option_value(std::string_view v) {
   return out;
 }
 
+namespace {
+
+// The NUMA nodes as QEMU 7.2 wants them: RAM from one memory-backend-ram object per node
+// (-numa node,memdev=; the legacy mem= is refused by machine types since 5.1), and each vCPU
+// placed with -numa cpu by its socket (the -numa node,cpus= form is the legacy one).
+void append_numa_args(std::vector<std::string>& a, const VmConfig& cfg) {
+  for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n) {
+    const std::string id = std::to_string(n);
+    a.insert(a.end(), {"-object",
+                       "memory-backend-ram,id=numa-mem" + id +
+                           ",size=" + std::to_string(cfg.numa_nodes[n].memory_mib) + "M",
+                       "-numa", "node,nodeid=" + id + ",memdev=numa-mem" + id});
+  }
+  for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n)
+    for (unsigned c : cfg.numa_nodes[n].cpus)
+      a.insert(a.end(),
+               {"-numa", "cpu,node-id=" + std::to_string(n) + ",socket-id=" + std::to_string(c)});
+}
+
+}  // namespace
+
 std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& arch) {
   validate_vm_config(cfg);
   std::string cpu = cfg.cpu_model.empty() ? (cfg.accel == Accel::kvm ? arch.kvm_cpu : arch.tcg_cpu)
@@ -48,7 +69,11 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
       "-cpu",
       cpu,
       "-smp",
-      std::to_string(cfg.vcpus),
+      // With NUMA nodes every vCPU is a socket of its own: a socket (and its cores' shared
+      // caches) split across nodes makes the guest kernel warn in topology_sane().
+      cfg.numa_nodes.empty() ? std::to_string(cfg.vcpus)
+                             : std::to_string(cfg.vcpus) + ",sockets=" + std::to_string(cfg.vcpus) +
+                                   ",cores=1,threads=1",
       "-m",
       std::to_string(cfg.memory_mib),
       // -nodefaults drops the default NIC, VGA, serial/parallel ports and monitor; the guest
@@ -71,6 +96,7 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
       "-kernel",
       cfg.kernel.string(),
   };
+  append_numa_args(a, cfg);
   if (!cfg.initrd.empty()) {
     a.push_back("-initrd");
     a.push_back(cfg.initrd.string());

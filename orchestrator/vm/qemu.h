@@ -40,7 +40,12 @@ std::string qemu_escape_option_value(std::string_view v);
 //   -display none -monitor none
 //   -chardev file,id=con,path=<console_log> -serial chardev:con        (guest ttyS0)
 //   -chardev file,id=res,path=<result_channel> -serial chardev:res     (guest ttyS1)
-//   -kernel <kernel> [-initrd <initrd>] -append <full_kernel_cmdline> -no-reboot
+//   -kernel <kernel>
+//   [NUMA, when cfg.numa_nodes is set (and then -smp <vcpus>,sockets=<vcpus>,cores=1,threads=1):
+//    per node i: -object memory-backend-ram,id=numa-mem<i>,size=<MiB>M
+//                -numa node,nodeid=<i>,memdev=numa-mem<i>
+//    per vCPU c on node i: -numa cpu,node-id=<i>,socket-id=<c>]
+//   [-initrd <initrd>] -append <full_kernel_cmdline> -no-reboot
 // -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0.
 // Throws isolab::Error via validate_vm_config for an invalid cfg.
 std::vector<std::string> qemu_argv(const VmConfig& cfg,

@@ -66,11 +66,45 @@ void validate_vm_config(const VmConfig& cfg) {
   if (cfg.vcpus < 1 || cfg.vcpus > 255)
     bad("vcpus", std::to_string(cfg.vcpus) + " is outside 1..255");
   if (cfg.memory_mib < 64) bad("memory_mib", std::to_string(cfg.memory_mib) + " is below 64");
+  if (!cfg.numa_nodes.empty()) {
+    std::vector<int> node_of(static_cast<std::size_t>(cfg.vcpus), -1);
+    long total = 0;
+    for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n) {
+      const VmNumaNode& node = cfg.numa_nodes[n];
+      const std::string field = "numa_nodes/" + std::to_string(n);
+      if (node.cpus.empty()) bad(field, "no vCPU");
+      if (node.memory_mib < 1) bad(field, "no memory");
+      total += node.memory_mib;
+      for (unsigned c : node.cpus) {
+        if (c >= node_of.size()) bad(field, "vCPU " + std::to_string(c) + " does not exist");
+        if (node_of[c] >= 0) bad(field, "vCPU " + std::to_string(c) + " is on two nodes");
+        node_of[c] = static_cast<int>(n);
+      }
+    }
+    for (std::size_t c = 0; c < node_of.size(); ++c)
+      if (node_of[c] < 0) bad("numa_nodes", "vCPU " + std::to_string(c) + " is on no node");
+    if (total != cfg.memory_mib)
+      bad("numa_nodes", "the nodes hold " + std::to_string(total) + " MiB, memory_mib is " +
+                            std::to_string(cfg.memory_mib));
+  }
   if (cfg.console_log.empty()) bad("console_log", "empty path");
   if (cfg.result_channel.empty()) bad("result_channel", "empty path");
   if (cfg.wall_timeout.count() < 0 || cfg.silence_timeout.count() < 0 ||
       cfg.boot_timeout.count() < 0)
     bad("timeouts", "negative");
+}
+
+std::string vm_cpu_list(const std::vector<unsigned>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += "-" + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
 }
 
 std::string full_kernel_cmdline(const VmConfig& cfg) {

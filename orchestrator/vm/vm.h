@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace isolab {
 
@@ -22,6 +23,15 @@ std::string accel_name(Accel a);  // the same as std::string
 // Parses "auto", "kvm" or "tcg"; throws isolab::Error naming the bad value otherwise.
 AccelMode parse_accel_mode(std::string_view s);
 
+// One guest NUMA node: NUMA node i of the guest is VmConfig::numa_nodes[i].
+struct VmNumaNode {
+  std::vector<unsigned> cpus;  // vCPU indexes on the node, ascending
+  int memory_mib = 0;          // the node's RAM (a memory-backend-ram object of this size)
+};
+
+// "0-1,3" for {0, 1, 3}: the cpulist QEMU's -numa and libvirt's <cell cpus=...> take. Pure.
+std::string vm_cpu_list(const std::vector<unsigned>& cpus);
+
 // One boot. Paths are host paths; the output files are created (truncated) by the backend.
 struct VmConfig {
   std::string name;              // unique per boot; becomes QEMU -name / libvirt domain name
@@ -32,6 +42,10 @@ struct VmConfig {
   std::string cmdline;
   int vcpus = 2;         // >= 1
   int memory_mib = 512;  // >= 64
+  // Guest NUMA topology; empty = none. When set: each vCPU on exactly one node, the nodes'
+  // memory adds up to memory_mib, and every vCPU is its own socket (so that no cache or core
+  // is shared across nodes, which the guest kernel warns about in topology_sane()).
+  std::vector<VmNumaNode> numa_nodes;
   Accel accel = Accel::tcg;
   // "" = the default per accelerator (kvm: "host", tcg: "max"); otherwise passed to -cpu as is
   // (e.g. "host,-arch-capabilities" after case O1, or a named model such as "qemu64").
@@ -46,7 +60,8 @@ struct VmConfig {
 
 // Throws isolab::Error naming the field when cfg cannot describe a boot (empty name or kernel,
 // vcpus < 1 or > 255, memory_mib < 64, empty console_log/result_channel, name with characters
-// outside [A-Za-z0-9._-]).
+// outside [A-Za-z0-9._-], a NUMA layout that does not place each vCPU on exactly one node or
+// whose memory does not add up to memory_mib).
 void validate_vm_config(const VmConfig& cfg);
 
 // cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which

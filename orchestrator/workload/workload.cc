@@ -4,6 +4,7 @@
 #include "base/files.h"
 #include "parse/cyclictest.h"
 #include "parse/latency_trace.h"
+#include "parse/page_fault_bench.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
@@ -215,6 +216,20 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     s.script = rtla_script(w, cpus);
     s.outputs.push_back({"available_tracers", "available_tracers"});
     s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + margin;
+  } else if (w.tool == "page-fault-bench") {
+    std::vector<std::string> argv = {"page-fault-bench",
+                                     "--cpus",
+                                     cpus.to_list(),
+                                     "--duration-s",
+                                     std::to_string(w.duration_s),
+                                     "--warmup",
+                                     std::to_string(w.warmup_iterations)};
+    argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
+    s.script = words(argv) + "\n";
+    // Two phases of duration_s each; the warm-up batches run at about 1 ms each under TCG.
+    s.timeout_s = w.timeout_s
+                      ? w.timeout_s
+                      : 2 * w.duration_s + static_cast<int>(w.warmup_iterations / 500) + margin;
   } else {
     throw Error("workload " + w.name + ": unknown tool " + w.tool);
   }
@@ -387,6 +402,12 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
              sanitize_excerpt(err ? err->data : "", 400));
       else
         prefixed(o, p, vmstat_overhead_metrics(parse_vmstat_overhead(out->data)));
+    } else if (w.tool == "page-fault-bench") {
+      if (out->rc != 0)
+        fail("page-fault-bench exited " + std::to_string(out->rc) + ": " +
+             sanitize_excerpt(err ? err->data : "", 400));
+      else
+        prefixed(o, p, page_fault_bench_metrics(parse_page_fault_bench(out->data)));
     }
   } catch (const std::exception& e) {
     fail(std::string("unparsable output: ") + e.what());

@@ -1,6 +1,7 @@
 // The workload table: how each tool of a spec runs in the guest and how its raw output
 // becomes metrics. Tools: cyclictest (optionally with a stress-ng load on other CPUs),
-// stress-ng, vmstat-overhead (our guest-tools/vmstat-overhead.c).
+// stress-ng, vmstat-overhead (our guest-tools/vmstat-overhead.c), page-fault-bench (our
+// guest-tools/page-fault-bench.c: cycles per page fault and the numa_* vmstat deltas).
 #pragma once
 
 #include <nlohmann/json.hpp>

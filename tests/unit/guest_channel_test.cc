@@ -79,6 +79,27 @@ TEST(Plan, RejectsUnsafeNames) {
   EXPECT_THROW(render_plan_files(q), std::exception);
 }
 
+TEST(Plan, SysctlsAreWrittenAndReadBackBeforeTheSteps) {
+  GuestPlan p;
+  p.nonce = "abcdef123456";
+  p.sysctls = {{"vm.numa_stat", "0"}, {"net.core.x-y", "1 2"}};
+  p.steps.push_back({"pf", "page-fault-bench", {}, 30, ""});
+  std::string init = render_plan_files(p)[0].second;
+  auto w = init.find("echo '0' > /proc/sys/vm/numa_stat; w=$?");
+  ASSERT_NE(w, std::string::npos) << init;
+  EXPECT_NE(init.find("echo '1 2' > /proc/sys/net/core/x-y; w=$?"), std::string::npos);
+  EXPECT_NE(init.find("printf '%s\\t%s\\t%s\\n' vm.numa_stat $w \"$(cat /proc/sys/vm/numa_stat"),
+            std::string::npos);
+  auto rec = init.find("rec sysctls 0 /tmp/sysctls");
+  EXPECT_LT(w, rec);
+  EXPECT_LT(rec, init.find("sh /isolab/steps/pf.sh"));
+  EXPECT_NE(init.find("fact node_online /sys/devices/system/node/online"), std::string::npos);
+  p.sysctls = {{"vm.numa_stat", "0; reboot"}};
+  EXPECT_THROW(render_plan_files(p), std::exception);
+  p.sysctls = {{"../x", "0"}};
+  EXPECT_THROW(render_plan_files(p), std::exception);
+}
+
 TEST(Plan, ShQuote) { EXPECT_EQ(sh_quote("it's"), "'it'\\''s'"); }
 
 }  // namespace

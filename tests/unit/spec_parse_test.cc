@@ -1,3 +1,4 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -168,6 +169,79 @@ TEST(Spec, VmstatOverheadOnlyFieldsAreRejectedElsewhere) {
   } catch (const SpecError& e) {
     EXPECT_EQ(e.pointer(), "/workloads/0/touch_pages") << e.what();
   }
+}
+
+TEST(Spec, NumaNodesAndSysctls) {
+  json d = minimal();
+  d["guest"] = json::parse(R"({"cmdline": "nosoftlockup", "vcpus": 4,
+    "numa_nodes": [{"cpus": "2,3", "memory_mib": 200}, {"cpus": "0-1", "memory_mib": 312}]})");
+  d["variants"][0]["sysctls"] = json::parse(R"({"vm.numa_stat": 1})");
+  d["variants"][1]["sysctls"] = json::parse(R"({"vm.numa_stat": "0", "kernel.x-y.z_w": "1 2"})");
+  d["workloads"][0] = json::parse(R"({"name": "pf", "tool": "page-fault-bench"})");
+  Spec s = parse_spec(d, ISOLAB_SOURCE_DIR);
+  ASSERT_EQ(s.numa_nodes.size(), 2u);
+  EXPECT_EQ(s.numa_nodes[0].cpus, "2-3");  // canonical
+  EXPECT_EQ(s.numa_nodes[1].memory_mib, 312);
+  EXPECT_EQ(s.memory_mib, 512);  // the nodes' sum
+  EXPECT_EQ(s.variants[0].sysctls.at("vm.numa_stat"), "1");
+  EXPECT_EQ(s.variants[1].sysctls.at("kernel.x-y.z_w"), "1 2");
+  EXPECT_EQ(s.workloads[0].cpus, "all");
+  EXPECT_EQ(s.workloads[0].duration_s, 2);
+  EXPECT_EQ(s.workloads[0].warmup_iterations, 20);
+}
+
+TEST(Spec, BadNumaNodesAndSysctlsNameTheField) {
+  auto err = [](const char* guest, const char* sysctls = "{}") {
+    json d = minimal();
+    d["guest"] = json::parse(guest);
+    d["variants"][0]["sysctls"] = json::parse(sysctls);
+    try {
+      parse_spec(d, ISOLAB_SOURCE_DIR);
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const char* ok_nodes = R"([{"cpus": "0", "memory_mib": 256}, {"cpus": "1", "memory_mib": 256}])";
+  auto guest = [&](const std::string& extra, const std::string& nodes) {
+    static std::string g;
+    g = R"({"cmdline": "nohz_full=1")" + extra + R"(, "numa_nodes": )" + nodes + "}";
+    return g.c_str();
+  };
+  EXPECT_THAT(err(guest("", ok_nodes)), ::testing::StartsWith("/guest/numa_nodes: "));
+  EXPECT_THAT(err(guest("", ok_nodes)), ::testing::HasSubstr("needs guest.vcpus"));
+  EXPECT_THAT(err(guest(R"(, "vcpus": 2)", R"([{"cpus": "0-2", "memory_mib": 256}])")),
+              ::testing::StartsWith("/guest/numa_nodes/0/cpus: "));
+  EXPECT_THAT(err(guest(R"(, "vcpus": 2)",
+                        R"([{"cpus": "0-1", "memory_mib": 256}, {"cpus": "1", "memory_mib": 9}])")),
+              ::testing::StartsWith("/guest/numa_nodes/1/cpus: CPUs 1 are already"));
+  EXPECT_THAT(err(guest(R"(, "vcpus": 3)", ok_nodes)),
+              ::testing::HasSubstr("/guest/numa_nodes: CPUs 2 are on no node"));
+  EXPECT_THAT(
+      err(guest(R"(, "vcpus": 2, "memory_mib": 1024)", ok_nodes)),
+      ::testing::HasSubstr("/guest/numa_nodes: the nodes hold 512 MiB, but guest.memory_mib "
+                           "is 1024"));
+  EXPECT_THAT(err(guest(R"(, "vcpus": 2)", R"([{"cpus": "0-1"}])")),
+              ::testing::StartsWith("/guest/numa_nodes/0/memory_mib: missing"));
+  EXPECT_THAT(err(guest(R"(, "vcpus": 2)", R"([{"cpus": "0-1", "memory_mib": 256, "x": 1}])")),
+              ::testing::StartsWith("/guest/numa_nodes/0/x: unknown field"));
+  const char* g2 = R"({"cmdline": "nohz_full=1", "vcpus": 2})";
+  EXPECT_THAT(err(g2, R"({"vm/numa_stat": 1})"),
+              ::testing::StartsWith("/variants/0/sysctls/vm~1numa_stat: "));
+  EXPECT_THAT(err(g2, R"({"vm.numa_stat": true})"),
+              ::testing::StartsWith("/variants/0/sysctls/vm.numa_stat: expected a string or an "
+                                    "integer"));
+  EXPECT_THAT(err(g2, R"({"vm.numa_stat": "1; reboot"})"),
+              ::testing::StartsWith("/variants/0/sysctls/vm.numa_stat: value"));
+  EXPECT_THAT(err(g2, R"({"vm.numa_stat": ""})"),
+              ::testing::StartsWith("/variants/0/sysctls/vm.numa_stat: value"));
+  EXPECT_THAT(err(g2, "[1]"), ::testing::StartsWith("/variants/0/sysctls: expected an object"));
+}
+
+TEST(Spec, PageFaultBenchNeedsADuration) {
+  json d = minimal();
+  d["workloads"][0] = json::parse(R"({"name": "pf", "tool": "page-fault-bench", "duration_s": 0})");
+  EXPECT_EQ(pointer_of(d), "/workloads/0/duration_s");
 }
 
 TEST(Spec, InvalidJsonNamesFileAndByte) {

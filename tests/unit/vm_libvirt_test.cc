@@ -97,5 +97,18 @@ TEST(LibvirtXml, CpuModels) {
               ::testing::ThrowsMessage<Error>(HasSubstr("'arch-capabilities' is not +name")));
 }
 
+TEST(LibvirtXml, NumaCellsInTheCpuElement) {
+  VmConfig c = config();  // 8 vCPUs, 768 MiB
+  c.numa_nodes = {{{0, 1, 2, 3}, 512}, {{4, 5, 6, 7}, 256}};
+  EXPECT_THAT(libvirt_domain_xml(c),
+              HasSubstr("  <cpu mode='maximum'><topology sockets='8' dies='1' cores='1' "
+                        "threads='1'/><numa><cell id='0' cpus='0-3' memory='512' unit='MiB'/>"
+                        "<cell id='1' cpus='4-7' memory='256' unit='MiB'/></numa></cpu>\n"));
+  c.cpu_model = "host,-arch-capabilities";
+  EXPECT_THAT(libvirt_domain_xml(c),
+              HasSubstr("<cpu mode='host-passthrough'><feature policy='disable' "
+                        "name='arch-capabilities'/><topology sockets='8'"));
+}
+
 }  // namespace
 }  // namespace isolab

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "base/files.h"
 #include "vm/qemu.h"
@@ -11,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 VmConfig tcg_config() {
   VmConfig c;
@@ -201,6 +204,43 @@ TEST(AccelNames, RoundTrip) {
   EXPECT_EQ(to_string(Accel::tcg), "tcg");
   EXPECT_THAT([] { parse_accel_mode("hvf"); }, ::testing::ThrowsMessage<Error>(HasSubstr("'hvf'")));
   EXPECT_EQ(to_string(VmOutcome::host_cpu_msr_error), "host_cpu_msr_error");
+}
+
+TEST(QemuArgv, NumaNodesUseMemoryBackendsAndOneSocketPerVcpu) {
+  VmConfig c = tcg_config();
+  c.memory_mib = 1024;
+  c.numa_nodes = {{{0, 1, 3}, 768}, {{2}, 256}};
+  auto a = qemu_argv(c);
+  auto at = [&](const std::string& opt) { return std::find(a.begin(), a.end(), opt) - a.begin(); };
+  ASSERT_LT(at("-smp") + 1, static_cast<long>(a.size()));
+  EXPECT_EQ(a[at("-smp") + 1], "4,sockets=4,cores=1,threads=1");
+  EXPECT_EQ(a[at("-m") + 1], "1024");
+  std::vector<std::string> numa(a.begin() + at("-object"), a.begin() + at("-initrd"));
+  EXPECT_THAT(numa, ElementsAreArray(std::vector<std::string>{
+                        "-object", "memory-backend-ram,id=numa-mem0,size=768M", "-numa",
+                        "node,nodeid=0,memdev=numa-mem0", "-object",
+                        "memory-backend-ram,id=numa-mem1,size=256M", "-numa",
+                        "node,nodeid=1,memdev=numa-mem1", "-numa", "cpu,node-id=0,socket-id=0",
+                        "-numa", "cpu,node-id=0,socket-id=1", "-numa", "cpu,node-id=0,socket-id=3",
+                        "-numa", "cpu,node-id=1,socket-id=2"}));
+}
+
+TEST(QemuArgv, BadNumaLayoutsAreRejected) {
+  VmConfig c = tcg_config();
+  c.numa_nodes = {{{0, 1}, 512}, {{2, 3}, 256}};  // 768 MiB against memory_mib 1024
+  EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("the nodes hold 768 MiB")));
+  c.numa_nodes = {{{0, 1}, 512}, {{1, 2, 3}, 512}};
+  EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("vCPU 1 is on two nodes")));
+  c.numa_nodes = {{{0, 1}, 512}, {{2}, 512}};
+  EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("vCPU 3 is on no node")));
+  c.numa_nodes = {{{0, 1, 2, 3, 4}, 1024}};
+  EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("vCPU 4 does not exist")));
+}
+
+TEST(QemuArgv, CpuListText) {
+  EXPECT_EQ(vm_cpu_list({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  EXPECT_EQ(vm_cpu_list({3}), "3");
+  EXPECT_EQ(vm_cpu_list({}), "");
 }
 
 }  // namespace

@@ -1,0 +1,59 @@
+// Runs the real guest-tools/page-fault-bench binary (built static by CMake) on this host and
+// parses what it prints.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "parse/page_fault_bench.h"
+#include "sys/process.h"
+
+namespace isolab {
+namespace {
+
+ProcessResult run(std::vector<std::string> args) {
+  ProcessSpec spec;
+  spec.argv = {ISOLAB_PAGE_FAULT_BENCH};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::milliseconds(60000);
+  return make_real_runner()->run(spec);
+}
+
+TEST(PageFaultBenchBinary, OneWorkerThenOnePerCpu) {
+  auto p = run({"--cpus", "0", "--duration-s", "1", "--pages", "32", "--warmup", "2"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  PageFaultBenchResult r = parse_page_fault_bench(p.out);
+  ASSERT_EQ(r.phases.size(), 2u);
+  for (const auto& ph : r.phases) {
+    ASSERT_EQ(ph.workers.size(), 1u);
+    EXPECT_EQ(ph.workers[0].cpu, 0);
+    EXPECT_GE(ph.workers[0].batches, 1);
+    EXPECT_EQ(ph.workers[0].pages, ph.workers[0].batches * 32);
+    // A page fault that allocates and zeroes a page costs more than 100 TSC ticks anywhere.
+    EXPECT_GT(ph.workers[0].per_page_fault(), 100);
+    EXPECT_GE(ph.elapsed_ns, 1e9);
+  }
+  Metrics m = page_fault_bench_metrics(r);
+  EXPECT_EQ(m.at("cycles_per_page_fault").unit, "cycles");
+}
+
+TEST(PageFaultBenchBinary, BadUsageExitsTwoWithAMessage) {
+  for (auto args : std::vector<std::vector<std::string>>{{"--cpus", "x"},
+                                                         {"--cpus", "3-1"},
+                                                         {"--duration-s", "0"},
+                                                         {"--pages", "-1"},
+                                                         {"--frob", "1"},
+                                                         {"--cpus", "4095"}}) {
+    auto p = run(args);
+    EXPECT_EQ(p.exit_code, 2) << args[0];
+    EXPECT_THAT(p.err, testing::HasSubstr("page-fault-bench"));
+    EXPECT_EQ(p.out, "");
+  }
+  auto help = run({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, testing::HasSubstr("--cpus LIST"));
+}
+
+}  // namespace
+}  // namespace isolab

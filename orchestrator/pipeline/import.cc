@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/utc_time.h"
 #include "cmdline/cpulist.h"
 #include "parse/cyclictest.h"
 #include "parse/rtla.h"
@@ -300,15 +301,6 @@ const std::map<std::string, ImportParser>& import_tools() {
 }
 
 namespace {
-
-std::string utc_now(const char* fmt) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
 
 ImportParser parser_for(const std::string& tool) {
   const auto& tools = import_tools();

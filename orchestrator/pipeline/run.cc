@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/utc_time.h"
 #include "cmdline/gate.h"
 #include "guest/channel.h"
 #include "guest/initramfs.h"
@@ -34,15 +35,6 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
-
-std::string utc_now(const char* fmt = "%Y-%m-%dT%H:%M:%SZ") {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
 
 std::string random_token(std::size_t n) {
   static const char* al = "abcdefghijklmnopqrstuvwxyz0123456789";

@@ -468,7 +468,7 @@ Metrics rtla_timerlat_metrics(const RtlaTimerlatHist& h, std::vector<std::string
       {"max", &RtlaLatencyStats::max_us, "max"}};
   for (const auto& [kind, slot] : kinds) {
     bool printed = std::any_of(h.cpus.begin(), h.cpus.end(),
-                               [&](const RtlaTimerlatCpu& c) { return (c.*slot).has_value(); });
+                               [s = slot](const RtlaTimerlatCpu& c) { return (c.*s).has_value(); });
     if (!printed) continue;
     for (const auto& [stat, field, aggregate] : stats) {
       MetricPerCpu pc;

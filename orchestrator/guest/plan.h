@@ -7,6 +7,7 @@
 // powers off. Record names sent before the steps are the fact names read by
 // cmdline/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
 // nohz_full (only if the sysfs file exists), dmesg, irq_affinity ("<irq> <list>" lines),
+// cpu_topology ("<cpu> <package> <core> <thread_siblings_list>" lines, from sysfs topology/),
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
 // clocksource, trace_events (tracefs set_event); and at the end dmesg_end.
 #pragma once

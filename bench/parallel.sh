@@ -18,5 +18,15 @@ start=$(date +%s.%N)
 }
 end=$(date +%s.%N)
 run_dir=$(tail -n 1 "$out/stdout")
-cells=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len([c for c in d["cells"] if c.get("status")=="ok"]), len(d["cells"]))' "$run_dir/result.json")
+# Cells that did not end "ok" are named with their reason (the run directory is removed).
+cells=$(python3 - "$run_dir/result.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["cells"]:
+    if c.get("status") != "ok":
+        print("cell %s: %s %s: %s" % (c["id"], c.get("status"), c.get("failure_class"),
+                                    c.get("reason", "")[:300]), file=sys.stderr)
+print(len([c for c in d["cells"] if c.get("status") == "ok"]), len(d["cells"]))
+PY
+)
 echo "parallel=$n cells_ok/cells=$cells wall_s=$(echo "$end - $start" | bc) per_cell_s=$(echo "($end - $start) / ${cells#* }" | bc -l | cut -c1-6)"

@@ -35,9 +35,10 @@ TEST(PipelinePinning, VcpuThreadRunsOnItsPlannedHostCpu) {
   const json& slot = plan["slots"][0];
   const CpuSet vcpu_cpu = parse_cpulist(slot["vcpus"][0].get<std::string>(), kMaxCpus);
   EXPECT_EQ(vcpu_cpu.count(), 1u) << "the vCPU gets one host CPU of its own";
-  if (parse_cpulist(plan["topology"]["online"].get<std::string>(), kMaxCpus).count() > 1)
+  if (parse_cpulist(plan["topology"]["online"].get<std::string>(), kMaxCpus).count() > 1) {
     EXPECT_FALSE(vcpu_cpu.intersects(parse_cpulist(slot["emulator"].get<std::string>(), kMaxCpus)))
         << "the emulator shares the vCPU's CPU although the host has more than one";
+  }
 
   ASSERT_EQ(r.result["cells"].size(), 1u);
   const json& c = r.result["cells"][0];

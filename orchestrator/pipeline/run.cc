@@ -367,7 +367,6 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   GuestDerivation guest = derive_guest(spec);
   check_guest_cmdline_length(spec, guest, opt.trace);
   const HostPlan host_plan = checked_host_plan(spec, guest, opt);
-  const ExpectedIsolation& expected = guest.expected;
   fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
 
   // The run directory, new or resumed.

@@ -20,6 +20,7 @@
 #include "kernel/cache.h"
 #include "kernel/kernel.h"
 #include "pipeline/doctor.h"
+#include "pipeline/hostplan.h"
 #include "pipeline/import.h"
 #include "pipeline/plan.h"
 #include "pipeline/run.h"
@@ -68,6 +69,19 @@ std::string read_input(const std::string& arg, const std::string& file) {
   return arg;
 }
 
+// --parallel: "" -> -1 (the spec's), "auto" -> 0, else N >= 1. Throws isolab::Error.
+int parse_parallel(const std::string& v) {
+  if (v.empty()) return -1;
+  if (v == "auto") return 0;
+  try {
+    std::size_t used = 0;
+    int n = std::stoi(v, &used);
+    if (used == v.size() && n >= 1 && n <= 256) return n;
+  } catch (const std::exception&) {
+  }
+  throw isolab::Error("--parallel: expected auto or a number in [1, 256], got '" + v + "'");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,6 +116,10 @@ int main(int argc, char** argv) {
                   "libvirt connection for --backend libvirt (default $ISOLAB_LIBVIRT_URI, else "
                   "isolab's private driver: qemu:///embed?root=CACHE/libvirt)");
   run->add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
+  std::string parallel;
+  run->add_option("--parallel", parallel,
+                  "Guests booted at once, each on its own host CPUs: N or auto (as many as the "
+                  "host CPU plan fits); default: the spec's \"parallel\" (1)");
   run->add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
   run->add_flag("--dry-run", dry_run,
                 "Print the plan (guest, variants, cells, guest steps) and exit");
@@ -195,6 +213,11 @@ int main(int argc, char** argv) {
                                  "libvirt, compiler, kernel source.");
   bool doctor_json = false;
   doc->add_flag("--json", doctor_json, "Machine-readable output");
+  std::string doctor_spec, doctor_parallel;
+  doc->add_option("spec", doctor_spec,
+                  "Also print the host CPU plan for this spec's guest (which host CPUs each "
+                  "guest's vCPUs and QEMU threads get, how many guests at once)");
+  doc->add_option("--parallel", doctor_parallel, "With a spec: N or auto, as for `run`");
 
   // cmdline
   auto* cl = app.add_subcommand(
@@ -298,7 +321,11 @@ int main(int argc, char** argv) {
       if (dry_run) {
         isolab::GuestDerivation g = isolab::derive_guest(spec);
         isolab::check_guest_cmdline_length(spec, g, !no_trace);
-        std::cout << isolab::json_text(isolab::describe_plan(spec, g), 2) << "\n";
+        json plan = isolab::describe_plan(spec, g);
+        plan["host_plan"] = isolab::to_json(
+            isolab::plan_host(isolab::read_host_topology(),
+                              isolab::guest_cpu_needs(spec, g, parse_parallel(parallel))));
+        std::cout << isolab::json_text(plan, 2) << "\n";
         return 0;
       }
       // From here a signal stops the children and the run records itself as interrupted.
@@ -316,6 +343,7 @@ int main(int argc, char** argv) {
       o.libvirt_uri = libvirt_uri;
       o.trace = !no_trace;
       o.jobs = jobs;
+      o.parallel = parse_parallel(parallel);
       o.source_dir = ISOLAB_SOURCE_DIR;
       o.vmstat_overhead = find_vmstat_overhead();
       o.page_fault_bench = find_page_fault_bench();
@@ -394,7 +422,20 @@ int main(int argc, char** argv) {
     if (*doc) {
       auto runner = isolab::make_real_runner();
       json facts = isolab::doctor(*runner, find_vmstat_overhead());
-      std::cout << (doctor_json ? isolab::json_text(facts, 2) + "\n" : isolab::doctor_text(facts));
+      std::string plan_text;
+      if (!doctor_spec.empty()) {
+        isolab::Spec spec = isolab::load_spec_file(doctor_spec);
+        isolab::GuestDerivation g = isolab::derive_guest(spec);
+        isolab::HostTopology host = isolab::read_host_topology();
+        isolab::GuestCpuNeeds needs =
+            isolab::guest_cpu_needs(spec, g, parse_parallel(doctor_parallel));
+        isolab::HostPlan plan = isolab::plan_host(host, needs);
+        facts["host_plan"] = isolab::to_json(plan);
+        facts["host_plan"]["topology"] = isolab::to_json(host);
+        plan_text = isolab::host_plan_text(host, needs, plan);
+      }
+      std::cout << (doctor_json ? isolab::json_text(facts, 2) + "\n"
+                                : isolab::doctor_text(facts) + plan_text);
       return 0;
     }
     if (*imp) {

@@ -85,6 +85,11 @@ for d in /proc/irq/[0-9]*; do
   echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
 done > /tmp/fact
 rec irq_affinity 0 /tmp/fact
+for d in /sys/devices/system/cpu/cpu[0-9]*; do
+  t=$d/topology
+  echo "${d##*/cpu} $(cat $t/physical_package_id) $(cat $t/core_id) $(cat $t/thread_siblings_list)"
+done > /tmp/fact 2>/dev/null
+rec cpu_topology 0 /tmp/fact
 )INIT";
 
 // Writes each sysctl, reads it back and sends the lines as record "sysctls".

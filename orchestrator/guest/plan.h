@@ -7,6 +7,7 @@
 // powers off. Record names sent before the steps are the fact names read by
 // cmdline/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
 // nohz_full (only if the sysfs file exists), dmesg, irq_affinity ("<irq> <list>" lines),
+// cpu_topology ("<cpu> <package> <core> <thread_siblings_list>" lines, from sysfs topology/),
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
 // clocksource, trace_events (tracefs set_event), node_online (/sys/devices/system/node/online,
 // only with CONFIG_NUMA), numa_nodes (one line per node: "node<N> <cpulist> <MemTotal kB>"),

@@ -1,5 +1,6 @@
 #include "pipeline/plan.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "base/error.h"
@@ -64,6 +65,23 @@ std::string guest_source_pointer(const Spec& spec) {
 
 }  // namespace
 
+GuestTopology guest_topology(const GuestTopologySpec& t, int vcpus, bool numa) {
+  GuestTopology g{t.sockets, t.cores > 0 ? t.cores : vcpus / std::max(1, t.sockets * t.threads),
+                  t.threads};
+  // Default: one socket of N cores; a NUMA guest one socket per vCPU, so that no socket spans
+  // two nodes (the guest kernel warns in topology_sane()).
+  if (!t.given) return numa ? GuestTopology{vcpus, 1, 1} : GuestTopology{1, vcpus, 1};
+  const long product = static_cast<long>(g.sockets) * g.cores * g.threads;
+  // QEMU's words (hw/core/machine-smp.c), so that the error reads as QEMU's would.
+  if (product != vcpus)
+    throw SpecError("/guest/topology",
+                    "Invalid CPU topology: product of the hierarchy must match maxcpus: sockets (" +
+                        std::to_string(g.sockets) + ") * cores (" + std::to_string(g.cores) +
+                        ") * threads (" + std::to_string(g.threads) + ") != maxcpus (" +
+                        std::to_string(vcpus) + "), the guest's vCPUs");
+  return g;
+}
+
 GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr_cpus) {
   GuestDerivation g;
   const GuestSource src = guest_source(spec);
@@ -86,6 +104,7 @@ GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr
            w.find("EOVERFLOW") != std::string::npos))
         throw SpecError(src.ptr, w);
   g.vcpus = static_cast<int>(a.vcpus);
+  g.topology = guest_topology(spec.topology, g.vcpus, !spec.numa_nodes.empty());
   g.nr_cpus_required = a.nr_cpus_required;
   // A customer's line is reduced to what matters in a guest; a hand-written line is the
   // developer's own choice and is passed as written.
@@ -171,6 +190,10 @@ std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec) {
   return out;
 }
 
+nlohmann::json to_json(const GuestTopology& t) {
+  return {{"sockets", t.sockets}, {"cores", t.cores}, {"threads", t.threads}};
+}
+
 json describe_plan(const Spec& spec, const GuestDerivation& guest) {
   json j;
   j["spec"] = spec.name;
@@ -178,6 +201,7 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
                 {"vcpus", guest.vcpus},
                 {"nr_cpus_required", guest.nr_cpus_required},
                 {"memory_mib", spec.memory_mib},
+                {"topology", to_json(guest.topology)},
                 {"isolated", guest.partition.isolated.to_list()},
                 {"housekeeping", guest.partition.housekeeping.to_list()},
                 {"expect_sysfs_isolated", guest.expect_isolated},

@@ -27,10 +27,24 @@ struct CellPlan {
 // interleaved (A B A B ...) so that drift on the host hits every variant alike.
 std::vector<CellPlan> plan_cells(const Spec& spec);
 
+// The guest's -smp levels: sockets * cores * threads == vCPUs.
+struct GuestTopology {
+  int sockets = 1, cores = 1, threads = 1;
+};
+
+// The topology for a guest of `vcpus` vCPUs: the spec's /guest/topology, or by default 1
+// socket of `vcpus` cores with 1 thread each (with `numa`: `vcpus` sockets of 1 core, so no
+// socket spans two NUMA nodes). Throws SpecError("/guest/topology") with QEMU's words for
+// a product other than vcpus (case Q1: "Invalid CPU topology: product of the hierarchy must
+// match maxcpus: sockets (2) * cores (4) * threads (2) != maxcpus (8)").
+GuestTopology guest_topology(const GuestTopologySpec& t, int vcpus, bool numa = false);
+nlohmann::json to_json(const GuestTopology& t);  // {"sockets", "cores", "threads"}
+
 // The guest a spec asks for, derived from its command line (cmdline/analyze.h).
 struct GuestDerivation {
   std::string cmdline;  // the guest's isolation command line (without console/panic)
   int vcpus = 0;
+  GuestTopology topology;  // guest_topology(spec.topology, vcpus, NUMA nodes given)
   // CONFIG_NR_CPUS the guest kernel needs (Analysis::nr_cpus_required): every variant's kernel
   // is built with at least this many (guest_kernel_nr_cpus()).
   unsigned nr_cpus_required = 1;

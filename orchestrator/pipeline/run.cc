@@ -6,6 +6,8 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 
@@ -22,8 +24,10 @@
 #include "kernel/file_lock.h"
 #include "kernel/kernel.h"
 #include "parse/console.h"
-#include "pipeline/guest_setup.h"
+#include "pipeline/cell.h"
+#include "pipeline/hostplan.h"
 #include "pipeline/plan.h"
+#include "pipeline/scheduler.h"
 #include "results/host.h"
 #include "vm/backend.h"
 #include "vm/libvirt.h"
@@ -44,16 +48,6 @@ std::string random_token(std::size_t n) {
   return s;
 }
 
-json vm_outcome_to_json(const VmOutcome& o) {
-  return {{"end", vm_end_name(o.end)},
-          {"qemu_exit_code", o.qemu_exit_code},
-          {"seconds", o.seconds},
-          {"seconds_to_first_output", o.seconds_to_first_output},
-          {"accelerator", accel_name(o.accel)},
-          {"detail", o.detail},
-          {"qemu_stderr_excerpt", o.qemu_stderr_excerpt}};
-}
-
 // The run's document, saved atomically after every change.
 class RunDoc {
  public:
@@ -62,11 +56,14 @@ class RunDoc {
   void save() { write_file_atomic(dir_ / "result.json", json_text(doc_, 2) + "\n"); }
   const fs::path& dir() const { return dir_; }
   bool cell_done(const std::string& id) const {
+    std::lock_guard<std::mutex> lock(mu_);
     for (const auto& c : doc_["cells"])
       if (c.value("id", "") == id) return true;
     return false;
   }
+  // Thread-safe: slots add their cells concurrently.
   void add_cell(json cell) {
+    std::lock_guard<std::mutex> lock(mu_);
     auto& cells = doc_["cells"];
     for (auto& c : cells)
       if (c.value("id", "") == cell.value("id", "")) {
@@ -81,7 +78,11 @@ class RunDoc {
  private:
   fs::path dir_;
   json doc_;
+  mutable std::mutex mu_;
 };
+
+// Serializes progress lines and meter updates from the slots' threads.
+std::mutex g_output_mu;
 
 // Unwinds run_spec's main path once interrupt_requested(): run_spec records the interruption.
 struct Interrupted {};
@@ -251,24 +252,24 @@ std::optional<unsigned> check_kernel_nr_cpus(const Spec& spec, const GuestDeriva
   return nr;
 }
 
-std::string rel(const fs::path& p, const fs::path& base) {
-  std::error_code ec;
-  auto r = fs::relative(p, base, ec);
-  return ec ? p.string() : r.string();
+// The host plan for the spec's guest on this host (pipeline/hostplan.h); parallel: the
+// --parallel override (-1: the spec's).
+HostPlan plan_for(const Spec& spec, const GuestDerivation& guest, int parallel) {
+  return plan_host(read_host_topology(), guest_cpu_needs(spec, guest, parallel));
 }
 
-struct CellContext {
-  const Spec& spec;
-  const RunOptions& opt;
-  VmBackend& backend;
-  const AccelChoice& accel;
-  const GuestDerivation& guest;
-  const ExpectedIsolation& expected;
-  fs::path base_image;
-  fs::path run_dir;
-};
+// One slot per planned guest, each with its own backend.
+std::vector<Slot> make_slots(const HostPlan& plan, const RunOptions& opt, ProcessRunner& runner,
+                             const std::string& libvirt_uri,
+                             std::vector<std::unique_ptr<VmBackend>>& backends) {
+  std::vector<Slot> slots;
+  for (const SlotPlan& sp : plan.slots) {
+    backends.push_back(make_backend(opt.backend, runner, libvirt_uri));
+    slots.push_back({sp.index, "local", sp, plan.overcommitted, backends.back().get()});
+  }
+  return slots;
+}
 
-// One boot of one cell. Never throws for what the guest does; returns the cell's JSON.
 // True when a cyclictest load of the spec runs `tool`.
 bool uses_load_tool(const Spec& spec, const std::string& tool) {
   for (const auto& w : spec.workloads)
@@ -276,236 +277,95 @@ bool uses_load_tool(const Spec& spec, const std::string& tool) {
   return false;
 }
 
-// Writes the max-latency trace of a latency_tracer step beside the cell's result as
-// cells/<id>/<workload>.<tracer>.trace and returns the summary with "file" (run-dir relative).
-json keep_latency_trace(json summary, const WorkloadSpec& w, const ChannelContents& ch,
-                        const fs::path& cdir, const fs::path& run_dir) {
-  const std::string rec = w.name + "." + w.latency_tracer + ".trace";
-  const ChannelRecord* r = ch.find(rec);
-  if (!r) return summary;
-  write_file_atomic(cdir / rec, r->data);
-  summary["file"] = fs::relative(cdir / rec, run_dir).string();
-  return summary;
+// The "failed"/"build" cell of a variant whose kernel could not be built.
+json build_failed_cell(const CellPlan& cell, const std::string& error) {
+  return {{"id", cell.id},         {"variant", cell.variant},  {"repetition", cell.repetition},
+          {"warmup", cell.warmup}, {"status", "failed"},       {"failure_class", "build"},
+          {"reason", error},       {"metrics", json::object()}};
 }
 
-json run_cell(const CellContext& cx, const CellPlan& cell, const VariantSpec& variant,
-              const json& vdoc, int attempt) {
-  fs::path cdir = cx.run_dir / "cells" / cell.id;
-  fs::create_directories(cdir);
-  json c = {{"id", cell.id},
-            {"variant", cell.variant},
-            {"repetition", cell.repetition},
-            {"warmup", cell.warmup},
-            {"attempt", attempt},
-            {"accelerator", accel_name(cx.accel.accel)},
-            {"raw_dir", rel(cdir, cx.run_dir)},
-            {"metrics", json::object()},
-            {"histograms", json::object()},
-            {"failure_class", nullptr},
-            {"reason", ""}};
-  auto fail = [&](const std::string& cls, const std::string& reason) {
-    c["status"] = "failed";
-    c["failure_class"] = cls;
-    c["reason"] = reason;
-    return c;
+// A cell with its bounded retries: infrastructure failures (QEMU did not start, host CPU model
+// problems, pinning) are retried and never counted against the kernel.
+json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                       const VariantSpec& variant, const json& vdoc) {
+  json cj;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    cj = run_cell(cx, cell, slot, variant, vdoc, attempt);
+    check_interrupt();  // a boot ended by the signal is not recorded; --resume redoes it
+    if (cj.value("failure_class", json()) != "infrastructure") break;
+    if (cx.opt.progress)
+      cx.opt.progress("cell " + cell.id +
+                      ": infrastructure failure, retrying: " + cj.value("reason", ""));
+  }
+  return cj;
+}
+
+// Every cell not yet recorded, on the slots (pipeline/scheduler.h); each result is recorded as
+// soon as its cell ends. Throws Interrupted after a signal.
+void run_cells(const Spec& spec, const CellContext& cx, std::vector<Slot>& slots,
+               const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
+  std::map<std::string, const VariantSpec*> vmap;
+  for (const auto& v : spec.variants) vmap[v.name] = &v;
+  const json vdocs = doc.doc()["variants"];  // read-only copy for the slots
+  std::vector<CellPlan> todo;
+  for (const auto& cell : plan_cells(spec))
+    if (!doc.cell_done(cell.id)) todo.push_back(cell);
+  const std::vector<CellPlan> all = plan_cells(spec);
+  auto show_cells = [&] {
+    if (!cx.opt.meter) return;
+    const double done = static_cast<double>(
+        std::count_if(all.begin(), all.end(), [&](const auto& c) { return doc.cell_done(c.id); }));
+    std::lock_guard<std::mutex> lock(g_output_mu);
+    cx.opt.meter->update("cells", done, double(all.size()), "cells", true);
   };
+  show_cells();
+  auto work = [&](Slot& slot, const CellPlan& cell) {
+    check_interrupt();
+    json cj = build_failure.count(cell.variant)
+                  ? build_failed_cell(cell, build_failure.at(cell.variant))
+                  : run_cell_retrying(cx, cell, slot, *vmap[cell.variant], vdocs[cell.variant]);
+    if (cx.opt.progress)
+      cx.opt.progress("cell " + cell.id + ": " + cj.value("status", "?") +
+                      (cj.value("reason", "").empty() ? "" : " (" + cj.value("reason", "") + ")"));
+    doc.add_cell(cj);
+    show_cells();
+  };
+  run_on_slots(todo, spec.variants.size(), slots, work, [] { return interrupt_requested(); });
+  if (cx.opt.meter) cx.opt.meter->finish("cells");
+}
 
-  // The guest plan.
-  GuestPlan plan;
-  plan.nonce = random_token(24);
-  plan.vcpus = cx.guest.vcpus;
-  plan.expect_isolated = cx.guest.expect_isolated;
-  plan.expect_nohz_full = cx.guest.expect_nohz_full;
-  plan.skip_on_mismatch = cx.spec.gate_expect_fail.empty();
-  plan.busy_cpus = cx.guest.expect_nohz_full;
-  if (const char* inject = std::getenv("ISOLAB_TEST_GUEST_INJECT")) plan.before_steps = inject;
-  plan.sysctls.assign(variant.sysctls.begin(), variant.sysctls.end());
-  int steps_s = 0, longest = 0;
-  for (const auto& w : cx.spec.workloads) {
-    GuestStep st = guest_step(w, cx.guest.partition, cx.spec.timeouts, cx.opt.trace);
-    steps_s += st.timeout_s;
-    longest = std::max(longest, st.timeout_s);
-    plan.steps.push_back(std::move(st));
+// Refuses (isolab::Error, before anything is built) a guest the host cannot hold without
+// overcommit; says what the plan is otherwise.
+HostPlan checked_host_plan(const Spec& spec, const GuestDerivation& guest, const RunOptions& opt) {
+  HostPlan p = plan_for(spec, guest, opt.parallel);
+  if (!p.ok) throw Error("host CPU plan: " + p.error);
+  if (opt.progress) {
+    opt.progress("host CPU plan: " + std::to_string(p.slots.size()) + " guest(s) at once" +
+                 (p.overcommitted ? ", overcommitted (vCPUs share host CPUs)" : ""));
+    for (const auto& n : p.notes) opt.progress("host CPU plan: " + n);
   }
-  std::vector<MemoryFile> files;
-  for (auto& [path, content] : render_plan_files(plan)) files.push_back({path, content, 0755});
-  write_cpio_memory(cdir / "plan.cpio", files);
-  concatenate_files({cx.base_image, cdir / "plan.cpio"}, cdir / "initramfs.cpio");
-
-  VmConfig vm;
-  vm.name = "isolab-" + cell.id + "-" + plan.nonce.substr(0, 6);
-  vm.kernel = vdoc["bzimage"].get<std::string>();
-  vm.initrd = cdir / "initramfs.cpio";
-  vm.cmdline = variant_guest_cmdline(cx.guest, variant, cx.opt.trace);
-  vm.vcpus = cx.guest.vcpus;
-  vm.memory_mib = cx.spec.memory_mib;
-  vm.numa_nodes = guest_numa_nodes(cx.spec);
-  vm.accel = cx.accel.accel;
-  vm.cpu_model = cx.accel.cpu_model;
-  vm.console_log = cdir / "console.log";
-  vm.result_channel = cdir / "results.bin";
-  vm.qemu_log = cdir / "qemu.log";
-  vm.boot_timeout = std::chrono::seconds(cx.spec.timeouts.boot_s);
-  vm.silence_timeout = std::chrono::seconds(std::max(cx.spec.timeouts.silence_s, longest + 30));
-  vm.wall_timeout = std::chrono::seconds(cx.spec.timeouts.boot_s + steps_s + plan.busy_window_s +
-                                         cx.spec.timeouts.shutdown_s);
-  c["cmdline_requested"] = vm.cmdline;
-  if (cx.opt.progress)
-    cx.opt.progress("cell " + cell.id + ": booting (" + accel_name(vm.accel) + ")");
-  VmOutcome out = cx.backend.run(vm);
-  std::error_code ec;
-  fs::remove(cdir / "initramfs.cpio", ec);  // large and rebuilt from the cache on demand
-  c["boot"] = vm_outcome_to_json(out);
-  c["wall_seconds"] = out.seconds;
-
-  std::string console;
-  try {
-    console = read_file(vm.console_log, 64u << 20);
-  } catch (const Error&) {
-  }
-  std::string stream;
-  try {
-    stream = read_file(vm.result_channel, 512u << 20);
-  } catch (const Error&) {
-  }
-  ChannelContents ch = parse_channel(stream, plan.nonce);
-  if (!ch.problems.empty()) c["channel_problems"] = ch.problems;
-
-  // Facts and the isolation gate, from what the guest sent before any workload.
-  auto facts_map = ch.as_map();
-  if (facts_map.count("uname_r")) {
-    GuestFacts facts = parse_guest_facts(facts_map);
-    GateReport gate = evaluate_gate(cx.expected, facts);
-    c["guest"] = {{"cmdline", sanitize_excerpt(facts_map["cmdline"], 4096)},
-                  {"uname_r", sanitize_excerpt(facts_map["uname_r"], 200)},
-                  {"cpu_online", sanitize_excerpt(facts_map["cpu_online"], 200)},
-                  {"isolated", sanitize_excerpt(facts_map["isolated"], 200)},
-                  {"nohz_full", facts_map.count("nohz_full")
-                                    ? json(sanitize_excerpt(facts_map["nohz_full"], 200))
-                                    : json(nullptr)},
-                  {"clocksource", sanitize_excerpt(facts_map["clocksource"], 100)}};
-    c["gate"] = to_json(gate);
-    // The kernel release proves which build runs (LOCALVERSION carries the build key).
-    std::string want = vdoc.value("kernel_release", "");
-    std::string got = facts_map["uname_r"];
-    while (!got.empty() && (got.back() == '\n' || got.back() == '\r')) got.pop_back();
-    c["kernel_release_match"] = want.empty() || got == want;
-    // A spec can declare checks whose failure is the point of the test (gate_expect_fail):
-    // the cell is still measured when only those fail.
-    bool pass = gate.pass;
-    if (!pass) {
-      bool only_expected = true;
-      json expected_fail = json::array();
-      for (const auto& row : gate.rows) {
-        if (row.pass) continue;
-        const auto& allowed = cx.spec.gate_expect_fail;
-        if (std::find(allowed.begin(), allowed.end(), row.check) == allowed.end())
-          only_expected = false;
-        else
-          expected_fail.push_back(row.check);
-      }
-      if (only_expected) {
-        pass = true;
-        c["gate_expected_failures"] = expected_fail;
-      }
-    }
-    c["gate_pass"] = pass;
-    c["gate_reason"] = gate.reason;
-  }
-
-  // Console: panics and friends decide before anything else (case O3: QEMU exits 0 after a
-  // panic with -no-reboot, so the console is the only witness).
-  ConsoleReport cons = classify_console(console);
-  c["console_findings"] = console_report_to_json(cons);
-  if (out.end == VmOutcome::End::qemu_failed || out.end == VmOutcome::End::host_cpu_msr_error)
-    return fail("infrastructure", "QEMU: " + out.detail);
-  if (!facts_map.count("uname_r")) {
-    // No init reached: a boot failure, whatever killed it (a panic, a hang, an early reboot).
-    std::string why = cons.fatal ? cons.fatal->kind + " at console line " +
-                                       std::to_string(cons.fatal->line) + ": " + cons.fatal->summary
-                                 : vm_end_name(out.end) + ": " + out.detail;
-    return fail("boot", "the guest never reached our init (" + why + ")");
-  }
-  if (cons.fatal)
-    return fail(cons.fatal->klass, cons.fatal->kind + " at console line " +
-                                       std::to_string(cons.fatal->line) + ": " +
-                                       cons.fatal->summary);
-  if (!c.value("kernel_release_match", true))
-    return fail("infrastructure", "guest runs kernel '" +
-                                      sanitize_excerpt(facts_map["uname_r"], 100) +
-                                      "', expected '" + vdoc.value("kernel_release", "") + "'");
-
-  // Workloads.
-  bool workload_failed = false;
-  std::string workload_reason;
-  for (const auto& w : cx.spec.workloads) {
-    if (!ch.find(w.name + ".stdout")) continue;
-    WorkloadOutcome wo = parse_workload(w, ch);
-    for (auto& [name, m] : wo.metrics) c["metrics"][name] = m;
-    if (!wo.histograms.is_null())
-      for (auto it = wo.histograms.begin(); it != wo.histograms.end(); ++it)
-        c["histograms"][it.key()] = *it;
-    if (!wo.notes.empty()) c["notes"][w.name] = wo.notes;
-    if (!wo.noise.is_null()) c["noise"][w.name] = wo.noise;
-    if (!wo.latency_trace.is_null())
-      c["latency_traces"][w.name] = keep_latency_trace(wo.latency_trace, w, ch, cdir, cx.run_dir);
-    if (wo.failed && !workload_failed) {
-      workload_failed = true;
-      workload_reason = "workload " + w.name + ": " + wo.failure;
-    }
-  }
-  // Keep every record as a raw file beside the result.
-  for (const auto& r : ch.records) {
-    std::string fname = r.name;
-    for (char& ch2 : fname)
-      if (!std::isalnum(static_cast<unsigned char>(ch2)) && ch2 != '.' && ch2 != '-' && ch2 != '_')
-        ch2 = '_';
-    if (fname.empty() || fname[0] == '.') fname = "_" + fname;
-    write_file_atomic(cdir / "records" / fname, r.data);
-  }
-
-  if (!ch.done) {
-    if (out.end == VmOutcome::End::powered_off)
-      return fail("workload", "the guest powered off before finishing the plan" +
-                                  (workload_reason.empty() ? "" : "; " + workload_reason));
-    return fail("timeout", vm_end_name(out.end) + ": " + out.detail);
-  }
-  if (!c.value("gate_pass", false)) {
-    c["status"] = "invalid";
-    c["reason"] = "isolation gate: " + c.value("gate_reason", std::string("failed"));
-    return c;
-  }
-  if (const ChannelRecord* pre = ch.find("precheck");
-      pre && pre->rc != 0 && plan.skip_on_mismatch) {
-    // The guest's own quick check skipped the workloads although the host-side gate passed.
-    c["status"] = "invalid";
-    c["reason"] =
-        "the guest's precheck found a CPU count or sysfs isolation mismatch and skipped the "
-        "workloads (see console.log, lines starting 'isolab: precheck')";
-    return c;
-  }
-  if (std::string why = check_guest_setup(cx.spec, variant, ch, c); !why.empty()) {
-    c["status"] = "invalid";
-    c["reason"] = why;
-    return c;
-  }
-  if (workload_failed) return fail("workload", workload_reason);
-  c["status"] = "ok";
-  return c;
+  return p;
 }
 
 }  // namespace
 
 // run_spec's work; doc is set as soon as the run directory exists, so that run_spec can record
 // an interruption in it.
-RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
+RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunner& runner,
                        std::unique_ptr<RunDoc>& doc) {
+  // Progress lines come from every slot: one at a time.
+  RunOptions opt = options;
+  if (options.progress)
+    opt.progress = [p = options.progress](const std::string& s) {
+      std::lock_guard<std::mutex> lock(g_output_mu);
+      p(s);
+    };
   auto say = [&](const std::string& s) {
     if (opt.progress) opt.progress(s);
   };
   GuestDerivation guest = derive_guest(spec);
   check_guest_cmdline_length(spec, guest, opt.trace);
-  const ExpectedIsolation& expected = guest.expected;
+  const HostPlan host_plan = checked_host_plan(spec, guest, opt);
   fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
 
   // The run directory, new or resumed.
@@ -559,6 +419,9 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
   host["accelerator_reason"] = accel.reason;
   host["cpu_model_guest"] = accel.cpu_model;
   d["host"] = host;
+  d["host_plan"] = to_json(host_plan);
+  d["host_plan"]["topology"] = to_json(read_host_topology());
+  d["host_plan"]["guest_topology"] = to_json(guest.topology);
   d["comparison_key"] = {
       {"accelerator", accel_name(accel.accel)},
       {"cmdline", guest.cmdline},
@@ -629,49 +492,11 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& opt, ProcessRunner& r
   std::string libvirt_uri;
   if (opt.backend == "libvirt")
     libvirt_uri = opt.libvirt_uri.empty() ? default_libvirt_uri(cache) : opt.libvirt_uri;
-  std::unique_ptr<VmBackend> backend = make_backend(opt.backend, runner, libvirt_uri);
-  CellContext cx{spec, opt, *backend, accel, guest, expected, base.path, doc->dir()};
-  std::map<std::string, const VariantSpec*> vmap;
-  for (const auto& v : spec.variants) vmap[v.name] = &v;
-
-  const std::vector<CellPlan> cells = plan_cells(spec);
-  auto cells_done = [&] {
-    return static_cast<double>(std::count_if(cells.begin(), cells.end(),
-                                             [&](const auto& c) { return doc->cell_done(c.id); }));
-  };
-  auto show_cells = [&] {
-    if (opt.meter) opt.meter->update("cells", cells_done(), double(cells.size()), "cells", true);
-  };
-  show_cells();
-  for (const auto& cell : cells) {
-    if (doc->cell_done(cell.id)) continue;
-    check_interrupt();
-    json cj;
-    if (build_failure.count(cell.variant)) {
-      cj = {{"id", cell.id},
-            {"variant", cell.variant},
-            {"repetition", cell.repetition},
-            {"warmup", cell.warmup},
-            {"status", "failed"},
-            {"failure_class", "build"},
-            {"reason", build_failure[cell.variant]},
-            {"metrics", json::object()}};
-    } else {
-      // Infrastructure failures (QEMU did not start, host CPU model problems) are retried a
-      // bounded number of times and never counted against the kernel.
-      for (int attempt = 1; attempt <= 3; ++attempt) {
-        cj = run_cell(cx, cell, *vmap[cell.variant], d["variants"][cell.variant], attempt);
-        check_interrupt();  // a boot ended by the signal is not recorded; --resume redoes it
-        if (cj.value("failure_class", json()) != "infrastructure") break;
-        say("cell " + cell.id + ": infrastructure failure, retrying: " + cj.value("reason", ""));
-      }
-    }
-    say("cell " + cell.id + ": " + cj.value("status", "?") +
-        (cj.value("reason", "").empty() ? "" : " (" + cj.value("reason", "") + ")"));
-    doc->add_cell(cj);
-    show_cells();
-  }
-  if (opt.meter) opt.meter->finish("cells");
+  std::vector<std::unique_ptr<VmBackend>> backends;
+  std::vector<Slot> slots = make_slots(host_plan, opt, runner, libvirt_uri, backends);
+  run_cells(spec, CellContext{spec, opt, accel, guest, base.path, doc->dir()}, slots, build_failure,
+            *doc);
+  check_interrupt();
 
   RunSummary sum;
   sum.run_dir = doc->dir();

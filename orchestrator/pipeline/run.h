@@ -26,7 +26,9 @@ struct RunOptions {
   std::string libvirt_uri;  // backend libvirt; empty: default_libvirt_uri(cache) (vm/libvirt.h)
   bool trace = true;        // trace the isolated CPUs during each workload
   int jobs = 0;             // make -j; 0 = host CPUs
-  std::string source_dir;   // isolab's own tree (for the git revision)
+  int parallel = -1;        // guests at once: -1 = the spec's "parallel", 0 = auto, N
+
+  std::string source_dir;                 // isolab's own tree (for the git revision)
   std::filesystem::path vmstat_overhead;  // the guest tool binary
   // guest-tools/madvise-pressure.c binary; packed into the guest image only when a workload's
   // load uses it (so the image of other specs stays as it was)
@@ -47,12 +49,17 @@ struct RunSummary {
   std::vector<std::string> build_failures;  // "variant: error" for each variant not built
 };
 
-// Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator)
-// before anything is measured; once cells run, a cell's failure is recorded, not thrown.
-// With install_interrupt_handlers() (sys/process.h): after a signal, the step in progress (a
-// make, a boot) is discarded, result.json gets "status": "interrupted", "interrupted_at" (UTC,
-// ISO 8601) and "interrupted_by" ("SIGINT"), and the summary says "interrupted". A --resume of
-// such a run moves those two fields into "interruptions": [{at, by}] and runs on.
+// Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator, a
+// guest the host cannot give dedicated CPUs without "overcommit": "host CPU plan: the guest
+// needs 8 vCPUs (3 isolated) on dedicated host CPUs; this host has 2 online CPUs ...") before
+// anything is built or measured. Cells run on the host plan's slots (pipeline/hostplan.h),
+// several at once when it fits several guests; result.json gets "host_plan" and each cell its
+// "slot", "overcommitted" and "host_cpus" (planned and read-back affinity); once cells run, a
+// cell's failure is recorded, not thrown. With install_interrupt_handlers() (sys/process.h): after
+// a signal, the step in progress (a make, a boot) is discarded, result.json gets "status":
+// "interrupted", "interrupted_at" (UTC, ISO 8601) and "interrupted_by" ("SIGINT"), and the summary
+// says "interrupted". A --resume of such a run moves those two fields into "interruptions": [{at,
+// by}] and runs on.
 RunSummary run_spec(const Spec& spec, const RunOptions& options, ProcessRunner& runner);
 
 }  // namespace isolab

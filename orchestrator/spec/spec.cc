@@ -404,6 +404,20 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
       s.memory_mib = 0;
       for (const auto& n : s.numa_nodes) s.memory_mib += n.memory_mib;
     }
+    if (const json* t = go.get("topology")) {
+      Obj to(*t, "/guest/topology");
+      s.topology.given = true;
+      s.topology.sockets = static_cast<int>(to.integer("sockets", 1, 0, 255));
+      s.topology.cores = static_cast<int>(to.integer("cores", 0, 0, 255));
+      s.topology.threads = static_cast<int>(to.integer("threads", 1, 0, 255));
+      if (to.has("cores") && s.topology.cores == 0)
+        throw SpecError("/guest/topology/cores",
+                        "CPU topology parameters must be greater than zero");
+      for (const char* k : {"sockets", "threads"})
+        if ((k[0] == 's' ? s.topology.sockets : s.topology.threads) == 0)
+          throw SpecError(to.ptr(k), "CPU topology parameters must be greater than zero");
+      to.finish();
+    }
     s.gate_expect_fail = go.strings("gate_expect_fail");
     go.finish();
   }
@@ -426,6 +440,15 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
 
   s.repetitions = static_cast<int>(o.integer("repetitions", 3, 1, 1000));
   s.warmup_repetitions = static_cast<int>(o.integer("warmup_repetitions", 0, 0, 100));
+  s.overcommit = o.boolean("overcommit", false);
+  if (const json* par = o.get("parallel")) {
+    if (par->is_string() && par->get<std::string>() == "auto")
+      s.parallel = 0;
+    else if (par->is_number_integer() && par->get<long>() >= 1 && par->get<long>() <= 256)
+      s.parallel = par->get<int>();
+    else
+      throw SpecError("/parallel", "expected \"auto\" or an integer in [1, 256]");
+  }
   if (const json* t = o.get("timeouts")) {
     Obj to(*t, "/timeouts");
     s.timeouts.build_s = static_cast<int>(to.integer("build_s", s.timeouts.build_s, 60, 86400));

@@ -79,6 +79,16 @@ struct WorkloadSpec {
   int timeout_s = 0;                              // 0: derived from the duration plus a margin
 };
 
+// The guest's CPU topology as QEMU -smp / libvirt <topology> levels. Every level > 0 and
+// sockets * cores * threads == the guest's vCPUs (case Q1 of shared/cases: checked by
+// derive_guest(), pipeline/plan.h, once the vCPU count is known).
+struct GuestTopologySpec {
+  int sockets = 1;
+  int cores = 0;  // 0: the guest's vCPUs (1 socket of N cores, 1 thread each)
+  int threads = 1;
+  bool given = false;  // the spec has /guest/topology
+};
+
 struct TimeoutSpec {
   int build_s = 3600;
   int boot_s = 180;     // boot to the guest's first result record
@@ -106,6 +116,13 @@ struct Spec {
   // be given too, every vCPU is on exactly one node, and the nodes' memory adds up to
   // memory_mib (which defaults to that sum).
   std::vector<NumaNodeSpec> numa_nodes;
+  GuestTopologySpec topology;  // /guest/topology {sockets, cores, threads}
+  // /overcommit: a guest that cannot get dedicated host CPUs (pipeline/hostplan.h) still runs,
+  // with its vCPUs sharing host CPUs; false: such a run is refused before any build.
+  bool overcommit = false;
+  // /parallel: guests booted at once, each on its own host CPUs; 0 = "auto" (as many as the
+  // host plan fits, at least 1). `isolab run --parallel` overrides it.
+  int parallel = 1;
   std::vector<WorkloadSpec> workloads;
   int repetitions = 3;
   int warmup_repetitions = 0;

@@ -56,6 +56,17 @@ std::string xml_escape(std::string_view v, std::string_view field) {
   return out;
 }
 
+std::string libvirt_cpu_xml(const std::string& model, const VmConfig& cfg) {
+  // Every level given (case Q1), as with QEMU's -smp.
+  const std::string topo = "<topology sockets='" + std::to_string(cfg.sockets) +
+                           "' dies='1' cores='" + std::to_string(effective_cores(cfg)) +
+                           "' threads='" + std::to_string(cfg.threads) + "'/>";
+  std::string x = libvirt_cpu_xml(model);
+  if (x.size() > 3 && x.compare(x.size() - 2, 2, "/>") == 0)
+    return x.substr(0, x.size() - 2) + ">" + topo + "</cpu>";
+  return x.substr(0, x.size() - 6) + topo + "</cpu>";
+}
+
 std::string libvirt_cpu_xml(const std::string& model) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -88,13 +99,12 @@ std::string libvirt_cpu_xml(const std::string& model) {
 
 namespace {
 
-// Adds to a <cpu> element the NUMA layout: one socket per vCPU (as qemu_argv does) and a
+// Adds to a <cpu> element (which already holds its <topology>) the NUMA layout: a
 // <numa><cell/></numa> per node, which libvirt turns into -numa node,memdev= with a
 // memory-backend-ram per cell.
 std::string with_numa(const std::string& cpu, const VmConfig& cfg) {
   if (cfg.numa_nodes.empty()) return cpu;
-  std::string inner = "<topology sockets='" + std::to_string(cfg.vcpus) +
-                      "' dies='1' cores='1' threads='1'/><numa>";
+  std::string inner = "<numa>";  // after the <topology> of libvirt_cpu_xml(model, cfg)
   for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n)
     inner += "<cell id='" + std::to_string(n) + "' cpus='" + vm_cpu_list(cfg.numa_nodes[n].cpus) +
              "' memory='" + std::to_string(cfg.numa_nodes[n].memory_mib) + "' unit='MiB'/>";
@@ -113,6 +123,16 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
   x += "  <name>" + xml_escape(cfg.name, "name") + "</name>\n";
   x += "  <memory unit='MiB'>" + std::to_string(cfg.memory_mib) + "</memory>\n";
   x += "  <vcpu placement='static'>" + std::to_string(cfg.vcpus) + "</vcpu>\n";
+  if (!cfg.vcpu_pin.empty()) {
+    // No <iothreads> are defined, so there is no iothreadpin: QEMU's I/O runs in the main loop
+    // and its helper threads, which emulatorpin covers.
+    x += "  <cputune>\n";
+    for (int v = 0; v < cfg.vcpus; ++v)
+      x += "    <vcpupin vcpu='" + std::to_string(v) + "' cpuset='" +
+           xml_escape(cfg.vcpu_pin[v], "vcpu_pin") + "'/>\n";
+    x += "    <emulatorpin cpuset='" + xml_escape(cfg.emulator_pin, "emulator_pin") + "'/>\n";
+    x += "  </cputune>\n";
+  }
   x += "  <os>\n";
   x += "    <type arch='x86_64' machine='q35'>hvm</type>\n";
   x += "    <kernel>" + xml_escape(cfg.kernel.string(), "kernel") + "</kernel>\n";
@@ -122,7 +142,7 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
   x += "  </os>\n";
   // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on power-off (case O5).
   x += "  <features><acpi/></features>\n";
-  x += "  " + with_numa(libvirt_cpu_xml(effective_cpu_model(cfg)), cfg) + "\n";
+  x += "  " + with_numa(libvirt_cpu_xml(effective_cpu_model(cfg), cfg), cfg) + "\n";
   x += "  <clock offset='utc'/>\n";
   // A transient domain disappears when destroyed; reboot (panic=-1) ends it too (case O3).
   x += "  <on_poweroff>destroy</on_poweroff>\n";

@@ -22,14 +22,18 @@ std::string xml_escape(std::string_view value, std::string_view field);
 // mode='maximum', "host,-arch-capabilities" -> host-passthrough with that feature disabled,
 // "<model>[,+f|,-f...]" -> custom model (fallback allow) with required/disabled features.
 std::string libvirt_cpu_xml(const std::string& qemu_cpu_model);
+// The same with cfg's topology inside: <topology sockets='S' dies='1' cores='C' threads='T'/>.
+std::string libvirt_cpu_xml(const std::string& qemu_cpu_model, const VmConfig& cfg);
 
 // The transient domain XML for cfg (pure; every value XML-escaped). Shape:
 //   <domain type='qemu'|'kvm'> <name/> <memory unit='MiB'/> <vcpu/>
+//   [<cputune><vcpupin vcpu='i' cpuset='...'/>... <emulatorpin cpuset='...'/></cputune>]
+//                                   (with cfg.vcpu_pin)
 //   <os><type arch='x86_64' machine='q35'>hvm</type><kernel/><initrd/><cmdline/></os>
 //   <features><acpi/></features>   (without ACPI the guest sees one CPU and cannot power off;
 //                                    case O5)
-//   <cpu ...>[NUMA: <topology sockets='<vcpus>' dies='1' cores='1' threads='1'/>
-//             <numa><cell id='<i>' cpus='<list>' memory='<MiB>' unit='MiB'/>...</numa>]</cpu>
+//   <cpu ...><topology sockets= dies='1' cores= threads=/>
+//            [NUMA: <numa><cell id='<i>' cpus='<list>' memory='<MiB>' unit='MiB'/>...</numa>]</cpu>
 //   <on_poweroff|on_reboot|on_crash>destroy</...>
 //   <devices> serial 0 (file console_log), serial 1 (file result_channel), no USB, no balloon
 // The command line is full_kernel_cmdline(cfg). Throws isolab::Error for an invalid cfg.

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "vm/qmp.h"
 #include "vm/watch.h"
 
 namespace isolab {
@@ -37,7 +38,8 @@ namespace {
 
 // The NUMA nodes as QEMU 7.2 wants them: RAM from one memory-backend-ram object per node
 // (-numa node,memdev=; the legacy mem= is refused by machine types since 5.1), and each vCPU
-// placed with -numa cpu by its socket (the -numa node,cpus= form is the legacy one).
+// placed with -numa cpu by its socket, core and thread (the -numa node,cpus= form is the legacy
+// one).
 void append_numa_args(std::vector<std::string>& a, const VmConfig& cfg) {
   for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n) {
     const std::string id = std::to_string(n);
@@ -47,9 +49,13 @@ void append_numa_args(std::vector<std::string>& a, const VmConfig& cfg) {
                        "-numa", "node,nodeid=" + id + ",memdev=numa-mem" + id});
   }
   for (std::size_t n = 0; n < cfg.numa_nodes.size(); ++n)
-    for (unsigned c : cfg.numa_nodes[n].cpus)
-      a.insert(a.end(),
-               {"-numa", "cpu,node-id=" + std::to_string(n) + ",socket-id=" + std::to_string(c)});
+    for (unsigned c : cfg.numa_nodes[n].cpus) {
+      const VcpuTopologyIds id = vcpu_topology_ids(cfg, static_cast<int>(c));
+      a.insert(a.end(), {"-numa", "cpu,node-id=" + std::to_string(n) +
+                                      ",socket-id=" + std::to_string(id.socket) +
+                                      ",core-id=" + std::to_string(id.core) +
+                                      ",thread-id=" + std::to_string(id.thread)});
+    }
 }
 
 }  // namespace
@@ -69,11 +75,8 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
       "-cpu",
       cpu,
       "-smp",
-      // With NUMA nodes every vCPU is a socket of its own: a socket (and its cores' shared
-      // caches) split across nodes makes the guest kernel warn in topology_sane().
-      cfg.numa_nodes.empty() ? std::to_string(cfg.vcpus)
-                             : std::to_string(cfg.vcpus) + ",sockets=" + std::to_string(cfg.vcpus) +
-                                   ",cores=1,threads=1",
+      std::to_string(cfg.vcpus) + ",sockets=" + std::to_string(cfg.sockets) + ",cores=" +
+          std::to_string(effective_cores(cfg)) + ",threads=" + std::to_string(cfg.threads),
       "-m",
       std::to_string(cfg.memory_mib),
       // -nodefaults drops the default NIC, VGA, serial/parallel ports and monitor; the guest
@@ -104,7 +107,27 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
   a.push_back("-append");
   a.push_back(full_kernel_cmdline(cfg));
   a.push_back("-no-reboot");
+  if (!cfg.vcpu_pin.empty()) {
+    // Paused until the backend has pinned every thread (then QMP "cont").
+    a.push_back("-qmp");
+    a.push_back("unix:" + qemu_escape_option_value(qmp_socket_path(cfg).string()) +
+                ",server=on,wait=off");
+    a.push_back("-S");
+  }
   return a;
+}
+
+fs::path qmp_socket_path(const VmConfig& cfg) {
+  // sun_path holds 107 bytes: a short path of its own rather than one in the run directory.
+  return fs::temp_directory_path() / ("isolab-qmp-" + cfg.name + ".sock");
+}
+
+bool is_qemu_topology_error(std::string_view err) {
+  for (std::string_view m :
+       {"Invalid CPU topology", "maxcpus must be equal to or greater than smp",
+        "CPU topology parameters must be greater than zero", "Invalid SMP CPUs", "cpu topology: "})
+    if (err.find(m) != std::string_view::npos) return true;
+  return false;
 }
 
 bool is_host_cpu_msr_error(std::string_view err) {
@@ -126,6 +149,24 @@ std::string log_tail(const fs::path& p) {
   return sanitize_excerpt(s, 2000);
 }
 
+// Connects to QMP, pins every thread (vm/qmp.h), reads the affinity back and lets the paused
+// guest run. Throws isolab::Error on any failure.
+std::vector<ThreadAffinity> pin_and_continue(Process& proc, const VmConfig& cfg) {
+  bool exited = false;
+  auto alive = [&] {
+    if (!exited && proc.wait_for(std::chrono::milliseconds(0))) exited = true;
+    return !exited;
+  };
+  auto qmp = QmpClient::connect(qmp_socket_path(cfg), std::chrono::seconds(60), alive);
+  auto threads = qmp_vcpu_threads(qmp->execute("query-cpus-fast"));
+  if (static_cast<int>(threads.size()) != cfg.vcpus)
+    throw Error("QMP query-cpus-fast: " + std::to_string(threads.size()) + " vCPU threads for " +
+                std::to_string(cfg.vcpus) + " vCPUs");
+  std::vector<ThreadAffinity> a = pin_qemu_threads(proc.pid(), threads, cfg);
+  qmp->execute("cont");
+  return a;
+}
+
 }  // namespace
 
 VmOutcome QemuBackend::run(const VmConfig& cfg) {
@@ -145,7 +186,31 @@ VmOutcome QemuBackend::run(const VmConfig& cfg) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   ConsoleProgress progress;
+  if (!cfg.vcpu_pin.empty()) {
+    std::error_code ec;
+    fs::remove(qmp_socket_path(cfg), ec);
+  }
   std::unique_ptr<Process> proc = runner_.start(spec);  // its destructor kills the group
+  if (!cfg.vcpu_pin.empty()) {
+    try {
+      out.affinity = pin_and_continue(*proc, cfg);
+    } catch (const Error& e) {
+      if (proc->wait_for(std::chrono::milliseconds(0)) == std::nullopt) {
+        // QEMU runs but could not be pinned: not a measurement (infrastructure).
+        proc->terminate(std::chrono::seconds(2));
+        out.end = VmOutcome::qemu_failed;
+        out.seconds = elapsed();
+        out.qemu_stderr_excerpt = log_tail(qlog);
+        out.detail = std::string("host CPU pinning: ") + e.what();
+        std::error_code ec;
+        fs::remove(qmp_socket_path(cfg), ec);
+        return out;
+      }
+      // QEMU exited on its own (e.g. a topology it refuses): reported below as its exit.
+    }
+    std::error_code ec;
+    fs::remove(qmp_socket_path(cfg), ec);
+  }
   for (;;) {
     std::optional<ProcessResult> r = proc->wait_for(poll_);
     double now = elapsed();

@@ -36,26 +36,44 @@ std::string qemu_escape_option_value(std::string_view v);
 
 // The QEMU command line for cfg, as an argv vector (never a shell string). Pure. Shape:
 //   qemu-system-x86_64 -name <name> -machine q35,acpi=on -accel kvm | -accel tcg,thread=multi
-//   -cpu <effective_cpu_model> -smp <vcpus> -m <memory_mib> -nodefaults -no-user-config
-//   -display none -monitor none
+//   -cpu <effective_cpu_model> -smp <vcpus>,sockets=S,cores=C,threads=T -m <memory_mib>
+//   -nodefaults -no-user-config -display none -monitor none
 //   -chardev file,id=con,path=<console_log> -serial chardev:con        (guest ttyS0)
 //   -chardev file,id=res,path=<result_channel> -serial chardev:res     (guest ttyS1)
 //   -kernel <kernel>
-//   [NUMA, when cfg.numa_nodes is set (and then -smp <vcpus>,sockets=<vcpus>,cores=1,threads=1):
+//   [NUMA, when cfg.numa_nodes is set:
 //    per node i: -object memory-backend-ram,id=numa-mem<i>,size=<MiB>M
 //                -numa node,nodeid=<i>,memdev=numa-mem<i>
-//    per vCPU c on node i: -numa cpu,node-id=<i>,socket-id=<c>]
+//    per vCPU c on node i: -numa cpu,node-id=<i>,socket-id=S,core-id=C,thread-id=T
+//    (c's place in the topology, threads innermost: vcpu_topology_ids)]
 //   [-initrd <initrd>] -append <full_kernel_cmdline> -no-reboot
-// -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0.
+//   [-qmp unix:<qmp_socket_path>,server=on,wait=off -S]   (only with cfg.vcpu_pin)
+// -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0. Every
+// -smp level is given (case Q1: "-smp 8" alone means 8 sockets on old machine types and 8
+// cores on new ones). With pinning QEMU starts paused (-S) until its threads are pinned.
 // Throws isolab::Error via validate_vm_config for an invalid cfg.
 std::vector<std::string> qemu_argv(const VmConfig& cfg,
                                    const QemuArchQuirks& arch = x86_64_quirks());
+
+// The QMP socket of a pinned boot: <temp dir>/isolab-qmp-<cfg.name>.sock (short enough for
+// sun_path). Pure.
+std::filesystem::path qmp_socket_path(const VmConfig& cfg);
+
+// True when QEMU's stderr shows one of its CPU topology errors (case Q1: "Invalid CPU
+// topology: product of the hierarchy must match maxcpus ...", "maxcpus must be equal to or
+// greater than smp", "CPU topology parameters must be greater than zero"): a configuration
+// error, not the kernel's and not worth a retry.
+bool is_qemu_topology_error(std::string_view qemu_stderr);
 
 // True when QEMU's stderr shows the KVM MSR abort of case O1 ("failed to set MSR 0x10a ...",
 // kvm_buf_set_msrs assertion).
 bool is_host_cpu_msr_error(std::string_view qemu_stderr);
 
-// Runs QEMU as a child of the ProcessRunner (own process group), polls the console size every
+// Runs QEMU as a child of the ProcessRunner (own process group). With cfg.vcpu_pin it pins
+// first: QMP query-cpus-fast gives the vCPU thread ids, sched_setaffinity pins them and every
+// other thread (vm/qmp.h), the affinity read back goes to VmOutcome::affinity, then QMP "cont";
+// a pinning failure ends QEMU and is a qemu_failed outcome "host CPU pinning: ...". It polls
+// the console size every
 // poll interval, enforces the VmConfig timeouts by terminating the group, and reports. The
 // result channel and the console are left in their files for the caller. On every exit path
 // (return, exception, destruction of the runner's Process) the QEMU group is killed.

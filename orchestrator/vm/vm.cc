@@ -52,6 +52,18 @@ std::string_view to_string(VmOutcome::End e) {
   return "?";
 }
 
+int effective_cores(const VmConfig& cfg) {
+  if (cfg.cores > 0) return cfg.cores;
+  const int per = cfg.sockets * cfg.threads;
+  return per > 0 ? cfg.vcpus / per : 0;
+}
+
+VcpuTopologyIds vcpu_topology_ids(const VmConfig& cfg, int vcpu) {
+  const int threads = std::max(1, cfg.threads);
+  const int cores = std::max(1, effective_cores(cfg));
+  return {vcpu / (threads * cores), (vcpu / threads) % cores, vcpu % threads};
+}
+
 void validate_vm_config(const VmConfig& cfg) {
   auto bad = [&](const std::string& field, const std::string& why) {
     throw Error("vm config '" + cfg.name + "': " + field + ": " + why);
@@ -65,6 +77,26 @@ void validate_vm_config(const VmConfig& cfg) {
   if (cfg.kernel.empty()) bad("kernel", "empty path");
   if (cfg.vcpus < 1 || cfg.vcpus > 255)
     bad("vcpus", std::to_string(cfg.vcpus) + " is outside 1..255");
+  if (cfg.sockets < 1 || cfg.cores < 0 || cfg.threads < 1 ||
+      (cfg.cores == 0 && cfg.vcpus % (cfg.sockets * cfg.threads) != 0))
+    bad("topology", "CPU topology parameters must be greater than zero");
+  const long product = static_cast<long>(cfg.sockets) * effective_cores(cfg) * cfg.threads;
+  if (product != cfg.vcpus)
+    bad("topology", "Invalid CPU topology: product of the hierarchy must match maxcpus: sockets (" +
+                        std::to_string(cfg.sockets) + ") * cores (" +
+                        std::to_string(effective_cores(cfg)) + ") * threads (" +
+                        std::to_string(cfg.threads) + ") != maxcpus (" + std::to_string(cfg.vcpus) +
+                        ")");
+  if (!cfg.vcpu_pin.empty() && static_cast<int>(cfg.vcpu_pin.size()) != cfg.vcpus)
+    bad("vcpu_pin", std::to_string(cfg.vcpu_pin.size()) + " CPU lists for " +
+                        std::to_string(cfg.vcpus) + " vCPUs");
+  for (const std::string& l : cfg.vcpu_pin)
+    if (l.empty() || l.find_first_not_of("0123456789,-") != std::string::npos)
+      bad("vcpu_pin", "'" + l + "' is not a CPU list");
+  if (!cfg.vcpu_pin.empty() &&
+      (cfg.emulator_pin.empty() ||
+       cfg.emulator_pin.find_first_not_of("0123456789,-") != std::string::npos))
+    bad("emulator_pin", "'" + cfg.emulator_pin + "' is not a CPU list");
   if (cfg.memory_mib < 64) bad("memory_mib", std::to_string(cfg.memory_mib) + " is below 64");
   if (!cfg.numa_nodes.empty()) {
     std::vector<int> node_of(static_cast<std::size_t>(cfg.vcpus), -1);

@@ -40,11 +40,19 @@ struct VmConfig {
   // The isolation part of the kernel command line. The backends append the orchestrator's own
   // "console=ttyS0 panic=-1" (see full_kernel_cmdline), so the caller must not pass console=.
   std::string cmdline;
-  int vcpus = 2;         // >= 1
+  int vcpus = 2;  // >= 1
+  // Guest CPU topology (QEMU -smp sockets=,cores=,threads=; libvirt <topology>): each >= 1 and
+  // sockets * cores * threads == vcpus (case Q1). cores 0 = vcpus (1 socket, 1 thread).
+  int sockets = 1, cores = 0, threads = 1;
+  // Host CPU pinning (pipeline/hostplan.h), as CPU lists; empty vcpu_pin = no pinning. Else one
+  // list per vCPU for its thread, and emulator_pin for QEMU's main loop and other threads.
+  std::vector<std::string> vcpu_pin;
+  std::string emulator_pin;
   int memory_mib = 512;  // >= 64
-  // Guest NUMA topology; empty = none. When set: each vCPU on exactly one node, the nodes'
-  // memory adds up to memory_mib, and every vCPU is its own socket (so that no cache or core
-  // is shared across nodes, which the guest kernel warns about in topology_sane()).
+  // Guest NUMA topology; empty = none. When set: each vCPU on exactly one node and the nodes'
+  // memory adds up to memory_mib. Keep a socket on one node (pipeline/plan.h gives a NUMA guest
+  // one socket per vCPU by default): a socket split across nodes makes the guest kernel warn
+  // in topology_sane().
   std::vector<VmNumaNode> numa_nodes;
   Accel accel = Accel::tcg;
   // "" = the default per accelerator (kvm: "host", tcg: "max"); otherwise passed to -cpu as is
@@ -58,10 +66,22 @@ struct VmConfig {
   std::chrono::seconds boot_timeout{60};  // no console byte at all within this -> stop; 0 = none
 };
 
+// The cores level actually used: cfg.cores, or vcpus / (sockets * threads) when 0.
+int effective_cores(const VmConfig& cfg);
+
+// Where vCPU index `vcpu` sits in cfg's topology, as QEMU numbers x86 CPUs (threads innermost,
+// then cores, then sockets; one die): thread = i % T, core = (i / T) % C, socket = i / (T * C).
+// Source: QEMU include/hw/i386/topology.h, x86_topo_ids_from_idx. Pure; cfg must be valid.
+struct VcpuTopologyIds {
+  int socket = 0, core = 0, thread = 0;
+};
+VcpuTopologyIds vcpu_topology_ids(const VmConfig& cfg, int vcpu);
+
 // Throws isolab::Error naming the field when cfg cannot describe a boot (empty name or kernel,
-// vcpus < 1 or > 255, memory_mib < 64, empty console_log/result_channel, name with characters
-// outside [A-Za-z0-9._-], a NUMA layout that does not place each vCPU on exactly one node or
-// whose memory does not add up to memory_mib).
+// vcpus < 1 or > 255, a topology level < 1 or sockets*cores*threads != vcpus (QEMU's words,
+// case Q1), vcpu_pin not empty and not one CPU list per vCPU, memory_mib < 64, empty
+// console_log/result_channel, name with characters outside [A-Za-z0-9._-], a NUMA layout that
+// does not place each vCPU on exactly one node or whose memory does not add up to memory_mib).
 void validate_vm_config(const VmConfig& cfg);
 
 // cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which
@@ -71,6 +91,16 @@ std::string full_kernel_cmdline(const VmConfig& cfg);
 
 // The -cpu model actually used: cfg.cpu_model, or "host" (kvm) / "max" (tcg) when empty.
 std::string effective_cpu_model(const VmConfig& cfg);
+
+// One QEMU thread's host CPU affinity after pinning, read back from
+// /proc/<pid>/task/<tid>/status Cpus_allowed_list.
+struct ThreadAffinity {
+  std::string role;  // "vcpu" or "emulator" (main loop, I/O and worker threads)
+  int vcpu = -1;     // role vcpu: the vCPU index (QMP query-cpus-fast cpu-index)
+  int tid = 0;
+  std::string planned;  // the CPU list asked for
+  std::string applied;  // Cpus_allowed_list as read back ("" when the thread was gone)
+};
 
 // How a boot ended. The backend does not read the console: a guest panic with panic=-1 ends in
 // powered_off too (QEMU exits 0; case O3); the caller classifies the console log.
@@ -90,6 +120,9 @@ struct VmOutcome {
   double seconds_to_first_output = -1;  // first console byte; -1 = never
   Accel accel = Accel::tcg;
   std::string detail;  // one line for humans: why it ended, which timeout, ...
+  // With cfg.vcpu_pin: every QEMU thread's affinity once pinned, before the guest ran (empty
+  // when pinning failed: then end is qemu_failed and detail says why).
+  std::vector<ThreadAffinity> affinity;
 };
 
 // "powered_off", "wall_timeout", ... (the names above).

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "guest/plan.h"
+#include "pipeline/hostplan.h"
 #include "pipeline/plan.h"
 #include "spec/spec.h"
 
@@ -170,6 +171,48 @@ TEST(PipelineGuest, FinalGuestLineOverTheLimitIsRefused) {
     EXPECT_NE(m.find("is " + std::to_string(final_len) + " bytes"), std::string::npos) << m;
     EXPECT_NE(m.find("'trace_event="), std::string::npos) << m;
   }
+}
+
+// Case Q1: the guest topology is fully specified (default 1 socket of N cores, 1 thread) and a
+// topology whose product is not the vCPU count is a spec error before boot, in QEMU's words.
+TEST(PipelineGuest, TopologyDefaultsAndQ1Errors) {
+  json j = json::parse(read_file(kSpecs / "e2e-short.json"));
+  GuestDerivation g = derive_guest(parse_spec(j, kSpecs));
+  EXPECT_EQ(to_json(g.topology).dump(), R"({"cores":4,"sockets":1,"threads":1})");
+  j["guest"]["topology"] = {{"sockets", 2}, {"cores", 2}};
+  g = derive_guest(parse_spec(j, kSpecs));
+  EXPECT_EQ(to_json(g.topology).dump(), R"({"cores":2,"sockets":2,"threads":1})");
+  j["guest"]["topology"] = {{"sockets", 2}, {"cores", 4}, {"threads", 2}};
+  std::string msg;
+  EXPECT_EQ(spec_error_pointer(j, &msg), "/guest/topology");
+  EXPECT_NE(msg.find("product of the hierarchy must match maxcpus: sockets (2) * cores (4) * "
+                     "threads (2) != maxcpus (4)"),
+            std::string::npos)
+      << msg;
+  j["guest"]["topology"] = {{"sockets", 0}};
+  EXPECT_EQ(spec_error_pointer(j, &msg), "/guest/topology/sockets");
+  EXPECT_NE(msg.find("CPU topology parameters must be greater than zero"), std::string::npos);
+}
+
+TEST(PipelineGuest, OvercommitAndParallelFields) {
+  json j = json::parse(read_file(kSpecs / "e2e-short.json"));
+  Spec s = parse_spec(j, kSpecs);
+  EXPECT_TRUE(s.overcommit);
+  EXPECT_EQ(s.parallel, 1);
+  j["parallel"] = "auto";
+  j.erase("overcommit");
+  s = parse_spec(j, kSpecs);
+  EXPECT_FALSE(s.overcommit);
+  EXPECT_EQ(s.parallel, 0);
+  GuestCpuNeeds n = guest_cpu_needs(s, derive_guest(s), -1);
+  EXPECT_EQ(n.vcpus, 4);
+  EXPECT_EQ(n.isolated_vcpus.to_list(), "2-3");
+  EXPECT_EQ(n.parallel, 0);
+  EXPECT_EQ(guest_cpu_needs(s, derive_guest(s), 2).parallel, 2);
+  j["parallel"] = 0;
+  EXPECT_EQ(spec_error_pointer(j), "/parallel");
+  j["parallel"] = "two";
+  EXPECT_EQ(spec_error_pointer(j), "/parallel");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(LibvirtXml, TcgDomainShape) {
       "panic=-1</cmdline>\n"
       "  </os>\n"
       "  <features><acpi/></features>\n"
-      "  <cpu mode='maximum'/>\n"
+      "  <cpu mode='maximum'><topology sockets='1' dies='1' cores='8' threads='1'/></cpu>\n"
       "  <clock offset='utc'/>\n"
       "  <on_poweroff>destroy</on_poweroff>\n"
       "  <on_reboot>destroy</on_reboot>\n"
@@ -57,7 +57,8 @@ TEST(LibvirtXml, KvmDomainUsesHostPassthrough) {
   c.accel = Accel::kvm;
   std::string x = libvirt_domain_xml(c);
   EXPECT_THAT(x, HasSubstr("<domain type='kvm'>"));
-  EXPECT_THAT(x, HasSubstr("<cpu mode='host-passthrough'/>"));
+  EXPECT_THAT(x, HasSubstr("<cpu mode='host-passthrough'><topology sockets='1' dies='1' "
+                           "cores='8' threads='1'/></cpu>"));
 }
 
 TEST(LibvirtXml, HostileValuesAreEscaped) {
@@ -99,6 +100,7 @@ TEST(LibvirtXml, CpuModels) {
 
 TEST(LibvirtXml, NumaCellsInTheCpuElement) {
   VmConfig c = config();  // 8 vCPUs, 768 MiB
+  c.sockets = 8;
   c.numa_nodes = {{{0, 1, 2, 3}, 512}, {{4, 5, 6, 7}, 256}};
   EXPECT_THAT(libvirt_domain_xml(c),
               HasSubstr("  <cpu mode='maximum'><topology sockets='8' dies='1' cores='1' "
@@ -108,6 +110,20 @@ TEST(LibvirtXml, NumaCellsInTheCpuElement) {
   EXPECT_THAT(libvirt_domain_xml(c),
               HasSubstr("<cpu mode='host-passthrough'><feature policy='disable' "
                         "name='arch-capabilities'/><topology sockets='8'"));
+}
+
+TEST(LibvirtXml, CputuneAndTopology) {
+  VmConfig c = config();
+  c.sockets = 2;
+  c.cores = 4;
+  c.vcpu_pin = {"8", "9", "10", "11", "12", "13", "14", "15"};
+  c.emulator_pin = "0-7";
+  std::string x = libvirt_domain_xml(c);
+  EXPECT_THAT(x, HasSubstr("  <cputune>\n    <vcpupin vcpu='0' cpuset='8'/>\n"));
+  EXPECT_THAT(x, HasSubstr("    <vcpupin vcpu='7' cpuset='15'/>\n    <emulatorpin cpuset='0-7'/>\n"
+                           "  </cputune>\n"));
+  EXPECT_THAT(x, HasSubstr("<cpu mode='maximum'><topology sockets='2' dies='1' cores='4' "
+                           "threads='1'/></cpu>"));
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
 #include "base/error.h"
 #include "base/files.h"
 #include "vm/qemu.h"
+#include "vm/qmp.h"
 #include "vm/watch.h"
 
 namespace isolab {
@@ -41,7 +43,7 @@ TEST(QemuArgv, TcgConfigExactArgv) {
       "-cpu",
       "max",
       "-smp",
-      "4",
+      "4,sockets=1,cores=4,threads=1",
       "-m",
       "1024",
       "-nodefaults",
@@ -85,7 +87,7 @@ TEST(QemuArgv, KvmConfigUsesHostCpuAndNoInitrdWhenEmpty) {
                                    "-cpu",
                                    "host",
                                    "-smp",
-                                   "8",
+                                   "8,sockets=1,cores=8,threads=1",
                                    "-m",
                                    "2048",
                                    "-nodefaults",
@@ -209,6 +211,7 @@ TEST(AccelNames, RoundTrip) {
 TEST(QemuArgv, NumaNodesUseMemoryBackendsAndOneSocketPerVcpu) {
   VmConfig c = tcg_config();
   c.memory_mib = 1024;
+  c.sockets = 4;  // what pipeline/plan gives a NUMA guest by default
   c.numa_nodes = {{{0, 1, 3}, 768}, {{2}, 256}};
   auto a = qemu_argv(c);
   auto at = [&](const std::string& opt) { return std::find(a.begin(), a.end(), opt) - a.begin(); };
@@ -220,9 +223,35 @@ TEST(QemuArgv, NumaNodesUseMemoryBackendsAndOneSocketPerVcpu) {
                         "-object", "memory-backend-ram,id=numa-mem0,size=768M", "-numa",
                         "node,nodeid=0,memdev=numa-mem0", "-object",
                         "memory-backend-ram,id=numa-mem1,size=256M", "-numa",
-                        "node,nodeid=1,memdev=numa-mem1", "-numa", "cpu,node-id=0,socket-id=0",
-                        "-numa", "cpu,node-id=0,socket-id=1", "-numa", "cpu,node-id=0,socket-id=3",
-                        "-numa", "cpu,node-id=1,socket-id=2"}));
+                        "node,nodeid=1,memdev=numa-mem1", "-numa",
+                        "cpu,node-id=0,socket-id=0,core-id=0,thread-id=0", "-numa",
+                        "cpu,node-id=0,socket-id=1,core-id=0,thread-id=0", "-numa",
+                        "cpu,node-id=0,socket-id=3,core-id=0,thread-id=0", "-numa",
+                        "cpu,node-id=1,socket-id=2,core-id=0,thread-id=0"}));
+}
+
+// With a given topology each vCPU is placed by socket, core and thread as QEMU numbers them
+// (threads innermost): 2 sockets x 1 core x 2 threads, one socket per node.
+TEST(QemuArgv, NumaCpusFollowTheTopology) {
+  VmConfig c = tcg_config();
+  c.sockets = 2;
+  c.cores = 1;
+  c.threads = 2;
+  c.numa_nodes = {{{0, 1}, 512}, {{2, 3}, 512}};
+  auto a = qemu_argv(c);
+  std::vector<std::string> cpus;
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == "-numa" && a[i + 1].rfind("cpu,", 0) == 0) cpus.push_back(a[i + 1]);
+  EXPECT_THAT(cpus, ElementsAreArray(std::vector<std::string>{
+                        "cpu,node-id=0,socket-id=0,core-id=0,thread-id=0",
+                        "cpu,node-id=0,socket-id=0,core-id=0,thread-id=1",
+                        "cpu,node-id=1,socket-id=1,core-id=0,thread-id=0",
+                        "cpu,node-id=1,socket-id=1,core-id=0,thread-id=1"}));
+  EXPECT_EQ(vcpu_topology_ids(c, 3).socket, 1);
+  c.sockets = 1;
+  c.cores = 2;
+  EXPECT_EQ(vcpu_topology_ids(c, 3).core, 1);
+  EXPECT_EQ(vcpu_topology_ids(c, 3).thread, 1);
 }
 
 TEST(QemuArgv, BadNumaLayoutsAreRejected) {
@@ -241,6 +270,73 @@ TEST(QemuArgv, CpuListText) {
   EXPECT_EQ(vm_cpu_list({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
   EXPECT_EQ(vm_cpu_list({3}), "3");
   EXPECT_EQ(vm_cpu_list({}), "");
+}
+
+// Case Q1: every -smp level is given; a product other than the vCPUs is refused with QEMU's
+// own words before QEMU runs, and QEMU's topology messages are recognised.
+TEST(QemuArgv, FullTopologyAndPinning) {
+  VmConfig c = tcg_config();
+  c.vcpus = 8;
+  c.sockets = 2;
+  c.cores = 2;
+  c.threads = 2;
+  auto argv = qemu_argv(c);
+  auto smp = std::find(argv.begin(), argv.end(), "-smp");
+  ASSERT_NE(smp, argv.end());
+  EXPECT_EQ(*(smp + 1), "8,sockets=2,cores=2,threads=2");
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "-qmp"), argv.end()) << "no QMP without pinning";
+  c.cores = 4;
+  EXPECT_THAT([&] { qemu_argv(c); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  "product of the hierarchy must match maxcpus: sockets (2) * cores (4) * "
+                  "threads (2) != maxcpus (8)")));
+  c.cores = 2;
+  c.threads = 0;
+  EXPECT_THAT([&] { qemu_argv(c); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("parameters must be greater than zero")));
+  c.threads = 2;
+  c.vcpu_pin = {"1", "2", "3", "4", "5", "6", "7", "8"};
+  c.emulator_pin = "0";
+  argv = qemu_argv(c);
+  auto qmp = std::find(argv.begin(), argv.end(), "-qmp");
+  ASSERT_NE(qmp, argv.end());
+  EXPECT_EQ(*(qmp + 1), "unix:" + qmp_socket_path(c).string() + ",server=on,wait=off");
+  EXPECT_EQ(argv.back(), "-S") << "the guest waits for the pinning";
+  c.vcpu_pin.pop_back();
+  EXPECT_THAT([&] { qemu_argv(c); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("7 CPU lists for 8 vCPUs")));
+}
+
+TEST(QemuErrors, TopologyMessagesAreConfigurationErrors) {
+  EXPECT_TRUE(is_qemu_topology_error(
+      "qemu-system-x86_64: Invalid CPU topology: product of the hierarchy must match maxcpus: "
+      "sockets (2) * cores (4) * threads (2) != maxcpus (8)"));
+  EXPECT_TRUE(is_qemu_topology_error(
+      "qemu-system-x86_64: Invalid CPU topology: maxcpus must be equal to or greater than smp: "
+      "sockets (1) * cores (2) * threads (1) == maxcpus (2) < smp_cpus (4)"));
+  EXPECT_TRUE(is_qemu_topology_error(
+      "qemu-system-x86_64: CPU topology parameters must be greater than zero"));
+  EXPECT_FALSE(is_qemu_topology_error("qemu-system-x86_64: error: failed to set MSR 0x10a"));
+}
+
+TEST(Qmp, VcpuThreadsFromQueryCpusFast) {
+  // The shape of QEMU 7.2's reply (x86 TCG guest, 2 vCPUs).
+  auto reply = nlohmann::json::parse(R"([
+    {"thread-id": 4242, "props": {"core-id": 1, "thread-id": 0, "socket-id": 0}, "qom-path":
+     "/machine/unattached/device[1]", "cpu-index": 1, "target": "x86_64"},
+    {"thread-id": 4241, "props": {"core-id": 0, "thread-id": 0, "socket-id": 0}, "qom-path":
+     "/machine/unattached/device[0]", "cpu-index": 0, "target": "x86_64"}])");
+  EXPECT_EQ(qmp_vcpu_threads(reply), (std::vector<std::pair<int, int>>{{0, 4241}, {1, 4242}}));
+  EXPECT_THAT([] { qmp_vcpu_threads(nlohmann::json::parse(R"([{"cpu-index": 0}])")); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("without cpu-index/thread-id")));
+}
+
+// This test's own thread: /proc's Cpus_allowed_list is what the kernel reports.
+TEST(Qmp, ReadsCpusAllowedList) {
+  const std::string l = read_cpus_allowed_list(::getpid(), ::getpid());
+  EXPECT_FALSE(l.empty());
+  EXPECT_EQ(l.find_first_not_of("0123456789,-"), std::string::npos) << l;
+  EXPECT_EQ(read_cpus_allowed_list(::getpid(), 999999999), "");
 }
 
 }  // namespace

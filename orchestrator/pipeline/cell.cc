@@ -1,0 +1,379 @@
+#include "pipeline/cell.h"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "base/files.h"
+#include "cmdline/gate.h"
+#include "guest/initramfs.h"
+#include "parse/console.h"
+#include "pipeline/guest_setup.h"
+#include "vm/qemu.h"
+#include "workload/workload.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace isolab {
+
+namespace {
+
+std::string random_token(std::size_t n) {
+  static const char* al = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device rd;
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += al[rd() % 36];
+  return s;
+}
+
+std::string rel(const fs::path& p, const fs::path& base) {
+  std::error_code ec;
+  auto r = fs::relative(p, base, ec);
+  return ec ? p.string() : r.string();
+}
+
+json vm_outcome_to_json(const VmOutcome& o) {
+  return {{"end", vm_end_name(o.end)},
+          {"qemu_exit_code", o.qemu_exit_code},
+          {"seconds", o.seconds},
+          {"seconds_to_first_output", o.seconds_to_first_output},
+          {"accelerator", accel_name(o.accel)},
+          {"detail", o.detail},
+          {"qemu_stderr_excerpt", o.qemu_stderr_excerpt}};
+}
+
+json fail(json c, const std::string& cls, const std::string& reason) {
+  c["status"] = "failed";
+  c["failure_class"] = cls;
+  c["reason"] = reason;
+  return c;
+}
+
+// A CPU list as the kernel prints it, or "" when it is not one.
+std::string normalized_list(const std::string& l) {
+  CpuListParse p = try_parse_cpulist(l, kMaxCpus);
+  return p.ok() ? p.set.to_list() : "";
+}
+
+}  // namespace
+
+PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell,
+                           const VariantSpec& variant) {
+  PreparedCell p;
+  p.dir = cx.run_dir / "cells" / cell.id;
+  p.variant = &variant;
+  fs::create_directories(p.dir);
+  GuestPlan& plan = p.plan;
+  plan.nonce = random_token(24);
+  plan.vcpus = cx.guest.vcpus;
+  plan.expect_isolated = cx.guest.expect_isolated;
+  plan.expect_nohz_full = cx.guest.expect_nohz_full;
+  plan.skip_on_mismatch = cx.spec.gate_expect_fail.empty();
+  plan.busy_cpus = cx.guest.expect_nohz_full;
+  if (const char* inject = std::getenv("ISOLAB_TEST_GUEST_INJECT")) plan.before_steps = inject;
+  plan.sysctls.assign(variant.sysctls.begin(), variant.sysctls.end());
+  for (const auto& w : cx.spec.workloads) {
+    GuestStep st = guest_step(w, cx.guest.partition, cx.spec.timeouts, cx.opt.trace);
+    p.steps_s += st.timeout_s;
+    p.longest = std::max(p.longest, st.timeout_s);
+    plan.steps.push_back(std::move(st));
+  }
+  std::vector<MemoryFile> files;
+  for (auto& [path, content] : render_plan_files(plan)) files.push_back({path, content, 0755});
+  write_cpio_memory(p.dir / "plan.cpio", files);
+  concatenate_files({cx.base_image, p.dir / "plan.cpio"}, p.dir / "initramfs.cpio");
+  return p;
+}
+
+VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                        const PreparedCell& p, const VariantSpec& variant, const json& vdoc) {
+  VmConfig vm;
+  vm.name = "isolab-" + cell.id + "-" + p.plan.nonce.substr(0, 6);
+  vm.kernel = vdoc["bzimage"].get<std::string>();
+  vm.initrd = p.dir / "initramfs.cpio";
+  vm.cmdline = variant_guest_cmdline(cx.guest, variant, cx.opt.trace);
+  vm.vcpus = cx.guest.vcpus;
+  vm.sockets = cx.guest.topology.sockets;
+  vm.cores = cx.guest.topology.cores;
+  vm.threads = cx.guest.topology.threads;
+  for (const CpuSet& c : slot.cpus.vcpu_cpus) vm.vcpu_pin.push_back(c.to_list());
+  vm.emulator_pin = slot.cpus.emulator_cpus.to_list();
+  vm.memory_mib = cx.spec.memory_mib;
+  vm.numa_nodes = guest_numa_nodes(cx.spec);
+  vm.accel = cx.accel.accel;
+  vm.cpu_model = cx.accel.cpu_model;
+  vm.console_log = p.dir / "console.log";
+  vm.result_channel = p.dir / "results.bin";
+  vm.qemu_log = p.dir / "qemu.log";
+  const TimeoutSpec& t = cx.spec.timeouts;
+  vm.boot_timeout = std::chrono::seconds(t.boot_s);
+  vm.silence_timeout = std::chrono::seconds(std::max(t.silence_s, p.longest + 30));
+  vm.wall_timeout =
+      std::chrono::seconds(t.boot_s + p.steps_s + p.plan.busy_window_s + t.shutdown_s);
+  return vm;
+}
+
+VmOutcome boot(const Slot& slot, const VmConfig& vm) {
+  VmOutcome out = slot.backend->run(vm);
+  std::error_code ec;
+  fs::remove(vm.initrd, ec);  // large and rebuilt from the cache on demand
+  return out;
+}
+
+CellEvidence collect(const VmConfig& vm, const GuestPlan& plan) {
+  CellEvidence ev;
+  try {
+    ev.console = read_file(vm.console_log, 64u << 20);
+  } catch (const Error&) {
+  }
+  std::string stream;
+  try {
+    stream = read_file(vm.result_channel, 512u << 20);
+  } catch (const Error&) {
+  }
+  ev.channel = parse_channel(stream, plan.nonce);
+  return ev;
+}
+
+json guest_topology_view(const std::string& record) {
+  std::istringstream in(record);
+  std::string line;
+  std::set<std::string> packages, cores;
+  unsigned threads = 0, cpus = 0;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    std::string cpu, pkg, core, siblings;
+    if (!(l >> cpu >> pkg >> core >> siblings)) return nullptr;
+    CpuListParse s = try_parse_cpulist(siblings, kMaxCpus);
+    if (!s.ok() || pkg.size() > 10 || core.size() > 10) return nullptr;
+    packages.insert(pkg);
+    cores.insert(pkg + "/" + core);
+    threads = std::max(threads, s.set.count());
+    ++cpus;
+  }
+  if (cpus == 0 || cpus > 4096) return nullptr;
+  return {{"sockets", packages.size()},
+          {"cores", cores.size() / packages.size()},
+          {"threads", threads},
+          {"cpus", cpus}};
+}
+
+json slot_to_json(const Slot& slot) {
+  json v = json::array();
+  for (const CpuSet& c : slot.cpus.vcpu_cpus) v.push_back(c.to_list());
+  return {{"index", slot.index},
+          {"host", slot.host},
+          {"overcommitted", slot.overcommitted},
+          {"vcpus", v},
+          {"emulator", slot.cpus.emulator_cpus.to_list()}};
+}
+
+json host_cpus_json(const Slot& slot, const VmOutcome& out) {
+  json j = slot_to_json(slot);
+  json applied = json::array();
+  bool as_planned = !out.affinity.empty();
+  for (const ThreadAffinity& a : out.affinity) {
+    applied.push_back({{"role", a.role},
+                       {"vcpu", a.vcpu},
+                       {"tid", a.tid},
+                       {"planned", a.planned},
+                       {"cpus_allowed_list", a.applied}});
+    // A thread that ended before the read-back ("") is not a mismatch.
+    if (!a.applied.empty() && normalized_list(a.applied) != normalized_list(a.planned))
+      as_planned = false;
+  }
+  j["applied"] = applied;
+  j["pinned_as_planned"] = as_planned;
+  return j;
+}
+
+namespace {
+
+// Writes the max-latency trace of a latency_tracer step beside the cell's result as
+// cells/<id>/<workload>.<tracer>.trace and returns the summary with "file" (run-dir relative).
+json keep_latency_trace(json summary, const WorkloadSpec& w, const ChannelContents& ch,
+                        const fs::path& cdir, const fs::path& run_dir) {
+  const std::string rec = w.name + "." + w.latency_tracer + ".trace";
+  const ChannelRecord* r = ch.find(rec);
+  if (!r) return summary;
+  write_file_atomic(cdir / rec, r->data);
+  summary["file"] = fs::relative(cdir / rec, run_dir).string();
+  return summary;
+}
+
+// The guest's facts and the isolation gate, from what it sent before any workload.
+void record_guest(json& c, const CellContext& cx, const json& vdoc,
+                  std::map<std::string, std::string>& facts_map) {
+  GuestFacts facts = parse_guest_facts(facts_map);
+  GateReport gate = evaluate_gate(cx.guest.expected, facts);
+  auto fact = [&](const char* k, std::size_t n) { return sanitize_excerpt(facts_map[k], n); };
+  c["guest"] = {
+      {"cmdline", fact("cmdline", 4096)},
+      {"uname_r", fact("uname_r", 200)},
+      {"cpu_online", fact("cpu_online", 200)},
+      {"isolated", fact("isolated", 200)},
+      {"nohz_full", facts_map.count("nohz_full") ? json(fact("nohz_full", 200)) : json(nullptr)},
+      {"clocksource", fact("clocksource", 100)},
+      {"topology", guest_topology_view(facts_map["cpu_topology"])}};
+  c["topology_requested"] = to_json(cx.guest.topology);
+  c["gate"] = to_json(gate);
+  // The kernel release proves which build runs (LOCALVERSION carries the build key).
+  std::string want = vdoc.value("kernel_release", "");
+  std::string got = facts_map["uname_r"];
+  while (!got.empty() && (got.back() == '\n' || got.back() == '\r')) got.pop_back();
+  c["kernel_release_match"] = want.empty() || got == want;
+  // A spec can declare checks whose failure is the point of the test (gate_expect_fail):
+  // the cell is still measured when only those fail.
+  bool pass = gate.pass;
+  if (!pass) {
+    bool only_expected = true;
+    json expected_fail = json::array();
+    for (const auto& row : gate.rows) {
+      if (row.pass) continue;
+      const auto& allowed = cx.spec.gate_expect_fail;
+      if (std::find(allowed.begin(), allowed.end(), row.check) == allowed.end())
+        only_expected = false;
+      else
+        expected_fail.push_back(row.check);
+    }
+    if (only_expected) {
+      pass = true;
+      c["gate_expected_failures"] = expected_fail;
+    }
+  }
+  c["gate_pass"] = pass;
+  c["gate_reason"] = gate.reason;
+}
+
+// Parses every workload the guest reported into c; returns the first workload failure ("" if
+// none). Keeps every record as a raw file beside the result.
+std::string record_workloads(json& c, const CellContext& cx, const ChannelContents& ch,
+                             const fs::path& cdir) {
+  std::string failure;
+  for (const auto& w : cx.spec.workloads) {
+    if (!ch.find(w.name + ".stdout")) continue;
+    WorkloadOutcome wo = parse_workload(w, ch);
+    for (auto& [name, m] : wo.metrics) c["metrics"][name] = m;
+    if (!wo.histograms.is_null())
+      for (auto it = wo.histograms.begin(); it != wo.histograms.end(); ++it)
+        c["histograms"][it.key()] = *it;
+    if (!wo.notes.empty()) c["notes"][w.name] = wo.notes;
+    if (!wo.noise.is_null()) c["noise"][w.name] = wo.noise;
+    if (!wo.latency_trace.is_null())
+      c["latency_traces"][w.name] = keep_latency_trace(wo.latency_trace, w, ch, cdir, cx.run_dir);
+    if (wo.failed && failure.empty()) failure = "workload " + w.name + ": " + wo.failure;
+  }
+  for (const auto& r : ch.records) {
+    std::string fname = r.name;
+    for (char& ch2 : fname)
+      if (!std::isalnum(static_cast<unsigned char>(ch2)) && ch2 != '.' && ch2 != '-' && ch2 != '_')
+        ch2 = '_';
+    if (fname.empty() || fname[0] == '.') fname = "_" + fname;
+    write_file_atomic(cdir / "records" / fname, r.data);
+  }
+  return failure;
+}
+
+// Failures decided by how the boot ended, before any workload is looked at (nullopt: none).
+std::optional<json> boot_failure(const json& c, const VmOutcome& out, const ConsoleReport& cons,
+                                 bool reached_init, const json& vdoc) {
+  if (out.end == VmOutcome::End::qemu_failed && is_qemu_topology_error(out.qemu_stderr_excerpt))
+    return fail(c, "configuration", "QEMU refused the CPU topology: " + out.detail);
+  if (out.end == VmOutcome::End::qemu_failed || out.end == VmOutcome::End::host_cpu_msr_error)
+    return fail(c, "infrastructure", "QEMU: " + out.detail);
+  if (!reached_init) {
+    // No init reached: a boot failure, whatever killed it (a panic, a hang, an early reboot).
+    std::string why = cons.fatal ? cons.fatal->kind + " at console line " +
+                                       std::to_string(cons.fatal->line) + ": " + cons.fatal->summary
+                                 : vm_end_name(out.end) + ": " + out.detail;
+    return fail(c, "boot", "the guest never reached our init (" + why + ")");
+  }
+  if (cons.fatal)
+    return fail(c, cons.fatal->klass,
+                cons.fatal->kind + " at console line " + std::to_string(cons.fatal->line) + ": " +
+                    cons.fatal->summary);
+  if (!c.value("kernel_release_match", true))
+    return fail(c, "infrastructure",
+                "guest runs kernel '" + sanitize_excerpt(c["guest"].value("uname_r", ""), 100) +
+                    "', expected '" + vdoc.value("kernel_release", "") + "'");
+  return std::nullopt;
+}
+
+}  // namespace
+
+json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
+              const CellEvidence& ev, const json& vdoc, json c) {
+  const ChannelContents& ch = ev.channel;
+  if (!ch.problems.empty()) c["channel_problems"] = ch.problems;
+  auto facts_map = ch.as_map();
+  const bool reached_init = facts_map.count("uname_r") > 0;
+  if (reached_init) record_guest(c, cx, vdoc, facts_map);
+  // Console: panics and friends decide before anything else (case O3: QEMU exits 0 after a
+  // panic with -no-reboot, so the console is the only witness).
+  ConsoleReport cons = classify_console(ev.console);
+  c["console_findings"] = console_report_to_json(cons);
+  if (auto f = boot_failure(c, out, cons, reached_init, vdoc)) return *f;
+
+  const std::string workload_reason = record_workloads(c, cx, ch, p.dir);
+  if (!ch.done) {
+    if (out.end == VmOutcome::End::powered_off)
+      return fail(c, "workload",
+                  "the guest powered off before finishing the plan" +
+                      (workload_reason.empty() ? "" : "; " + workload_reason));
+    return fail(c, "timeout", vm_end_name(out.end) + ": " + out.detail);
+  }
+  if (!c.value("gate_pass", false)) {
+    c["status"] = "invalid";
+    c["reason"] = "isolation gate: " + c.value("gate_reason", std::string("failed"));
+    return c;
+  }
+  if (const ChannelRecord* pre = ch.find("precheck");
+      pre && pre->rc != 0 && p.plan.skip_on_mismatch) {
+    // The guest's own quick check skipped the workloads although the host-side gate passed.
+    c["status"] = "invalid";
+    c["reason"] =
+        "the guest's precheck found a CPU count or sysfs isolation mismatch and skipped the "
+        "workloads (see console.log, lines starting 'isolab: precheck')";
+    return c;
+  }
+  if (std::string why = check_guest_setup(cx.spec, *p.variant, ch, c); !why.empty()) {
+    c["status"] = "invalid";
+    c["reason"] = why;
+    return c;
+  }
+  if (!workload_reason.empty()) return fail(c, "workload", workload_reason);
+  c["status"] = "ok";
+  return c;
+}
+
+json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+              const VariantSpec& variant, const json& vdoc, int attempt) {
+  PreparedCell p = prepare_image(cx, cell, variant);
+  json c = {{"id", cell.id},
+            {"variant", cell.variant},
+            {"repetition", cell.repetition},
+            {"warmup", cell.warmup},
+            {"attempt", attempt},
+            {"accelerator", accel_name(cx.accel.accel)},
+            {"raw_dir", rel(p.dir, cx.run_dir)},
+            {"slot", slot.index},
+            {"overcommitted", slot.overcommitted},
+            {"metrics", json::object()},
+            {"histograms", json::object()},
+            {"failure_class", nullptr},
+            {"reason", ""}};
+  VmConfig vm = cell_vm_config(cx, cell, slot, p, variant, vdoc);
+  c["cmdline_requested"] = vm.cmdline;
+  if (cx.opt.progress)
+    cx.opt.progress("cell " + cell.id + ": booting (" + accel_name(vm.accel) + ", slot " +
+                    std::to_string(slot.index) + ")");
+  VmOutcome out = boot(slot, vm);
+  c["boot"] = vm_outcome_to_json(out);
+  c["wall_seconds"] = out.seconds;
+  c["host_cpus"] = host_cpus_json(slot, out);
+  return classify(cx, p, out, collect(vm, p.plan), vdoc, std::move(c));
+}
+
+}  // namespace isolab

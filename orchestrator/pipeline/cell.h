@@ -1,0 +1,78 @@
+// One cell (one boot of one variant) as named stages: prepare the image, boot, collect what
+// the guest sent, classify. run_cell() runs them in order; the scheduler (pipeline/scheduler.h)
+// runs cells on slots.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "guest/channel.h"
+#include "guest/plan.h"
+#include "pipeline/plan.h"
+#include "pipeline/run.h"
+#include "pipeline/scheduler.h"
+#include "vm/accel.h"
+#include "vm/vm.h"
+
+namespace isolab {
+
+// What every cell of a run shares (read-only while cells run, so slots may share it).
+struct CellContext {
+  const Spec& spec;
+  const RunOptions& opt;
+  const AccelChoice& accel;
+  const GuestDerivation& guest;
+  std::filesystem::path base_image;  // the cached guest image (guest/initramfs.h)
+  std::filesystem::path run_dir;
+};
+
+// Stage 1: the cell directory, the guest plan (fresh nonce, the variant's sysctls) and its
+// initramfs (base image + plan.cpio). Throws isolab::Error when a file cannot be written.
+struct PreparedCell {
+  std::filesystem::path dir;             // run_dir/cells/<id>
+  const VariantSpec* variant = nullptr;  // the cell's variant (outlives the cell)
+  GuestPlan plan;
+  int steps_s = 0;  // the sum of the steps' timeouts
+  int longest = 0;  // the longest step's timeout
+};
+PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell, const VariantSpec& variant);
+
+// Stage 2: the VM for the cell on the slot (pinned to the slot's host CPUs, with the guest
+// topology), booted on the slot's backend; the initramfs is removed afterwards.
+VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                        const PreparedCell& p, const VariantSpec& variant,
+                        const nlohmann::json& vdoc);
+VmOutcome boot(const Slot& slot, const VmConfig& vm);
+
+// Stage 3: what the guest left: the console text and the parsed result channel (both capped;
+// missing files read as empty).
+struct CellEvidence {
+  std::string console;
+  ChannelContents channel;
+};
+CellEvidence collect(const VmConfig& vm, const GuestPlan& plan);
+
+// Stage 4: the cell's JSON ("status" ok / invalid / failed with "failure_class" and "reason";
+// invalid also when the guest's NUMA nodes or sysctls differ from the spec, guest_setup.h).
+// Never throws for what the guest sent.
+nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
+                        const CellEvidence& ev, const nlohmann::json& vdoc, nlohmann::json c);
+
+// The four stages. `c` starts as cell_header(). Never throws for what the guest does.
+nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                        const VariantSpec& variant, const nlohmann::json& vdoc, int attempt);
+
+// {"index", "host", "overcommitted", "vcpus": [CPU lists], "emulator"} of a slot.
+nlohmann::json slot_to_json(const Slot& slot);
+
+// The cell's "host_cpus": the slot's plan, the affinity read back per QEMU thread and
+// "pinned_as_planned" (every thread's Cpus_allowed_list equals its planned list).
+nlohmann::json host_cpus_json(const Slot& slot, const VmOutcome& out);
+
+// The guest's view of its CPU topology from the cpu_topology record (lines "<cpu> <package>
+// <core> <thread_siblings_list>", untrusted): {"sockets", "cores" (per socket), "threads"
+// (per core), "cpus"}; null when the record is missing or unparsable.
+nlohmann::json guest_topology_view(const std::string& record);
+
+}  // namespace isolab

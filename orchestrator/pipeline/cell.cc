@@ -186,6 +186,7 @@ json host_cpus_json(const Slot& slot, const VmOutcome& out) {
   }
   j["applied"] = applied;
   j["pinned_as_planned"] = as_planned;
+  if (!out.affinity_error.empty()) j["applied_error"] = out.affinity_error;
   return j;
 }
 

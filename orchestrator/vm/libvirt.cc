@@ -301,6 +301,46 @@ std::string domain_log_tail(const std::string& uri, const std::string& name) {
   }
 }
 
+// One CPU map of libvirt's (a bit per host CPU, CPU 0 in bit 0 of byte 0) as a CPU list.
+std::string cpumap_list(const unsigned char* map, int maplen) {
+  std::vector<unsigned> cpus;
+  for (int b = 0; b < maplen * 8; ++b)
+    if (map[b / 8] & (1u << (b % 8))) cpus.push_back(static_cast<unsigned>(b));
+  return vm_cpu_list(cpus);
+}
+
+// What libvirt reports of the pinning it applied (cfg.vcpu_pin set): per vCPU the thread's
+// real affinity (virDomainGetVcpus reads it from the running thread, its tid is not given)
+// and the emulator threads' live pinning (virDomainGetEmulatorPinInfo, AFFECT_LIVE). Works on
+// remote connections too. An API failure returns nothing and says why in `error`.
+std::vector<ThreadAffinity> libvirt_affinity(virDomainPtr dom, const VmConfig& cfg,
+                                             std::string& error) {
+  std::vector<ThreadAffinity> out;
+  const int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), nullptr, nullptr, 0);
+  if (ncpus <= 0) {
+    error = "libvirt virNodeGetCPUMap: " + last_error();
+    return out;
+  }
+  const int maplen = VIR_CPU_MAPLEN(ncpus);
+  std::vector<virVcpuInfo> info(static_cast<std::size_t>(cfg.vcpus));
+  std::vector<unsigned char> maps(static_cast<std::size_t>(maplen) * cfg.vcpus);
+  const int n = virDomainGetVcpus(dom, info.data(), cfg.vcpus, maps.data(), maplen);
+  std::vector<unsigned char> emu(static_cast<std::size_t>(maplen));
+  if (n != cfg.vcpus) {
+    error = "libvirt virDomainGetVcpus: " + (n < 0 ? last_error() : std::to_string(n) + " vCPUs");
+    return out;
+  }
+  if (virDomainGetEmulatorPinInfo(dom, emu.data(), maplen, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+    error = "libvirt virDomainGetEmulatorPinInfo: " + last_error();
+    return out;
+  }
+  for (int v = 0; v < cfg.vcpus; ++v)
+    out.push_back({"vcpu", v, 0, cfg.vcpu_pin[v],
+                   cpumap_list(VIR_GET_CPUMAP(maps.data(), maplen, v), maplen)});
+  out.push_back({"emulator", -1, 0, cfg.emulator_pin, cpumap_list(emu.data(), maplen)});
+  return out;
+}
+
 }  // namespace
 
 LibvirtReach libvirt_reachability(const std::string& uri) {
@@ -338,6 +378,7 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
     out.detail = "libvirt virDomainCreateXML: " + sanitize_excerpt(msg, 500);
     return out;
   }
+  if (!cfg.vcpu_pin.empty()) out.affinity = libvirt_affinity(dom.get(), cfg, out.affinity_error);
   ConsoleProgress progress;
   for (;;) {
     std::this_thread::sleep_for(poll_);

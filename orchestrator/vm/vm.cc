@@ -145,7 +145,10 @@ std::string full_kernel_cmdline(const VmConfig& cfg) {
   auto b = s.find_first_not_of(ws);
   s = b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(ws) - b + 1);
   if (!s.empty()) s += ' ';
-  return s + "console=ttyS0 panic=-1";
+  // TCG only: a KVM guest kernel sets no_timer_check itself (arch/x86/kernel/kvm.c,
+  // paravirt_ops_setup); under emulation on a loaded host the IO-APIC timer check can miss its
+  // ticks and panic ("IO-APIC + timer doesn't work!", seen here under TCG at load 8).
+  return s + "console=ttyS0 panic=-1" + (cfg.accel == Accel::tcg ? " no_timer_check" : "");
 }
 
 std::string effective_cpu_model(const VmConfig& cfg) {

@@ -85,21 +85,24 @@ VcpuTopologyIds vcpu_topology_ids(const VmConfig& cfg, int vcpu);
 void validate_vm_config(const VmConfig& cfg);
 
 // cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which
-// -no-reboot / on_crash=destroy turn into the end of the VM; case O3). Leading/trailing blanks
-// of cfg.cmdline are trimmed.
+// -no-reboot / on_crash=destroy turn into the end of the VM; case O3), and under TCG
+// " no_timer_check" (what a KVM guest kernel sets by itself, Linux arch/x86/kernel/kvm.c
+// paravirt_ops_setup: under slow emulation the IO-APIC timer check can miss its ticks and
+// panic the boot). Leading/trailing blanks of cfg.cmdline are trimmed.
 std::string full_kernel_cmdline(const VmConfig& cfg);
 
 // The -cpu model actually used: cfg.cpu_model, or "host" (kvm) / "max" (tcg) when empty.
 std::string effective_cpu_model(const VmConfig& cfg);
 
-// One QEMU thread's host CPU affinity after pinning, read back from
-// /proc/<pid>/task/<tid>/status Cpus_allowed_list.
+// One QEMU thread's host CPU affinity after pinning, read back: QEMU backend from
+// /proc/<pid>/task/<tid>/status Cpus_allowed_list; libvirt backend from virDomainGetVcpus
+// (the vCPU thread's real affinity) and virDomainGetEmulatorPinInfo (live emulator pinning).
 struct ThreadAffinity {
-  std::string role;  // "vcpu" or "emulator" (main loop, I/O and worker threads)
-  int vcpu = -1;     // role vcpu: the vCPU index (QMP query-cpus-fast cpu-index)
-  int tid = 0;
+  std::string role;     // "vcpu" or "emulator" (main loop, I/O and worker threads)
+  int vcpu = -1;        // role vcpu: the vCPU index (QMP query-cpus-fast cpu-index)
+  int tid = 0;          // 0 when not known (libvirt does not report thread ids)
   std::string planned;  // the CPU list asked for
-  std::string applied;  // Cpus_allowed_list as read back ("" when the thread was gone)
+  std::string applied;  // the CPU list as read back ("" when the thread was gone)
 };
 
 // How a boot ended. The backend does not read the console: a guest panic with panic=-1 ends in
@@ -120,9 +123,13 @@ struct VmOutcome {
   double seconds_to_first_output = -1;  // first console byte; -1 = never
   Accel accel = Accel::tcg;
   std::string detail;  // one line for humans: why it ended, which timeout, ...
-  // With cfg.vcpu_pin: every QEMU thread's affinity once pinned, before the guest ran (empty
-  // when pinning failed: then end is qemu_failed and detail says why).
+  // With cfg.vcpu_pin: every QEMU thread's affinity once pinned (QEMU: before the guest ran;
+  // libvirt: right after the domain started). Empty when pinning failed (QEMU: end is
+  // qemu_failed and detail says why) or could not be read back (affinity_error says why).
   std::vector<ThreadAffinity> affinity;
+  // Why `affinity` is empty although cfg.vcpu_pin was set and the VM started ("" otherwise):
+  // e.g. a libvirt API that could not report the pinning.
+  std::string affinity_error;
 };
 
 // "powered_off", "wall_timeout", ... (the names above).

@@ -34,7 +34,7 @@ TEST(LibvirtXml, TcgDomainShape) {
       "    <kernel>/cache/bzImage</kernel>\n"
       "    <initrd>/run/initramfs.cpio</initrd>\n"
       "    <cmdline>nohz_full=5-7 isolcpus=managed_irq,domain,5-7 console=ttyS0 "
-      "panic=-1</cmdline>\n"
+      "panic=-1 no_timer_check</cmdline>\n"
       "  </os>\n"
       "  <features><acpi/></features>\n"
       "  <cpu mode='maximum'><topology sockets='1' dies='1' cores='8' threads='1'/></cpu>\n"

@@ -65,7 +65,7 @@ TEST(QemuArgv, TcgConfigExactArgv) {
       "-initrd",
       "/run/x/initramfs.cpio",
       "-append",
-      "isolcpus=nohz,domain,managed_irq,3 nohz_full=3 console=ttyS0 panic=-1",
+      "isolcpus=nohz,domain,managed_irq,3 nohz_full=3 console=ttyS0 panic=-1 no_timer_check",
       "-no-reboot"};
   EXPECT_THAT(qemu_argv(tcg_config()), ElementsAreArray(want));
 }
@@ -171,8 +171,11 @@ TEST(QemuMsrError, DetectsCaseO1Stderr) {
 TEST(FullCmdline, AppendsConsoleAndPanicOnce) {
   VmConfig c = tcg_config();
   c.cmdline = "\tnohz_full=1\n";
-  EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1");
+  EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1 no_timer_check");
   EXPECT_EQ(effective_cpu_model(c), "max");
+  c.accel = Accel::kvm;
+  EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1")
+      << "a KVM guest kernel sets no_timer_check itself";
 }
 
 TEST(ConsoleWatch, TimeoutPrecedence) {

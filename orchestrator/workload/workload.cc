@@ -217,13 +217,13 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     s.outputs.push_back({"available_tracers", "available_tracers"});
     s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + margin;
   } else if (w.tool == "page-fault-bench") {
-    std::vector<std::string> argv = {"page-fault-bench",
-                                     "--cpus",
-                                     cpus.to_list(),
-                                     "--duration-s",
-                                     std::to_string(w.duration_s),
-                                     "--warmup",
-                                     std::to_string(w.warmup_iterations)};
+    // taskset first: with isolcpus=domain the init's affinity leaves out the isolated CPUs,
+    // and page-fault-bench refuses CPUs outside the affinity it starts with.
+    std::vector<std::string> argv = {"taskset",      "-c",
+                                     cpus.to_list(), "page-fault-bench",
+                                     "--cpus",       cpus.to_list(),
+                                     "--duration-s", std::to_string(w.duration_s),
+                                     "--warmup",     std::to_string(w.warmup_iterations)};
     argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
     s.script = words(argv) + "\n";
     // Two phases of duration_s each; the warm-up batches run at about 1 ms each under TCG.

@@ -21,7 +21,8 @@ std::string trace_event_boot_param() {
 
 std::string lock_contention_arm_script() {
   return "L=/sys/kernel/tracing/events/lock/contention_begin\n"
-         "if [ -d $L ]; then echo 'flags == 1 || flags == 8' > $L/filter; "
+         "if [ \"$(cat $L/enable 2>/dev/null)\" = 1 ]; then "
+         "echo 'flags == 1 || flags == 8' > $L/filter; "
          "echo 'stacktrace if flags == 1 || flags == 8' > $L/trigger; fi\n";
 }
 

@@ -113,6 +113,7 @@ TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
   ASSERT_NE(arm, std::string::npos) << init;
   EXPECT_EQ(init.find(arm_cmd, arm + 1), std::string::npos);  // once
   EXPECT_LT(init.find("echo 'flags == 1 || flags == 8' > $L/filter"), arm);
+  EXPECT_LT(init.find("if [ \"$(cat $L/enable 2>/dev/null)\" = 1 ]; then"), arm);
   EXPECT_LT(arm, init.find("fact lock_contention_trigger $L/trigger"));
   EXPECT_LT(init.find("fact lock_contention_trigger"), init.find("sh /isolab/steps/a.sh"));
   for (const char* st : {"a", "b"})

@@ -177,9 +177,11 @@ struct LockField {
 constexpr LockField kLockFields[] = {{"zone", &CpuLockContention::zone},
                                      {"pcp", &CpuLockContention::pcp}};
 
-// Per traced CPU: contentions per second (kind count) and the summed wait in µs.
-void add_lock_cpu_metrics(StepNoise& out, const LockContention& lc, const std::vector<int>& cpus,
-                          double window) {
+// Per lock over cpus: contentions per second (kind count; aggregate rate_aggregate) and the
+// summed wait in µs (aggregate "sum"), named noise.<lock>_lock_contentions<scope>_per_s and
+// noise.<lock>_lock_wait<scope>_us.
+void add_lock_metrics(StepNoise& out, const LockContention& lc, const std::vector<int>& cpus,
+                      double window, const std::string& scope, const char* rate_aggregate) {
   for (const LockField& f : kLockFields) {
     MetricPerCpu rate, wait;
     rate.kind = "count";
@@ -194,34 +196,10 @@ void add_lock_cpu_metrics(StepNoise& out, const LockContention& lc, const std::v
       wait.slots.emplace_back(w.wait_ns / 1e3);
     }
     const std::string base = std::string("noise.") + f.name + "_lock_";
-    if (auto m = make_per_cpu_metric("1/s", true, "mean", std::move(rate)))
-      out.metrics[base + "contentions_per_s"] = std::move(*m);
+    if (auto m = make_per_cpu_metric("1/s", true, rate_aggregate, std::move(rate)))
+      out.metrics[base + "contentions" + scope + "_per_s"] = std::move(*m);
     if (auto m = make_per_cpu_metric("us", true, "sum", std::move(wait)))
-      out.metrics[base + "wait_us"] = std::move(*m);
-  }
-}
-
-// Every CPU of the guest (the load usually runs on the housekeeping CPUs): per-CPU evidence
-// like the other noise metrics, aggregated by "sum", so that a cell's value is the total.
-void add_lock_all_cpu_metrics(StepNoise& out, const LockContention& lc, double window) {
-  for (const LockField& f : kLockFields) {
-    MetricPerCpu rate, wait;
-    rate.kind = "count";
-    rate.window_s = window;
-    for (int cpu : lc.cpus) {
-      auto it = lc.per_cpu.find(cpu);
-      const LockWaits w = it == lc.per_cpu.end() ? LockWaits{} : it->second.*f.waits;
-      rate.cpus.push_back(cpu);
-      rate.counts.push_back(w.count);
-      rate.slots.emplace_back(w.count / window);
-      wait.cpus.push_back(cpu);
-      wait.slots.emplace_back(w.wait_ns / 1e3);
-    }
-    const std::string base = std::string("noise.") + f.name + "_lock_";
-    if (auto m = make_per_cpu_metric("1/s", true, "sum", std::move(rate)))
-      out.metrics[base + "contentions_all_cpus_per_s"] = std::move(*m);
-    if (auto m = make_per_cpu_metric("us", true, "sum", std::move(wait)))
-      out.metrics[base + "wait_all_cpus_us"] = std::move(*m);
+      out.metrics[base + "wait" + scope + "_us"] = std::move(*m);
   }
 }
 
@@ -270,8 +248,9 @@ void add_lock_contention(StepNoise& out, const ChannelContents& ch, const std::s
     out.notes.push_back(wl + ": " + std::to_string(all.no_stack) +
                         " lock contentions without a stack trace were not classified");
   if (!window || *window <= 0) return;
-  add_lock_cpu_metrics(out, lc, cpus, *window);
-  add_lock_all_cpu_metrics(out, lc, *window);
+  add_lock_metrics(out, lc, cpus, *window, "", "mean");
+  // Every CPU of the guest (the load usually runs on the housekeeping CPUs), summed per cell.
+  add_lock_metrics(out, lc, lc.cpus, *window, "_all_cpus", "sum");
 }
 
 }  // namespace

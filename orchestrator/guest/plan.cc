@@ -1,5 +1,6 @@
 #include "guest/plan.h"
 
+#include <algorithm>
 #include <regex>
 
 #include "base/error.h"
@@ -9,13 +10,25 @@ namespace isolab {
 std::string trace_event_boot_param() {
   return "trace_event=irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_entry,"
          "irq:softirq_exit,workqueue:workqueue_queue_work,workqueue:workqueue_execute_start,"
-         "workqueue:workqueue_execute_end,"
+         "workqueue:workqueue_execute_end,lock:contention_begin,lock:contention_end,"
          "timer:hrtimer_expire_entry,timer:timer_expire_entry,timer:tick_stop,"
          "irq_vectors:local_timer_entry,irq_vectors:local_timer_exit,"
          "irq_vectors:reschedule_entry,irq_vectors:reschedule_exit,"
          "irq_vectors:call_function_entry,irq_vectors:call_function_exit,"
          "irq_vectors:call_function_single_entry,irq_vectors:call_function_single_exit"
          " trace_clock=global";
+}
+
+std::string lock_contention_arm_script() {
+  return "L=/sys/kernel/tracing/events/lock/contention_begin\n"
+         "if [ \"$(cat $L/enable 2>/dev/null)\" = 1 ]; then "
+         "echo 'flags == 1 || flags == 8' > $L/filter; "
+         "echo 'stacktrace if flags == 1 || flags == 8' > $L/trigger; fi\n";
+}
+
+std::string lock_contention_disarm_script() {
+  return "echo '!stacktrace' > /sys/kernel/tracing/events/lock/contention_begin/trigger "
+         "2>/dev/null\n";
 }
 
 std::string sh_quote(const std::string& w) {
@@ -31,6 +44,14 @@ void check(const std::string& value, const char* re_text, const char* what) {
   if (!std::regex_match(value, re))
     throw Error(std::string("guest plan: bad ") + what + " '" + value + "'");
 }
+
+// Keeps our "# cpu N" headers, contention_begin/end lines, the "<stack trace>" line and " => "
+// frames right after a contention_begin, and what says the buffer lost events (the
+// "entries-in-buffer" header line, "CPU:N [LOST M EVENTS]"); drops everything else.
+constexpr const char* kLockAwk =
+    "/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \\[LOST /{print; s=0; next} "
+    "/: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} "
+    "/: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}";
 
 // The fixed part of /init. Written for busybox sh; every command is a busybox applet.
 constexpr const char* kInitHead = R"INIT(#!/bin/busybox sh
@@ -166,6 +187,14 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
   init += render_sysctls(p.sysctls);
   if (!p.before_steps.empty()) init += p.before_steps + "\n";
 
+  const bool any_trace = std::any_of(p.steps.begin(), p.steps.end(),
+                                     [](const GuestStep& s) { return !s.trace_cpus.empty(); });
+  if (any_trace) {
+    // Lock contention (seed 004): spin locks only, each with its kernel stack (see
+    // lock_contention_arm_script()); what the trigger file then says is sent as a fact.
+    init += lock_contention_arm_script();
+    init += "fact lock_contention_trigger $L/trigger\n";
+  }
   init += "if [ $skip = 0 ]; then\ncd /tmp/out\n";
   for (const auto& s : p.steps) {
     check(s.name, "[A-Za-z0-9_.-]{1,60}", "step name");
@@ -211,6 +240,14 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
           "'workqueue_queue_work:.*function=vmstat_update' > " +
           s.name + ".vmstat_queue\n";
       init += "  rec " + s.name + ".vmstat_queue 0 " + s.name + ".vmstat_queue\n";
+      // Lock contention of every CPU (the load runs on housekeeping CPUs): the contention
+      // events and the stack trace that follows each contention_begin (parse/trace.h
+      // lock_contention()).
+      init +=
+          "  for d in $T/per_cpu/cpu*; do echo \"# cpu ${d##*/cpu}\"; cat $d/trace; done "
+          "2>/dev/null | awk " +
+          sh_quote(kLockAwk) + " > " + s.name + ".lock_contention\n";
+      init += "  rec " + s.name + ".lock_contention 0 " + s.name + ".lock_contention\n";
       init += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo 1 > $T/tracing_on; fi\n";
     }
     init += "echo \"isolab: step " + s.name + " exit $rc\"\n";

@@ -11,7 +11,11 @@
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
 // clocksource, trace_events (tracefs set_event), node_online (/sys/devices/system/node/online,
 // only with CONFIG_NUMA), numa_nodes (one line per node: "node<N> <cpulist> <MemTotal kB>"),
-// sysctls (after the precheck: see GuestPlan::sysctls); and at the end dmesg_end.
+// sysctls (after the precheck: see GuestPlan::sysctls), lock_contention_trigger (the trigger
+// file of lock:contention_begin after lock_contention_arm_script(), only when a step traces and
+// the kernel has the event); and at the end dmesg_end. A traced step also sends
+// "<name>.lock_contention": the contention_begin/end lines of every CPU, each begin followed by
+// its "<stack trace>" line and " => " frames.
 #pragma once
 
 #include <string>
@@ -53,7 +57,9 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
 
 // The kernel parameter that enables, at boot, the trace events a traced step reads: entry and
 // exit of device IRQs, softirqs, workqueue items, the local timer and the IPIs (durations of
-// interruptions), workqueue_queue_work (who queued vmstat_update where, seed 004), timer
+// interruptions), workqueue_queue_work (who queued vmstat_update where, seed 004),
+// lock:contention_begin/end (zone and pcp lock contention, seed 004; filtered and given a stack
+// trace by lock_contention_arm_script(), which the init runs before the steps), timer
 // callbacks, and timer:tick_stop (why a nohz_full tick did or did not stop); followed by
 // " trace_clock=global", so that a queue event on a housekeeping CPU and the run it caused on
 // an isolated CPU are ordered on one clock (the default "local" clock is per CPU). Enabling
@@ -61,6 +67,20 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
 // kernel text on every CPU, which crashed 6.1 guests under multi-threaded TCG here
 // (int3 in __schedule); at boot the patching happens before the secondary CPUs start.
 std::string trace_event_boot_param();
+
+// sh that sets up lock contention tracing on an already enabled lock:contention_begin (a
+// trigger and a filter change patch no kernel text, unlike enabling an event at run time): the
+// event filter keeps spin locks only ("flags == 1 || flags == 8": LCB_F_SPIN, and LCB_F_RT for
+// PREEMPT_RT's sleeping spinlock_t; include/trace/events/lock.h, 6.1), dropping mutexes, rwsems
+// and rwlocks, and a "stacktrace" trigger with the same condition (CONFIG_STACKTRACE) writes
+// the kernel stack after each kept event: the event prints only a hashed lock address, the
+// stack tells which lock it was (parse/trace.h classify_lock_stack()). Leaves $L set to the
+// event's directory; does nothing unless the event is enabled (at boot: a trigger on a
+// disabled event would enable it, patching kernel text at run time).
+std::string lock_contention_arm_script();
+// sh that removes that trigger (the latency tracer steps, which must not get stack traces in
+// their buffer); lock_contention_arm_script() sets it again.
+std::string lock_contention_disarm_script();
 
 // Quotes a word for POSIX sh with single quotes.
 std::string sh_quote(const std::string& word);

@@ -16,6 +16,7 @@ namespace {
 constexpr std::size_t kMaxNameBytes = 64;
 constexpr std::size_t kMaxOpenPerKey = 16;
 constexpr int kMaxCpu = 8191;
+constexpr std::string_view kStackHeader = "<stack trace>";
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
@@ -125,6 +126,10 @@ std::optional<TraceLine> parse_at(std::string_view line, std::size_t lb) {
   t.flags = stamp->flags;
   t.ts_ns = stamp->ns;
   std::string_view tail = rest.substr(colon + 2);
+  if (trim(tail) == kStackHeader) {
+    t.event = kStackHeader;
+    return t;
+  }
   std::size_t ev_end = tail.find(':');
   if (ev_end == std::string_view::npos || !is_ident(tail.substr(0, ev_end))) return std::nullopt;
   t.event = tail.substr(0, ev_end);
@@ -277,6 +282,14 @@ bool is_lost_line(std::string_view line) {
   return line.substr(0, 4) == "CPU:" && line.find(" [LOST ") != std::string_view::npos;
 }
 
+// " => rmqueue_bulk+0x1a/0x40" (kernel/trace/trace_output.c trace_stack_print()): the function
+// name, "" when the line is no frame.
+std::string_view stack_frame(std::string_view line) {
+  if (line.substr(0, 4) != " => ") return {};
+  std::string_view f = trim(line.substr(4));
+  return f.substr(0, std::min(f.find('+'), f.size()));
+}
+
 struct CauseEvents {
   std::string_view cause;
   std::vector<std::string_view> events;
@@ -360,8 +373,10 @@ TraceCounts parse_trace(std::string_view text) {
       on_comment(s, line);
     } else if (is_lost_line(line)) {
       s.t.lost_events = true;
+    } else if (!stack_frame(line).empty()) {
+      continue;  // a kernel stack entry's frame
     } else if (auto l = parse_trace_line(line)) {
-      record(s, *l);
+      if (l->event != kStackHeader) record(s, *l);
     } else {
       malformed();
     }
@@ -660,6 +675,196 @@ std::map<int, VmstatQueueing> vmstat_queueing(std::string_view queue_text,
         break;
     }
   }
+  return out;
+}
+
+}  // namespace isolab
+
+namespace isolab {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Frames of the lock and tracing machinery, skipped before classifying (prefixes).
+bool is_machinery_frame(std::string_view f) {
+  static constexpr std::string_view kPrefixes[] = {"queued_spin_lock_slowpath",
+                                                   "native_queued_spin_lock_slowpath",
+                                                   "__pv_queued_spin_lock_slowpath",
+                                                   "_raw_spin_lock",
+                                                   "do_raw_spin_lock",
+                                                   "rt_spin_lock",
+                                                   "rtlock_",
+                                                   "rt_mutex",
+                                                   "__rt_mutex",
+                                                   "trace_",
+                                                   "__trace",
+                                                   "ftrace",
+                                                   "event_trigger",
+                                                   "stack_trace_",
+                                                   "__bpf_trace",
+                                                   "perf_trace",
+                                                   "__traceiter"};
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](std::string_view p) { return starts_with(f, p); });
+}
+
+// See classify_lock_stack() in trace.h for where each name comes from.
+const std::map<std::string_view, LockClass>& lock_takers() {
+  static const std::map<std::string_view, LockClass> m = [] {
+    std::map<std::string_view, LockClass> t;
+    for (std::string_view f : {"rmqueue_bulk",
+                               "rmqueue_buddy",
+                               "free_pcppages_bulk",
+                               "free_one_page",
+                               "__free_pages_ok",
+                               "split_free_page",
+                               "reserve_highatomic_pageblock",
+                               "unreserve_highatomic_pageblock",
+                               "mark_free_pages",
+                               "__setup_per_zone_wmarks",
+                               "take_page_off_buddy",
+                               "put_page_back_buddy",
+                               "alloc_contig_pages",
+                               "__offline_isolated_pages",
+                               "__show_free_areas",
+                               "set_migratetype_isolate",
+                               "unset_migratetype_isolate",
+                               "page_reporting_cycle",
+                               "isolate_freepages_block",
+                               "compact_lock_irqsave",
+                               "__rmqueue_pcplist",
+                               "get_page_from_freelist",
+                               "free_unref_page",
+                               "free_unref_page_list"})
+      t[f] = LockClass::zone;
+    for (std::string_view f :
+         {"drain_zone_pages", "drain_pages_zone", "drain_pages", "drain_local_pages",
+          "__drain_all_pages", "refresh_cpu_vm_stats", "vmstat_update"})
+      t[f] = LockClass::pcp;
+    return t;
+  }();
+  return m;
+}
+
+// A contention_begin seen, waiting for its stack and its end.
+struct Contention {
+  std::string addr;
+  int64_t begin_ns = 0;
+  std::optional<LockClass> cls;
+  std::optional<int64_t> wait_ns;
+};
+
+struct LockState {
+  std::vector<std::pair<int, Contention>> all;   // (cpu, contention) in input order
+  std::map<int, std::vector<std::size_t>> open;  // per CPU: indexes into all, not yet ended
+  std::optional<std::size_t> stack_of;           // the begin the frames being read belong to
+  std::vector<std::string> frames;
+};
+
+// The hashed address: the first word of the body ("(____ptrval____)" early in boot).
+std::string lock_addr(std::string_view body) {
+  body = trim(body);
+  return clean_name(body.substr(0, std::min(body.find(' '), body.size())));
+}
+
+void close_stack(LockState& s) {
+  if (s.stack_of && !s.frames.empty()) {
+    std::vector<std::string_view> v(s.frames.begin(), s.frames.end());
+    s.all[*s.stack_of].second.cls = classify_lock_stack(v);
+  }
+  s.stack_of.reset();
+  s.frames.clear();
+}
+
+void on_lock_line(LockState& s, const TraceLine& l) {
+  if (!l.ts_ns) return;
+  if (l.event == "contention_begin") {
+    auto& open = s.open[l.cpu];
+    if (open.size() >= kMaxOpenPerKey) open.erase(open.begin());
+    open.push_back(s.all.size());
+    s.all.push_back({l.cpu, {lock_addr(l.body), *l.ts_ns, std::nullopt, std::nullopt}});
+  } else if (l.event == kStackHeader) {
+    auto it = s.open.find(l.cpu);
+    if (it != s.open.end() && !it->second.empty() && !s.all[it->second.back()].second.cls)
+      s.stack_of = it->second.back();
+  } else if (l.event == "contention_end") {
+    auto it = s.open.find(l.cpu);
+    if (it == s.open.end()) return;
+    const std::string addr = lock_addr(l.body);
+    auto& open = it->second;
+    for (auto k = open.rbegin(); k != open.rend(); ++k) {
+      Contention& c = s.all[*k].second;
+      if (c.addr != addr) continue;
+      if (*l.ts_ns >= c.begin_ns) c.wait_ns = *l.ts_ns - c.begin_ns;
+      open.erase(std::next(k).base());
+      break;
+    }
+  }
+}
+
+void add_wait(LockWaits& w, const Contention& c) {
+  ++w.count;
+  if (!c.wait_ns) return;
+  ++w.ended;
+  w.wait_ns += *c.wait_ns;
+  w.max_wait_ns = std::max(w.max_wait_ns, *c.wait_ns);
+}
+
+}  // namespace
+
+LockClass classify_lock_stack(const std::vector<std::string_view>& frames) {
+  for (std::string_view f : frames) {
+    f = f.substr(0, std::min(f.find('+'), f.size()));
+    if (f.empty() || is_machinery_frame(f)) continue;
+    auto it = lock_takers().find(f);
+    return it == lock_takers().end() ? LockClass::other : it->second;
+  }
+  return LockClass::other;
+}
+
+LockContention lock_contention(std::string_view text) {
+  LockContention out;
+  LockState s;
+  State headers;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = std::min(text.find('\n', pos), text.size());
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    std::string_view frame = stack_frame(line);
+    if (!frame.empty()) {
+      if (s.stack_of && s.frames.size() < 32) s.frames.push_back(clean_name(frame));
+      continue;
+    }
+    close_stack(s);
+    if (line.size() > kMaxTraceLineBytes) {
+      ++out.malformed;
+    } else if (line[0] == '#') {
+      on_comment(headers, line);  // "# cpu N" and the overflow check of parse_trace()
+    } else if (is_lost_line(line)) {
+      out.lost_events = true;
+    } else if (auto l = parse_trace_line(line)) {
+      on_lock_line(s, *l);
+    } else {
+      ++out.malformed;
+    }
+  }
+  close_stack(s);
+  out.lost_events = out.lost_events || headers.t.lost_events;
+  out.cpus = headers.t.traced_cpus;
+  for (const auto& [cpu, c] : s.all) {
+    CpuLockContention& pc = out.per_cpu[cpu];
+    if (!c.cls) {
+      ++pc.no_stack;
+      continue;
+    }
+    add_wait(*c.cls == LockClass::zone ? pc.zone : *c.cls == LockClass::pcp ? pc.pcp : pc.other, c);
+  }
+  if (out.cpus.empty())
+    for (const auto& [cpu, c] : out.per_cpu) out.cpus.push_back(cpu);
   return out;
 }
 

@@ -139,6 +139,120 @@ void add_vmstat_queueing(StepNoise& out, const ChannelContents& ch, const std::s
   }
 }
 
+// Seed 004: zone and pcp lock contention. Why there is none, or "ok".
+std::string lock_contention_status(const ChannelContents& ch, const std::string& wl) {
+  const ChannelRecord* enabled = ch.find("trace_events");
+  if (!enabled || enabled->data.find("lock:contention_begin") == std::string::npos)
+    return "lock:contention_begin was not traced (not in the guest's set_event: a kernel "
+           "without the lock tracepoints)";
+  const ChannelRecord* trig = ch.find("lock_contention_trigger");
+  // The trigger file lists the triggers set ("stacktrace:unlimited if ..."), or only
+  // "# Available triggers: ..." comment lines when none is.
+  if (!trig || (trig->data.rfind("stacktrace", 0) != 0 &&
+                trig->data.find("\nstacktrace") == std::string::npos))
+    return "no stacktrace trigger on lock:contention_begin (CONFIG_STACKTRACE off?): zone "
+           "and pcp locks cannot be told apart";
+  if (!ch.find(wl + ".lock_contention")) return "no " + wl + ".lock_contention record";
+  return "ok";
+}
+
+nlohmann::json waits_json(const LockWaits& w) {
+  return {{"count", w.count},
+          {"ended", w.ended},
+          {"wait_us", w.wait_ns / 1e3},
+          {"max_wait_us", w.max_wait_ns / 1e3}};
+}
+
+nlohmann::json lock_cpu_json(const CpuLockContention& c) {
+  return {{"zone", waits_json(c.zone)},
+          {"pcp", waits_json(c.pcp)},
+          {"other", waits_json(c.other)},
+          {"no_stack", c.no_stack}};
+}
+
+struct LockField {
+  const char* name;  // "zone" -> noise.zone_lock_*
+  LockWaits CpuLockContention::*waits;
+};
+constexpr LockField kLockFields[] = {{"zone", &CpuLockContention::zone},
+                                     {"pcp", &CpuLockContention::pcp}};
+
+// Per lock over cpus: contentions per second (kind count; aggregate rate_aggregate) and the
+// summed wait in µs (aggregate "sum"), named noise.<lock>_lock_contentions<scope>_per_s and
+// noise.<lock>_lock_wait<scope>_us.
+void add_lock_metrics(StepNoise& out, const LockContention& lc, const std::vector<int>& cpus,
+                      double window, const std::string& scope, const char* rate_aggregate) {
+  for (const LockField& f : kLockFields) {
+    MetricPerCpu rate, wait;
+    rate.kind = "count";
+    rate.window_s = window;
+    for (int cpu : cpus) {
+      auto it = lc.per_cpu.find(cpu);
+      const LockWaits w = it == lc.per_cpu.end() ? LockWaits{} : it->second.*f.waits;
+      rate.cpus.push_back(cpu);
+      rate.counts.push_back(w.count);
+      rate.slots.emplace_back(w.count / window);
+      wait.cpus.push_back(cpu);
+      wait.slots.emplace_back(w.wait_ns / 1e3);
+    }
+    const std::string base = std::string("noise.") + f.name + "_lock_";
+    if (auto m = make_per_cpu_metric("1/s", true, rate_aggregate, std::move(rate)))
+      out.metrics[base + "contentions" + scope + "_per_s"] = std::move(*m);
+    if (auto m = make_per_cpu_metric("us", true, "sum", std::move(wait)))
+      out.metrics[base + "wait" + scope + "_us"] = std::move(*m);
+  }
+}
+
+void sum_waits(LockWaits& into, const LockWaits& w) {
+  into.count += w.count;
+  into.ended += w.ended;
+  into.wait_ns += w.wait_ns;
+  into.max_wait_ns = std::max(into.max_wait_ns, w.max_wait_ns);
+}
+
+// Seed 004: contention on the zone and pcp locks (parse/trace.h lock_contention()), per traced
+// CPU and over all CPUs. Without the tracepoints, the trigger or the record: no metrics (a
+// metric cannot be all null), and details.lock_contention.status says why.
+void add_lock_contention(StepNoise& out, const ChannelContents& ch, const std::string& wl,
+                         const std::vector<int>& cpus, std::optional<double> window) {
+  const std::string status = lock_contention_status(ch, wl);
+  if (status != "ok") {
+    out.details["lock_contention"] = {{"status", status}};
+    out.notes.push_back(wl + ": no lock contention metrics: " + status);
+    return;
+  }
+  const LockContention lc = lock_contention(ch.find(wl + ".lock_contention")->data);
+  CpuLockContention all;
+  nlohmann::json by_cpu = nlohmann::json::object();
+  for (const auto& [cpu, c] : lc.per_cpu) {
+    by_cpu[std::to_string(cpu)] = lock_cpu_json(c);
+    sum_waits(all.zone, c.zone);
+    sum_waits(all.pcp, c.pcp);
+    sum_waits(all.other, c.other);
+    all.no_stack += c.no_stack;
+  }
+  out.details["lock_contention"] = {{"status", status},
+                                    {"lost_events", lc.lost_events},
+                                    {"malformed_lines", lc.malformed},
+                                    {"all_cpus", lock_cpu_json(all)},
+                                    {"per_cpu", by_cpu}};
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    auto it = lc.per_cpu.find(cpus[i]);
+    if (out.details["cpus"].is_array() && i < out.details["cpus"].size())
+      out.details["cpus"][i]["lock_contention"] =
+          lock_cpu_json(it == lc.per_cpu.end() ? CpuLockContention{} : it->second);
+  }
+  if (lc.lost_events)
+    out.notes.push_back(wl + ": the lock contention trace lost events: counts are lower bounds");
+  if (all.no_stack > 0)
+    out.notes.push_back(wl + ": " + std::to_string(all.no_stack) +
+                        " lock contentions without a stack trace were not classified");
+  if (!window || *window <= 0) return;
+  add_lock_metrics(out, lc, cpus, *window, "", "mean");
+  // Every CPU of the guest (the load usually runs on the housekeeping CPUs), summed per cell.
+  add_lock_metrics(out, lc, lc.cpus, *window, "_all_cpus", "sum");
+}
+
 }  // namespace
 
 std::optional<double> parse_step_window(std::string_view text, std::string& problem) {
@@ -219,6 +333,7 @@ StepNoise step_noise(const ChannelContents& ch, const std::string& wl) {
   if (out.details.is_object() && out.details["window_s"].is_number())
     used_window = out.details["window_s"].get<double>();
   add_vmstat_queueing(out, ch, wl, tr->data, cpus, used_window);
+  add_lock_contention(out, ch, wl, cpus, used_window);
   auto before = snapshot(ch, wl + ".interrupts_before", out.notes);
   auto after = snapshot(ch, wl + ".interrupts_after", out.notes);
   if (before && after) cross_check_interrupts(t, cpus, *before, *after, out.details, out.notes);

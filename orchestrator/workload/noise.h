@@ -9,6 +9,9 @@
 //   "<wl>.interrupts_after"    /proc/interrupts just after it
 //   "<wl>.vmstat_queue"        workqueue_queue_work lines with function=vmstat_update of every
 //                              CPU (the shepherd queues from a housekeeping CPU)
+//   "<wl>.lock_contention"     lock:contention_begin/end lines of every CPU, each begin with its
+//                              stack trace (guest/plan.h)
+// and the boot's facts "trace_events" and "lock_contention_trigger".
 #pragma once
 
 #include <cstdint>
@@ -65,7 +68,18 @@ struct StepNoise {
   // noise.vmstat_queued_while_running_per_s (parse/trace.h vmstat_queueing(); unit "1/s", kind
   // "count", per traced CPU over the step window) when "<wl>.vmstat_queue" was sent and
   // workqueue_queue_work was traced; details cpus[i].vmstat_queueing = {"queued",
-  // "while_pending", "while_running"}.
+  // "while_pending", "while_running"}. Seed 004's lock contention (parse/trace.h
+  // lock_contention(), when lock:contention_begin was traced with its stacktrace trigger):
+  //   noise.{zone,pcp}_lock_contentions_per_s  1/s per traced CPU, kind "count", mean
+  //   noise.{zone,pcp}_lock_wait_us             µs per traced CPU (summed waits, begin to end
+  //                                             on that CPU), aggregate "sum"
+  //   noise.{zone,pcp}_lock_contentions_all_cpus_per_s, noise.{zone,pcp}_lock_wait_all_cpus_us
+  //                                             the same per CPU of the guest (the record's
+  //                                             "# cpu N" headers), aggregate "sum": the total
+  // details.lock_contention = {"status": "ok" or why there are no such metrics, "lost_events",
+  // "malformed_lines", "all_cpus": C, "per_cpu": {"<cpu>": C}} and details.cpus[i].
+  // lock_contention = C, where C = {"zone"|"pcp"|"other": {"count", "ended", "wait_us",
+  // "max_wait_us"}, "no_stack"}.
   Metrics metrics;
   nlohmann::json details;  // trace_noise() details + "interrupts"; null when there is no trace
   std::vector<std::string> notes;

@@ -101,8 +101,9 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
 // (guest/plan.h) are silenced with a filter that matches nothing (no text patching, unlike
 // disabling them), the tracer is set with options/function-trace off (its entries are the
 // wakeup and the switch with their stack traces, as in seed 002) and tracing_on set (the
-// caller resets tracing_max_latency to 0 right before cyclictest). Failures go to tracing.err (sent
-// as "<step>.tracing_err").
+// caller resets tracing_max_latency to 0 right before cyclictest). The lock contention
+// stacktrace trigger (guest/plan.h) is removed meanwhile; the stop script sets it and the lock
+// event's filter again. Failures go to tracing.err (sent as "<step>.tracing_err").
 std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
   if (w.count_calls.empty() && w.latency_tracer.empty()) return "";
   std::string sc = "T=/sys/kernel/tracing\n: > tracing.err\n";
@@ -119,6 +120,7 @@ std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
     s.outputs.push_back({"calls", "calls.txt"});
   }
   if (!w.latency_tracer.empty()) {
+    sc += lock_contention_disarm_script();
     sc += "for f in $T/events/*/filter; do echo 'common_pid < 0' > $f; done 2>/dev/null\n";
     sc += "echo 0 > $T/options/function-trace 2>> tracing.err\n";
     sc += "echo " + w.latency_tracer +
@@ -139,6 +141,7 @@ std::string tracing_stop_script(const WorkloadSpec& w) {
     sc += "echo 0 > $T/tracing_on\ncat $T/tracing_max_latency > max_latency.txt\n";
     sc += "head -c 4000000 $T/trace > latency.trace\necho nop > $T/current_tracer\n";
     sc += "for f in $T/events/*/filter; do echo 0 > $f; done 2>/dev/null\n";
+    sc += lock_contention_arm_script();
     sc += "echo 1 > $T/options/function-trace\necho 1 > $T/tracing_on\n";
   }
   if (!w.count_calls.empty()) {
@@ -217,13 +220,13 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     s.outputs.push_back({"available_tracers", "available_tracers"});
     s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + margin;
   } else if (w.tool == "page-fault-bench") {
-    std::vector<std::string> argv = {"page-fault-bench",
-                                     "--cpus",
-                                     cpus.to_list(),
-                                     "--duration-s",
-                                     std::to_string(w.duration_s),
-                                     "--warmup",
-                                     std::to_string(w.warmup_iterations)};
+    // taskset first: with isolcpus=domain the init's affinity leaves out the isolated CPUs,
+    // and page-fault-bench refuses CPUs outside the affinity it starts with.
+    std::vector<std::string> argv = {"taskset",      "-c",
+                                     cpus.to_list(), "page-fault-bench",
+                                     "--cpus",       cpus.to_list(),
+                                     "--duration-s", std::to_string(w.duration_s),
+                                     "--warmup",     std::to_string(w.warmup_iterations)};
     argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
     s.script = words(argv) + "\n";
     // Two phases of duration_s each; the warm-up batches run at about 1 ms each under TCG.

@@ -396,6 +396,15 @@ inline void fuzz_trace(std::string_view in) {
     check_noise(n.metrics, n.details);
     return;
   }
+  LockContention lc = lock_contention(in);  // documented: never throws
+  check(lc.malformed >= 0, "negative malformed lock lines");
+  for (const auto& [cpu, c] : lc.per_cpu) {
+    check(cpu >= 0 && cpu <= 8191, "lock CPU out of range");
+    for (const LockWaits* w : {&c.zone, &c.pcp, &c.other})
+      check(w->ended >= 0 && w->ended <= w->count && w->max_wait_ns >= 0 &&
+                w->max_wait_ns <= w->wait_ns,
+            "inconsistent lock waits");
+  }
   TraceCounts t = parse_trace(in);  // documented: never throws
   check(t.lines >= 0 && t.malformed >= 0, "negative line counts");
   for (const auto& [cpu, c] : t.per_cpu) {

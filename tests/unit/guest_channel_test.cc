@@ -100,6 +100,39 @@ TEST(Plan, SysctlsAreWrittenAndReadBackBeforeTheSteps) {
   EXPECT_THROW(render_plan_files(p), std::exception);
 }
 
+// Seed 004: a traced step arms the lock contention trigger once, before the steps, sends what
+// the trigger file says, and sends the contention lines of every CPU; an untraced plan does not.
+TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
+  GuestPlan p;
+  p.nonce = "abcdef123456";
+  p.steps.push_back({"a", "true", {}, 10, "2-3"});
+  p.steps.push_back({"b", "true", {}, 10, "2-3"});
+  const std::string init = render_plan_files(p)[0].second;
+  const std::string arm_cmd = "echo 'stacktrace if flags == 1 || flags == 8' > $L/trigger";
+  const auto arm = init.find(arm_cmd);
+  ASSERT_NE(arm, std::string::npos) << init;
+  EXPECT_EQ(init.find(arm_cmd, arm + 1), std::string::npos);  // once
+  EXPECT_LT(init.find("echo 'flags == 1 || flags == 8' > $L/filter"), arm);
+  EXPECT_LT(init.find("if [ \"$(cat $L/enable 2>/dev/null)\" = 1 ]; then"), arm);
+  EXPECT_LT(arm, init.find("fact lock_contention_trigger $L/trigger"));
+  EXPECT_LT(init.find("fact lock_contention_trigger"), init.find("sh /isolab/steps/a.sh"));
+  for (const char* st : {"a", "b"})
+    EXPECT_NE(init.find(std::string("rec ") + st + ".lock_contention 0 " + st + ".lock_contention"),
+              std::string::npos)
+        << st;
+  EXPECT_NE(init.find("for d in $T/per_cpu/cpu*; do echo \"# cpu ${d##*/cpu}\"; cat $d/trace; done "
+                      "2>/dev/null | awk '"),
+            std::string::npos);
+  EXPECT_NE(trace_event_boot_param().find("lock:contention_begin,lock:contention_end,"),
+            std::string::npos);
+
+  GuestPlan q;
+  q.nonce = "abcdef123456";
+  q.steps.push_back({"a", "true", {}, 10, ""});
+  const std::string untraced = render_plan_files(q)[0].second;
+  EXPECT_EQ(untraced.find("contention"), std::string::npos);
+}
+
 TEST(Plan, ShQuote) { EXPECT_EQ(sh_quote("it's"), "'it'\\''s'"); }
 
 }  // namespace

@@ -199,5 +199,67 @@ TEST(ParseWorkloadNoise, BadInterruptsRecordIsANote) {
   EXPECT_TRUE(o.metrics.count("wl.noise.interruptions_per_s"));
 }
 
+// Seed 004: lock contention from the real alloc capture, traced CPUs 2-3 of the 4, and the
+// reasons for no metrics (never a 0 for a kernel that cannot tell).
+ChannelContents lock_records(const std::string& set_event, const std::string& trigger) {
+  ChannelContents ch;
+  ch.records.push_back({"trace_events", 0, set_event, false});
+  if (!trigger.empty()) ch.records.push_back({"lock_contention_trigger", 0, trigger, false});
+  ch.records.push_back({"wl.stdout", 0, "", false});
+  ch.records.push_back({"wl.trace", 0, "# cpu 2\n# cpu 3\n" + ticks(2, 3), false});
+  ch.records.push_back({"wl.window", 0, "10 12", false});
+  ch.records.push_back(
+      {"wl.lock_contention", 0, data("trace/guest-6.1-tcg-lock-contention-alloc.txt"), false});
+  return ch;
+}
+
+TEST(ParseWorkloadNoise, LockContentionPerIsolatedCpuAndInTotal) {
+  WorkloadSpec w;
+  w.name = "wl";
+  w.tool = "vmstat-overhead";
+  const std::string events =
+      "irq_vectors:local_timer_entry\nlock:contention_begin\nlock:contention_end\n";
+  const std::string trigger = "stacktrace:unlimited if flags == 1 || flags == 8\n";
+  WorkloadOutcome o = parse_workload(w, lock_records(events, trigger));
+  const Metric& zone = o.metrics.at("wl.noise.zone_lock_contentions_per_s");
+  EXPECT_EQ(zone.per_cpu->cpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(zone.per_cpu->counts, (std::vector<long long>{46, 16}));
+  EXPECT_EQ(zone.per_cpu->kind, "count");
+  EXPECT_NEAR(zone.values[0], 46 / 2.0, 1e-9);
+  EXPECT_EQ(o.metrics.at("wl.noise.pcp_lock_contentions_per_s").per_cpu->counts,
+            (std::vector<long long>{0, 0}));
+  // All four CPUs (the capture has no "# cpu N" headers: the CPUs with events): 51 + 38 + 46 +
+  // 16 zone-lock contentions over the 2 s window, summed per cell.
+  const Metric& all = o.metrics.at("wl.noise.zone_lock_contentions_all_cpus_per_s");
+  EXPECT_EQ(all.per_cpu->cpus, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(all.per_cpu->counts, (std::vector<long long>{51, 38, 46, 16}));
+  EXPECT_EQ(all.aggregate, "sum");
+  EXPECT_NEAR(reduce_metric(all), 151 / 2.0, 1e-9);
+  EXPECT_GT(reduce_metric(o.metrics.at("wl.noise.zone_lock_wait_us")), 0.0);
+  EXPECT_GT(reduce_metric(o.metrics.at("wl.noise.zone_lock_wait_all_cpus_us")),
+            reduce_metric(o.metrics.at("wl.noise.zone_lock_wait_us")));
+  EXPECT_EQ(o.noise["lock_contention"]["status"], "ok");
+  EXPECT_EQ(o.noise["lock_contention"]["all_cpus"]["zone"]["count"], 151);
+  EXPECT_EQ(o.noise["cpus"][0]["lock_contention"]["zone"]["count"], 46);
+
+  struct NoCase {
+    std::string events, trigger, status;
+  };
+  for (const NoCase& c :
+       {NoCase{"irq_vectors:local_timer_entry\n", trigger, "lock:contention_begin was not traced"},
+        NoCase{events, "# Available triggers:\n# traceon traceoff snapshot stacktrace\n",
+               "no stacktrace trigger"},
+        NoCase{events, "", "no stacktrace trigger"}}) {
+    WorkloadOutcome n = parse_workload(w, lock_records(c.events, c.trigger));
+    EXPECT_EQ(n.metrics.count("wl.noise.zone_lock_contentions_per_s"), 0u) << c.status;
+    EXPECT_EQ(n.metrics.count("wl.noise.pcp_lock_contentions_all_cpus_per_s"), 0u) << c.status;
+    EXPECT_NE(n.noise["lock_contention"]["status"].get<std::string>().find(c.status),
+              std::string::npos)
+        << n.noise["lock_contention"].dump();
+    EXPECT_TRUE(has_note(n.notes, "no lock contention metrics: " + c.status)) << c.status;
+    EXPECT_TRUE(n.metrics.count("wl.noise.local_timer_per_s"));  // the rest is unaffected
+  }
+}
+
 }  // namespace
 }  // namespace isolab

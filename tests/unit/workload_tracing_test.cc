@@ -54,6 +54,11 @@ TEST(WorkloadTracing, ScriptArmsBeforeTheLoadAndResetsTheMaxJustBeforeCyclictest
   EXPECT_LT(at(sc, "echo 0 > $T/tracing_max_latency"), at(sc, "'cyclictest'"));
   EXPECT_LT(at(sc, "'cyclictest'"), at(sc, "cat $T/tracing_max_latency"));
   EXPECT_LT(at(sc, "cat $T/tracing_max_latency"), at(sc, "echo nop > $T/current_tracer"));
+  // The lock contention stack traces stay out of the latency tracer's buffer: the trigger is
+  // removed before the tracer is set, and set again (with its event filter) after the reset.
+  EXPECT_LT(at(sc, "echo '!stacktrace' > "), at(sc, "echo 'common_pid < 0'"));
+  EXPECT_LT(at(sc, "for f in $T/events/*/filter; do echo 0 > $f"),
+            at(sc, "echo 'stacktrace if flags == 1 || flags == 8'"));
   EXPECT_THAT(sc, HasSubstr("'taskset' '-c' '0-1' 'madvise-pressure' '--duration-s' '5' "
                             "'--mib' '16'"));
 }

@@ -14,6 +14,9 @@ struct ProcIo {
   std::uint64_t wchar = 0;
 };
 
+// rchar and wchar of pid alone; zeros when it is gone or unreadable. Never throws.
+ProcIo process_io(int pid);
+
 // Sums rchar and wchar over pid and its live descendants (at most 256 processes). A process
 // that is gone or unreadable counts 0; never throws.
 ProcIo process_tree_io(int pid);

@@ -95,6 +95,16 @@ TEST(StressngRun, ZeroOpsOverTheWholeRunStaysValid) {
   EXPECT_EQ(check("vm-100T-rc0", 0, {"vm"}).outcome, Outcome::ok);
 }
 
+// The same request in a real 6.1 guest (tinyconfig-based, no SCTP): a "fail:" line, then
+// "successful run completed" and exit status 0 (records of WorkloadStressngStatus).
+TEST(StressngRun, GuestWithoutSctpIsInvalid) {
+  StressngRunCheck c = check("guest-6.1-cpu-sctp-rc0", 0, {"cpu", "sctp"});
+  EXPECT_EQ(c.outcome, Outcome::invalid);
+  EXPECT_EQ(c.line, 3u);
+  EXPECT_EQ(c.reason,
+            "stressor sctp did not run: sctp: socket failed, errno=38 (Function not implemented)");
+}
+
 TEST(StressngRun, NothingRanWithStatus0IsInvalid) {
   StressngRunCheck c = check("none-apparmor-rc0", 0, {"apparmor"}, false);
   EXPECT_EQ(c.outcome, Outcome::invalid);

@@ -4,8 +4,8 @@
 // - tty: one status line redrawn in place ("\r" + erase-line, ESC [K) at most every
 //   tty_interval_s; messages are printed above it.
 // - plain (stderr is not a terminal): one line per update, at most one per plain_interval_s
-//   for a task (default 9 s: polled commands add up to a second, and a long step must show a
-//   line at least every 10 s), plus every message;
+//   for a task (default 8 s: a poll of a command and its measure add up to 2 s, and a long step
+//   must show a line at least every 10 s), plus every message;
 // - json: one JSON object per line for CI systems, with the same throttling as plain:
 //     {"event":"message","text":"..."}
 //     {"event":"progress","task":"build vanilla","done":812,"total":2410,"unit":"objects",
@@ -48,7 +48,7 @@ class Progress {
  public:
   using Clock = std::function<double()>;  // monotonic seconds
   // `out` must outlive the object (normally std::cerr).
-  Progress(ProgressMode mode, std::ostream& out, Clock now, double plain_interval_s = 9.0,
+  Progress(ProgressMode mode, std::ostream& out, Clock now, double plain_interval_s = 8.0,
            double tty_interval_s = 0.25);
   ~Progress();
 

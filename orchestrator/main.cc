@@ -264,6 +264,10 @@ int main(int argc, char** argv) {
   imp->add_option("--host", import_host,
                   "Host fact KEY=VALUE (cpu_model, host_kernel, nproc, ...); repeatable");
   imp->add_flag("--ns", iopt.values_in_ns, "cyclictest text was printed with -N (nanoseconds)");
+  imp->add_option("--exit-status", iopt.exit_status,
+                  "stress-ng: its exit status for every FILE (0 ok, 2 a stressor failed, 3 no "
+                  "resources, 7 metrics untrustworthy, ...)")
+      ->check(CLI::Range(0, 255));
 
   // cache
   auto* cache = app.add_subcommand(

@@ -17,6 +17,29 @@ std::optional<double> eta_seconds(double elapsed_s, double done, double done_at_
   return elapsed_s / worked * (*total - done);
 }
 
+std::optional<double> median_unit_eta(const std::vector<double>& unit_seconds, double done,
+                                      std::optional<double> total) {
+  if (unit_seconds.empty() || !total || done >= *total) return std::nullopt;
+  std::vector<double> v = unit_seconds;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  double median = v[mid];
+  if (v.size() % 2 == 0) median = (median + *std::max_element(v.begin(), v.begin() + mid)) / 2;
+  return median * (*total - done);
+}
+
+std::optional<double> Progress::task_eta(Task& tk, double t, double done,
+                                         std::optional<double> total, bool force) {
+  if (!force) return eta_seconds(t - tk.started, done, tk.done_at_start, total);
+  const double units = std::round(done - tk.last_forced_done);
+  if (units >= 1 && units <= 1000)
+    for (int i = 0; i < static_cast<int>(units); ++i)
+      tk.unit_seconds.push_back((t - tk.last_forced_t) / units);
+  tk.last_forced_t = t;
+  tk.last_forced_done = done;
+  return median_unit_eta(tk.unit_seconds, done, total);
+}
+
 std::string format_duration(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   char buf[48];
@@ -112,14 +135,14 @@ bool Progress::update(const std::string& task, double done, std::optional<double
   auto [it, fresh] = tasks_.try_emplace(task);
   Task& tk = it->second;
   if (fresh) {
-    tk.started = t;
-    tk.done_at_start = done;
+    tk.started = tk.last_forced_t = t;
+    tk.done_at_start = tk.last_forced_done = done;
   }
+  const auto eta = task_eta(tk, t, done, total, force);
   const double interval = mode_ == ProgressMode::tty ? tty_interval_ : plain_interval_;
   if (!force && tk.last_shown && t - *tk.last_shown < interval) return false;
   tk.last_shown = t;
   const double elapsed = t - tk.started;
-  const auto eta = eta_seconds(elapsed, done, tk.done_at_start, total);
   if (mode_ == ProgressMode::json) {
     write_json(task, done, total, unit, elapsed, eta);
   } else if (mode_ == ProgressMode::plain) {

@@ -4,7 +4,8 @@
 // - tty: one status line redrawn in place ("\r" + erase-line, ESC [K) at most every
 //   tty_interval_s; messages are printed above it.
 // - plain (stderr is not a terminal): one line per update, at most one per plain_interval_s
-//   for a task (default 10 s), plus every message;
+//   for a task (default 8 s: a poll of a command and its measure add up to 2 s, and a long step
+//   must show a line at least every 10 s), plus every message;
 // - json: one JSON object per line for CI systems, with the same throttling as plain:
 //     {"event":"message","text":"..."}
 //     {"event":"progress","task":"build vanilla","done":812,"total":2410,"unit":"objects",
@@ -19,6 +20,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace isolab {
 
@@ -30,6 +32,15 @@ enum class ProgressMode { quiet, tty, plain, json };
 std::optional<double> eta_seconds(double elapsed_s, double done, double done_at_start,
                                   std::optional<double> total);
 
+// The estimated seconds left for a task done in units of their own (cells): the median of the
+// seconds each finished unit took, times the units left. The median, not elapsed / done: one
+// slow or fast cell (a retried boot, a one-off stall) does not move it. It cannot foresee a
+// change of the host's load, which is what moved the seconds per cell here (two default runs on
+// this shared 2-core host: 39 to 119 s and 44 to 108 s per boot, drifting within each run).
+// nullopt without a finished unit, an unknown total, or done >= total.
+std::optional<double> median_unit_eta(const std::vector<double>& unit_seconds, double done,
+                                      std::optional<double> total);
+
 // "42 s", "3 min 05 s", "1 h 02 min".
 std::string format_duration(double seconds);
 
@@ -37,7 +48,7 @@ class Progress {
  public:
   using Clock = std::function<double()>;  // monotonic seconds
   // `out` must outlive the object (normally std::cerr).
-  Progress(ProgressMode mode, std::ostream& out, Clock now, double plain_interval_s = 10.0,
+  Progress(ProgressMode mode, std::ostream& out, Clock now, double plain_interval_s = 8.0,
            double tty_interval_s = 0.25);
   ~Progress();
 
@@ -46,7 +57,9 @@ class Progress {
 
   // The task `task` has done `done` of `total` (nullopt: unknown) `unit`s. The first update of
   // a task starts its clock. Shown when the task's last line is at least the interval old, or
-  // when `force` (a cell finished). Returns whether a line was written.
+  // when `force` (a unit finished: a cell). Forced updates time the units between them, and
+  // such a task's ETA is median_unit_eta(); other tasks' is eta_seconds(). Returns whether a
+  // line was written.
   bool update(const std::string& task, double done, std::optional<double> total,
               const std::string& unit, bool force = false);
 
@@ -64,7 +77,11 @@ class Progress {
   struct Task {
     double started = 0, done_at_start = 0;
     std::optional<double> last_shown;
+    double last_forced_t = 0, last_forced_done = 0;  // the previous forced update
+    std::vector<double> unit_seconds;                // one per unit finished between them
   };
+  std::optional<double> task_eta(Task& tk, double t, double done, std::optional<double> total,
+                                 bool force);
   void clear_status();
   void write_json(const std::string& task, double done, std::optional<double> total,
                   const std::string& unit, double elapsed, std::optional<double> eta);

@@ -272,6 +272,10 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
         }
         std::vector<unsigned> cpus = metric_cpus(m, mp);
         if (values.empty()) continue;
+        if (const std::string why = str_or(m, "untrustworthy"); !why.empty()) {
+          d.untrusted.push_back({"", cell_id, name, why});
+          continue;
+        }
         if (s.metric_kind() == MetricKind::count) check_count_values(values, *vs, mp);
         s.values.push_back(aggregate(how, values));
         s.cell_ids.push_back(cell_id);
@@ -557,6 +561,11 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     i.side = "B";
     cmp.issues.push_back(std::move(i));
   }
+  for (auto* side : {&a, &b})
+    for (auto& u : side->untrusted) {
+      u.side = side == &a ? "A" : "B";
+      cmp.untrusted.push_back(std::move(u));
+    }
   return cmp;
 }
 

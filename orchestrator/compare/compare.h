@@ -5,7 +5,8 @@
 // all null contributes nothing to that metric). A metric may carry "kind" ("count" or
 // "timing"; see verdict.h for how the kind is decided when it is absent) and, for per-CPU
 // counts, "cpus" (the traced isolated CPUs its values belong to); "counts" and "window_s" are
-// not read. Only cells with status "ok" and warmup false
+// not read. A cell's metric marked "untrustworthy" contributes nothing and is listed
+// (Comparison::untrusted) with its reason. Only cells with status "ok" and warmup false
 // contribute. Cells that are "invalid" or "failed" are listed as issues with their reason and
 // failed gate rows; a kernel failure (failure_class build, boot, panic, oops, warning,
 // rcu_stall or lockup) of a B cell counts as one regression of its own. Infrastructure,
@@ -55,6 +56,15 @@ struct CellIssue {
   bool kernel_failure = false;             // see the class list at the top of this file
 };
 
+// The values of one metric in one ok cell that were left out because the cell marked them
+// "untrustworthy" (parse/metrics.h; stress-ng exit status 7, case S3).
+struct UntrustedValues {
+  std::string side;  // "A" or "B" (set by compare_runs)
+  std::string cell_id;
+  std::string metric;
+  std::string reason;
+};
+
 // Everything compare needs from one variant of one run.
 struct VariantData {
   std::string run_id;
@@ -64,7 +74,8 @@ struct VariantData {
   std::map<std::string, MetricSamples> metrics;
   std::map<std::string, Histogram> histograms;  // merged over contributing cells
   std::map<std::string, std::string> histogram_units;
-  std::vector<CellIssue> issues;  // side left empty; compare_runs fills it
+  std::vector<CellIssue> issues;           // side left empty; compare_runs fills it
+  std::vector<UntrustedValues> untrusted;  // not in `metrics`; side left empty
   std::set<std::string> cell_accelerators;
   // variants.<v>.build_warnings (kernel/build_log.h JSON form); nullopt when the run did not
   // record them (older results, or the log was unreadable).
@@ -184,7 +195,8 @@ struct Comparison {
   std::vector<MetricRow> metrics;  // sorted by name
   std::vector<TailRow> tails;
   std::vector<CellIssue> issues;
-  std::vector<GateSummaryRow> gate;  // in the order the checks first appear
+  std::vector<UntrustedValues> untrusted;  // A's then B's, in cell order; not tested
+  std::vector<GateSummaryRow> gate;        // in the order the checks first appear
   // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
   std::optional<std::vector<NewBuildWarning>> new_warnings;
   std::vector<LatencyTraceRow> latency_traces;  // A cells then B cells, in cell order

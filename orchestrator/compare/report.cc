@@ -186,6 +186,11 @@ std::string issue_line(const CellIssue& i) {
   return s;
 }
 
+// "B b-r1: cpu.bogo_ops: stress-ng: metrics untrustworthy: ..."
+std::string untrusted_line(const UntrustedValues& u) {
+  return u.side + " " + u.cell_id + ": " + u.metric + ": " + u.reason;
+}
+
 // The warnings B's build adds over A's, one line each; the ones in files B's series touches
 // count against B (as a kernel test robot's report would be about them).
 std::vector<std::string> warning_lines(const Comparison& c) {
@@ -469,6 +474,10 @@ std::string render_text(const Comparison& c) {
       for (const auto& g : i.gate_failures) o << "    gate: " << g << "\n";
     }
   }
+  if (!c.untrusted.empty()) {
+    o << "\nvalues left out of the comparison (untrustworthy):\n";
+    for (const auto& u : c.untrusted) o << "  " << untrusted_line(u) << "\n";
+  }
   if (c.new_warnings) {
     o << "\nbuild warnings B adds over A (matched by file, class and message): "
       << c.new_warnings->size() << "\n";
@@ -580,6 +589,10 @@ nlohmann::json render_json(const Comparison& c) {
          {"gate_failures", i.gate_failures},
          {"kernel_failure", i.kernel_failure}});
   }
+  j["untrusted"] = nlohmann::json::array();
+  for (const auto& u : c.untrusted)
+    j["untrusted"].push_back(
+        {{"side", u.side}, {"cell_id", u.cell_id}, {"metric", u.metric}, {"reason", u.reason}});
   if (c.new_warnings) {
     j["new_build_warnings"] = nlohmann::json::array();
     for (const auto& n : *c.new_warnings) {
@@ -672,6 +685,10 @@ std::string render_markdown(const Comparison& c) {
       o << "- " << md_escape(issue_line(i)) << "\n";
       for (const auto& g : i.gate_failures) o << "  - gate: " << md_escape(g) << "\n";
     }
+  }
+  if (!c.untrusted.empty()) {
+    o << "\nValues left out of the comparison (untrustworthy):\n\n";
+    for (const auto& u : c.untrusted) o << "- " << md_escape(untrusted_line(u)) << "\n";
   }
   if (c.new_warnings) {
     o << "\nBuild warnings B adds over A: " << c.new_warnings->size() << "\n\n";

@@ -269,6 +269,21 @@ std::optional<std::size_t> expected_build_steps(const fs::path& cache, const fs:
   return best;
 }
 
+// A cold build's Kbuild steps when the cache has no build of the same source and base config
+// to count against: measured here, tinyconfig + base.config + isolation.config on 6.1 took
+// 1431 steps, with preempt-rt.config on 6.12 1545. A rough prior: the percentage stops at 99
+// when a build needs more.
+constexpr std::size_t kColdBuildStepsPrior = 1500;
+
+// The config stage's heartbeat: command i of n is running ("config <variant>", commands).
+std::function<void()> config_poll(const KernelEnv& env, const std::string& variant, std::size_t i,
+                                  std::size_t n) {
+  if (!env.meter) return {};
+  return [&env, task = "config " + variant, i, n] {
+    env.meter->update(task, static_cast<double>(i), static_cast<double>(n), "commands");
+  };
+}
+
 }  // namespace
 
 fs::path default_cache_dir() {
@@ -290,7 +305,7 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   const int jobs = env.jobs > 0 ? env.jobs : std::max(1u, std::thread::hardware_concurrency());
   const std::string arch = host_arch();
   const std::string target = "bzImage";
-  SourceContext sctx{cache, env.runner, say};
+  SourceContext sctx{cache, env.runner, say, env.meter, variant};
 
   // Inputs known before any config step.
   auto t0 = Clock::now();
@@ -382,13 +397,17 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   const fs::path nr_cpus_file = build_dir / "isolab-nr-cpus.config";
   if (req.nr_cpus) write_file_atomic(nr_cpus_file, nr_cpus_text);
   std::string final_config = step("config", [&] {
-    run_logged(env, make_base_config_argv(build_dir, req.base_target, ccache), worktree, log);
     std::vector<fs::path> frag_paths;
     for (const auto& f : req.fragments) frag_paths.push_back(fs::absolute(f));
     if (req.nr_cpus) frag_paths.push_back(nr_cpus_file);
     frag_paths.push_back(required);
-    run_logged(env, merge_config_argv(worktree, build_dir, frag_paths), worktree, log);
-    run_logged(env, make_olddefconfig_argv(build_dir, ccache), worktree, log);
+    const std::vector<std::vector<std::string>> commands = {
+        make_base_config_argv(build_dir, req.base_target, ccache),
+        merge_config_argv(worktree, build_dir, frag_paths),
+        make_olddefconfig_argv(build_dir, ccache)};
+    for (std::size_t i = 0; i < commands.size(); ++i)
+      run_logged(env, commands[i], worktree, log, config_poll(env, variant, i, commands.size()));
+    if (env.meter) env.meter->finish("config " + variant);
     if (!fs::exists(config))
       throw Error("no .config in " + build_dir.string() + " after olddefconfig");
     std::string text = read_file(config);
@@ -427,8 +446,14 @@ KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
     std::optional<double> total;
     const std::string task = "build " + variant;
     if (env.meter) {
-      if (auto n = expected_build_steps(cache, build_dir, src.tree_id, req.base_target))
+      if (auto n = expected_build_steps(cache, build_dir, src.tree_id, req.base_target)) {
         total = static_cast<double>(*n);
+      } else {
+        total = static_cast<double>(kColdBuildStepsPrior);
+        say("no earlier build of this source and base config in the cache: progress counts "
+            "against an estimate of " +
+            std::to_string(kColdBuildStepsPrior) + " steps");
+      }
       counter.emplace(log);
       poll = [&] { env.meter->update(task, static_cast<double>(counter->poll()), total, "steps"); };
     }

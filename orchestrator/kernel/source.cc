@@ -3,13 +3,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
 #include "kernel/build_log.h"
 #include "kernel/file_lock.h"
+#include "sys/proc_io.h"
 
 namespace fs = std::filesystem;
 
@@ -39,8 +42,12 @@ void say(const SourceContext& ctx, const std::string& msg) {
   if (ctx.progress) ctx.progress(msg);
 }
 
+// Forward declaration: git() reports through run_metered().
+struct StageMeter;
+ProcessResult run_metered(const SourceContext& ctx, const ProcessSpec& spec, const StageMeter* m);
+
 ProcessResult git(const SourceContext& ctx, const fs::path& dir, std::vector<std::string> args,
-                  bool must_succeed = true) {
+                  bool must_succeed = true, const StageMeter* meter = nullptr) {
   ProcessSpec spec;
   spec.argv = {"git"};
   if (!dir.empty()) {
@@ -49,11 +56,93 @@ ProcessResult git(const SourceContext& ctx, const fs::path& dir, std::vector<std
   }
   for (auto& a : args) spec.argv.push_back(std::move(a));
   spec.env = kIsolabGitEnv;
-  ProcessResult r = ctx.runner.run(spec);
+  ProcessResult r = run_metered(ctx, spec, meter);
   if (must_succeed && !r.ok())
     throw Error(argv_to_display(spec.argv) + ": " + r.describe() + ": " +
                 sanitize_excerpt(r.err.empty() ? r.out : r.err, 600));
   return r;
+}
+
+// ---- Progress of the long commands of a cold source (see SourceContext::meter).
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// What a command has done so far, measured from outside while it runs.
+struct StageMeter {
+  std::string task;  // "unpack vanilla"
+  std::string unit;  // "MiB", "objects"
+  std::optional<double> total;
+  std::function<double(int pid)> done;
+};
+
+// Runs spec; with ctx.meter and m, polls m every second and shows it (Progress throttles).
+ProcessResult run_metered(const SourceContext& ctx, const ProcessSpec& spec, const StageMeter* m) {
+  if (!ctx.meter || !m) return ctx.runner.run(spec);
+  auto child = ctx.runner.start(spec);
+  for (;;) {
+    if (auto r = child->wait_for(std::chrono::seconds(1))) return *r;
+    ctx.meter->update(m->task, m->done(child->pid()), m->total, m->unit);
+  }
+}
+
+// Files, directories and bytes of a tree (without .git), for the totals of the meters.
+struct TreeSize {
+  double files = 0, dirs = 0, bytes = 0;
+};
+
+TreeSize tree_size(const fs::path& root) {
+  TreeSize t;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_symlink(ec) || it->is_regular_file(ec)) {
+      t.files += 1;
+      if (!it->is_symlink(ec)) t.bytes += static_cast<double>(it->file_size(ec));
+    } else if (it->is_directory(ec)) {
+      t.dirs += 1;
+    }
+  }
+  return t;
+}
+
+// Loose objects under repo/.git/objects (what git add and commit write).
+double loose_objects(const fs::path& repo) {
+  double n = 0;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(repo / ".git" / "objects", ec)) {
+    if (d.path().filename().string().size() != 2) continue;
+    for (auto it = fs::directory_iterator(d.path(), ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      n += 1;
+  }
+  return n;
+}
+
+// MiB tar will read from the archive: the uncompressed size of a .xz (`xz --robot --list`,
+// "totals" line, field 5), a plain tar's size; nullopt for other compressions.
+std::optional<double> archive_mib(const SourceContext& ctx, const fs::path& tarball) {
+  std::error_code ec;
+  const std::string name = tarball.filename().string();
+  if (name.ends_with(".tar")) return static_cast<double>(fs::file_size(tarball, ec)) / kMiB;
+  if (!name.ends_with(".xz") && !name.ends_with(".txz")) return std::nullopt;
+  ProcessSpec xz;
+  xz.argv = {"xz", "--robot", "--list", tarball.string()};
+  ProcessResult r = ctx.runner.run(xz);
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string_view l = line;
+    if (!l.starts_with("totals\t")) continue;
+    std::vector<std::string> f;
+    std::size_t at = 0;
+    for (std::size_t tab; (tab = l.find('\t', at)) != std::string_view::npos; at = tab + 1)
+      f.emplace_back(l.substr(at, tab - at));
+    f.emplace_back(l.substr(at));
+    if (f.size() > 4) return std::strtod(f[4].c_str(), nullptr) / kMiB;
+  }
+  return std::nullopt;
 }
 
 std::string first_line(const std::string& s) {
@@ -112,7 +201,11 @@ SourceTree prepare_tarball(const SourceSpec& spec, const SourceContext& ctx) {
   say(ctx, "source: unpacking " + tarball.string() + " into " + dir.string());
   ProcessSpec tar;
   tar.argv = {"tar", "-xf", tarball.string(), "-C", tmp.string(), "--strip-components=1"};
-  ProcessResult r = ctx.runner.run(tar);
+  const StageMeter unpack{
+      "unpack " + ctx.variant, "MiB", ctx.meter ? archive_mib(ctx, tarball) : std::nullopt,
+      [](int pid) { return static_cast<double>(process_io(pid).rchar) / kMiB; }};
+  ProcessResult r = run_metered(ctx, tar, &unpack);
+  if (ctx.meter) ctx.meter->finish(unpack.task);
   if (!r.ok()) {
     remove_quietly(tmp);
     throw Error("unpacking " + tarball.string() + ": tar " + r.describe() + ": " +
@@ -124,14 +217,20 @@ SourceTree prepare_tarball(const SourceSpec& spec, const SourceContext& ctx) {
                 " is not a kernel source tarball with one top-level directory (no Makefile or "
                 "scripts/kconfig/merge_config.sh after tar --strip-components=1)");
   }
+  TreeSize size;
   try {
     say(ctx, "source: git init + commit of the pristine tree");
+    size = ctx.meter ? tree_size(tmp) : TreeSize{};
+    const StageMeter commit{"commit " + ctx.variant, "objects", size.files + size.dirs,
+                            [&](int) { return loose_objects(tmp); }};
     git(ctx, tmp, {"init", "-q"});
     // -f: the tree must be exactly the tarball, including files the kernel's .gitignore lists.
-    git(ctx, tmp, {"add", "-A", "-f"});
+    git(ctx, tmp, {"add", "-A", "-f"}, true, &commit);
     git(ctx, tmp,
         {"commit", "-q", "--no-verify", "-m",
-         "isolab: pristine " + tarball.filename().string() + "\n\nsha256 " + sha});
+         "isolab: pristine " + tarball.filename().string() + "\n\nsha256 " + sha},
+        true, &commit);
+    if (ctx.meter) ctx.meter->finish(commit.task);
     git(ctx, tmp, {"update-ref", "refs/isolab/base", "HEAD"});
   } catch (...) {
     remove_quietly(tmp);
@@ -288,7 +387,12 @@ std::string checkout_variant(const SourceTree& src, const fs::path& worktree,
     git(ctx, src.repo, {"worktree", "prune"});
     fs::create_directories(worktree.parent_path());
     say(ctx, "source: creating worktree " + worktree.string());
-    git(ctx, src.repo, {"worktree", "add", "-f", "--detach", worktree.string(), src.base_commit});
+    const StageMeter checkout{
+        "checkout " + ctx.variant, "MiB", ctx.meter ? tree_size(src.repo).bytes / kMiB : 0.0,
+        [](int pid) { return static_cast<double>(process_tree_io(pid).wchar) / kMiB; }};
+    git(ctx, src.repo, {"worktree", "add", "-f", "--detach", worktree.string(), src.base_commit},
+        true, &checkout);
+    if (ctx.meter) ctx.meter->finish(checkout.task);
     write_file_atomic(ready, src.base_commit + "\n");
   }
   if (patches.empty()) {

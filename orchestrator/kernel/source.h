@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/progress.h"
 #include "kernel/kernel.h"
 #include "sys/process.h"
 
@@ -28,6 +29,13 @@ struct SourceContext {
   std::filesystem::path cache_dir;
   ProcessRunner& runner;
   std::function<void(const std::string&)> progress;  // may be empty
+  // Progress of the long commands (may be null): tasks "unpack <variant>" (MiB of the
+  // uncompressed archive tar has read, /proc/<pid>/io rchar, against `xz --robot --list`'s
+  // uncompressed size or a plain tar's size), "commit <variant>" (loose objects git add and
+  // commit wrote, against files + directories of the tree) and "checkout <variant>" (MiB git
+  // wrote, wchar of git and its children, against the tree's bytes).
+  Progress* meter = nullptr;
+  std::string variant;  // names the tasks
 };
 
 // Tarball: sha256 (remembered in <cache>/src/tarball-hashes.json by path, size and mtime),

@@ -21,7 +21,7 @@ bool add_metric_value(Metrics& metrics, const std::string& name, const std::stri
   if (!std::isfinite(value)) return false;
   auto it = metrics.find(name);
   if (it == metrics.end()) {
-    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}, std::nullopt});
+    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}, std::nullopt, {}});
     return true;
   }
   Metric& m = it->second;
@@ -53,7 +53,7 @@ std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is
                 std::to_string(per_cpu.counts.size()) + " counts");
   if (per_cpu.window_s && !(std::isfinite(*per_cpu.window_s) && *per_cpu.window_s > 0))
     throw Error("per-CPU metric (" + unit + "): window_s must be finite and positive");
-  Metric m{unit, lower_is_better, aggregate, {}, std::nullopt};
+  Metric m{unit, lower_is_better, aggregate, {}, std::nullopt, {}};
   for (auto& slot : per_cpu.slots) {
     if (slot && !std::isfinite(*slot)) slot.reset();
     if (slot) m.values.push_back(*slot);
@@ -61,6 +61,17 @@ std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is
   if (m.values.empty()) return std::nullopt;
   m.per_cpu = std::move(per_cpu);
   return m;
+}
+
+std::size_t mark_untrustworthy(Metrics& metrics, const std::string& prefix,
+                               const std::string& why) {
+  std::size_t n = 0;
+  for (auto& [name, m] : metrics) {
+    if (!name.starts_with(prefix)) continue;
+    if (m.untrustworthy.empty()) m.untrustworthy = why;
+    ++n;
+  }
+  return n;
 }
 
 double reduce_metric(const Metric& metric) {
@@ -81,6 +92,7 @@ void to_json(nlohmann::json& j, const Metric& metric) {
                      {"better", metric.lower_is_better ? "lower" : "higher"},
                      {"aggregate", metric.aggregate},
                      {"values", metric.values}};
+  if (!metric.untrustworthy.empty()) j["untrustworthy"] = metric.untrustworthy;
   if (!metric.per_cpu) return;
   const MetricPerCpu& pc = *metric.per_cpu;
   nlohmann::json slots = nlohmann::json::array();
@@ -186,6 +198,12 @@ void from_json(const nlohmann::json& j, Metric& metric) {
     slots.emplace_back(v);
   }
   if (per_cpu) out.per_cpu = per_cpu_from_json(j, std::move(slots), out.values.empty());
+  if (auto u = j.find("untrustworthy"); u != j.end()) {
+    if (!u->is_string() || u->get<std::string>().empty())
+      throw Error("metric: field \"untrustworthy\" must be a non-empty string, got " +
+                  quote_json(*u));
+    out.untrustworthy = u->get<std::string>();
+  }
   metric = std::move(out);
 }
 

@@ -11,6 +11,10 @@
 //   {"unit": "1/s", "better": "lower", "aggregate": "mean", "kind": "count",
 //    "cpus": [5, 6, 7], "counts": [9, 0, 0], "window_s": 5.01, "values": [1.796, 0, 0]}
 // "kind", "counts" and "window_s" appear only when set.
+//
+// A metric whose values the tool itself does not vouch for (stress-ng exit status 7, "metrics
+// untrustworthy", case S3) carries "untrustworthy": "<why>"; compare keeps such a cell's values
+// out of the test and lists them (compare/compare.h).
 #pragma once
 
 #include <map>
@@ -44,6 +48,8 @@ struct Metric {
   std::vector<double> values;
   // Per-CPU evidence; nullopt for ordinary metrics. Build it with make_per_cpu_metric().
   std::optional<MetricPerCpu> per_cpu;
+  // Non-empty: why these values must not enter a comparison ("untrustworthy" in JSON).
+  std::string untrustworthy;
 
   bool operator==(const Metric&) const = default;
 };
@@ -77,11 +83,16 @@ std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is
 // Throws isolab::Error when values is empty or the aggregate is unknown.
 double reduce_metric(const Metric& metric);
 
+// Marks every metric of `metrics` whose name starts with `prefix` untrustworthy for `why`
+// (keeps an earlier reason). Returns how many were marked.
+std::size_t mark_untrustworthy(Metrics& metrics, const std::string& prefix, const std::string& why);
+
 // nlohmann::json conversion. to_json throws isolab::Error if a value is not finite (a bug: the
 // parsers never store one). from_json throws isolab::Error naming the bad field ("unit",
 // "better", "aggregate", "values/3", "cpus/1", "counts") when the object does not have the
-// shape above; an empty "values" array is rejected too, because a metric without samples is
-// omitted, not stored. null in "values" is accepted only beside "cpus" (and not for all slots).
+// shape above ("untrustworthy" must be a non-empty string when present); an empty "values" array is
+// rejected too, because a metric without samples is omitted, not stored. null in "values" is
+// accepted only beside "cpus" (and not for all slots).
 void to_json(nlohmann::json& j, const Metric& metric);
 void from_json(const nlohmann::json& j, Metric& metric);
 

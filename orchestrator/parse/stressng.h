@@ -81,6 +81,71 @@ StressngResult parse_stressng_text(std::string_view text);
 // values are skipped; a metric with no value is omitted with a note in *notes.
 Metrics stressng_metrics(const StressngResult& result, std::vector<std::string>* notes = nullptr);
 
+// ---- Exit status and log (case S3; stress-ng manual, EXIT STATUS; stress-ng.c
+// stress_exit_status_summary()).
+//
+// What a run said about itself in its log (stderr; the "stress-ng: <level>: [pid]" prefix is
+// optional). Lines read (others are ignored; nothing here throws, the text may be a guest's):
+//   "setting to a 5 second run per stressor"              -> run_seconds
+//   "dispatching hogs: 2 cpu, 1 vm"                       -> dispatched
+//   "skipped: 1: apparmor (1)", "passed: 0", "failed: 2: vm (2)", "metrics untrustworthy: 0"
+//      (newer than 0.15.06; absent there)                  -> summary_seen and the lists
+//   "<s>: ... skipping stressor", "<s> stressor will be skipped, ...", "... not implemented ..."
+//                                                          -> skipped
+//   "process [pid] (<s>) terminated with an error, exit status=2 (stressor failed)",
+//   "process [pid] (<s>) terminated on signal: 9 (SIGKILL)" -> failed
+//   "process [pid] (<s>) aborted early, out of system resources" -> no_resources
+//   "<s>: WARNING: bogo-ops counter in non-ready state, metrics are untrustworthy",
+//   "<s> instance N corrupted bogo-ops counter ..." / "... hash error in bogo-ops counter ..."
+//                                                          -> untrustworthy
+//   "No stress workers invoked"                            -> no_workers_line
+//   "successful run completed" / "unsuccessful run completed" -> completed
+// Each map goes from stressor name to the first line that says so.
+struct StressngLogLine {
+  std::size_t line = 0;  // 1-based; 0: not seen
+  std::string text;      // the line without its prefix, sanitized and cut to 200 bytes
+};
+struct StressngLog {
+  std::vector<std::string> dispatched;
+  std::optional<double> run_seconds;  // "setting to a 5 second run per stressor"
+  std::map<std::string, StressngLogLine> passed, skipped, failed, no_resources, untrustworthy;
+  StressngLogLine passed_summary;  // the "passed:" line (line 0: no summary, as in 0.15.06)
+  StressngLogLine no_workers;      // "No stress workers invoked"
+  StressngLogLine completed;       // "(un)successful run completed in ..."
+  std::optional<bool> successful;  // from `completed`
+};
+StressngLog parse_stressng_log(std::string_view text);
+
+// The meaning of a stress-ng exit status (stress-ng.h EXIT_*): 0 "success", 1 "harness or
+// usage error", 2 "a stressor failed (or an unexpected signal)", 3 "not enough resources", 4
+// "not implemented", 5 "killed by a signal", 6 "a stressor ended with _exit()", 7 "metrics
+// untrustworthy"; anything else "not a stress-ng exit status".
+std::string stressng_exit_meaning(int status);
+
+// How a run counts (case S3). Decided in this order:
+//  1. failed: the exit status is 1-6 or not a stress-ng status, or the log shows a failed or
+//     resource-starved stressor, or an "unsuccessful run"; reason "stress-ng exited 2 (a
+//     stressor failed ...): vm: <the log line>".
+//  2. invalid: a requested stressor did not run: the log says it was skipped, the summary's
+//     "passed:" list lacks it, "No stress workers invoked", or (without a summary) it has no
+//     metrics row or a row with 0 bogo ops in less than half the run time (1 s when the log does
+//     not give it; 0.15.06 prints such a row for a skipped stressor); reason "stressor sctp did
+//     not run: <the log line>". Exit status 0 does not make such a run a success. A stressor
+//     that ran its time and counted 0 bogo ops (stress-ng calls it passed) is left valid.
+//  3. ok; untrustworthy names the stressors whose metrics must not enter a comparison: those the
+//     log calls untrustworthy, or every reported stressor under exit status 7.
+// exit_status: nullopt when unknown (an imported log). requested: the stressors asked for
+// (empty: the log's dispatched list). reported: the stressors with a metrics row.
+struct StressngRunCheck {
+  enum class Outcome { ok, invalid, failed } outcome = Outcome::ok;
+  std::string reason;
+  std::size_t line = 0;  // the log line behind the outcome; 0 when none (exit status alone)
+  std::map<std::string, std::string> untrustworthy;  // stressor -> why
+};
+StressngRunCheck check_stressng_run(const StressngLog& log, std::optional<int> exit_status,
+                                    std::vector<std::string> requested,
+                                    const StressngResult& reported);
+
 // The small YAML subset reader behind parse_stressng_yaml, exposed for tests and fuzzing.
 // We use our own rather than yaml-cpp: stress-ng writes a fixed, tiny subset (block mappings and
 // sequences by indentation, "- key: value" items, flow [ ] and { } collections, plain and

@@ -248,11 +248,18 @@ void record_guest(json& c, const CellContext& cx, const json& vdoc,
   c["gate_reason"] = gate.reason;
 }
 
-// Parses every workload the guest reported into c; returns the first workload failure ("" if
-// none). Keeps every record as a raw file beside the result.
-std::string record_workloads(json& c, const CellContext& cx, const ChannelContents& ch,
-                             const fs::path& cdir) {
+// The first workload failure and the first workload that did not measure what was asked (a
+// requested stress-ng stressor skipped, case S3); "" when none.
+struct WorkloadVerdicts {
   std::string failure;
+  std::string invalid;
+};
+
+// Parses every workload the guest reported into c. Keeps every record as a raw file beside the
+// result.
+WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelContents& ch,
+                                  const fs::path& cdir) {
+  WorkloadVerdicts v;
   for (const auto& w : cx.spec.workloads) {
     if (!ch.find(w.name + ".stdout")) continue;
     WorkloadOutcome wo = parse_workload(w, ch);
@@ -264,7 +271,9 @@ std::string record_workloads(json& c, const CellContext& cx, const ChannelConten
     if (!wo.noise.is_null()) c["noise"][w.name] = wo.noise;
     if (!wo.latency_trace.is_null())
       c["latency_traces"][w.name] = keep_latency_trace(wo.latency_trace, w, ch, cdir, cx.run_dir);
-    if (wo.failed && failure.empty()) failure = "workload " + w.name + ": " + wo.failure;
+    if (wo.failed && v.failure.empty()) v.failure = "workload " + w.name + ": " + wo.failure;
+    if (!wo.invalid.empty() && v.invalid.empty())
+      v.invalid = "workload " + w.name + ": " + wo.invalid;
   }
   for (const auto& r : ch.records) {
     std::string fname = r.name;
@@ -274,7 +283,7 @@ std::string record_workloads(json& c, const CellContext& cx, const ChannelConten
     if (fname.empty() || fname[0] == '.') fname = "_" + fname;
     write_file_atomic(cdir / "records" / fname, r.data);
   }
-  return failure;
+  return v;
 }
 
 // Failures decided by how the boot ended, before any workload is looked at (nullopt: none).
@@ -317,7 +326,8 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   c["console_findings"] = console_report_to_json(cons);
   if (auto f = boot_failure(c, out, cons, reached_init, vdoc)) return *f;
 
-  const std::string workload_reason = record_workloads(c, cx, ch, p.dir);
+  const WorkloadVerdicts wv = record_workloads(c, cx, ch, p.dir);
+  const std::string& workload_reason = wv.failure;
   if (!ch.done) {
     if (out.end == VmOutcome::End::powered_off)
       return fail(c, "workload",
@@ -345,6 +355,11 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
     return c;
   }
   if (!workload_reason.empty()) return fail(c, "workload", workload_reason);
+  if (!wv.invalid.empty()) {  // the tool ran but did not measure what was asked (case S3)
+    c["status"] = "invalid";
+    c["reason"] = wv.invalid;
+    return c;
+  }
   c["status"] = "ok";
   return c;
 }

@@ -94,14 +94,45 @@ bool looks_like_yaml(const std::string& text) {
          text.starts_with("metrics:") || text.find("\nmetrics:") != std::string::npos;
 }
 
+// Case S3 on an imported run: a text FILE is stress-ng's log (stderr), whose status lines are
+// read; a YAML FILE has none. The exit status is known only from --exit-status. A failed run
+// or a requested stressor that did not run is an error naming the file and the log line; the
+// stressors asked for are the log's "dispatching hogs:" list, or else those with a row.
+void judge_imported_stressng(ImportedCell& c, const StressngResult& r, const std::string& log,
+                             const std::string& file, const ImportOptions& o) {
+  const StressngLog parsed = parse_stressng_log(log);
+  std::vector<std::string> requested = parsed.dispatched;
+  if (requested.empty())
+    for (const auto& s : r.stressors) requested.push_back(s.stressor);
+  const StressngRunCheck check = check_stressng_run(parsed, o.exit_status, requested, r);
+  if (check.outcome != StressngRunCheck::Outcome::ok) {
+    const std::string where = check.line ? file + ": line " + std::to_string(check.line) : file;
+    throw Error(where + ": stress-ng: " + check.reason +
+                (o.exit_status ? " (exit status from --exit-status)" : ""));
+  }
+  for (const auto& [stressor, why] : check.untrustworthy) {
+    const std::string reason = "stress-ng: metrics untrustworthy: " + why;
+    if (mark_untrustworthy(c.metrics, prefix_of(o) + stressor + ".", reason))
+      c.notes.push_back(stressor + ": " + reason + " (kept out of comparisons)");
+  }
+}
+
 ImportedCell import_stressng(const std::string& text, const std::string& file,
                              const ImportOptions& o) {
-  StressngResult r = in_file(file, [&] {
-    return looks_like_yaml(text) ? parse_stressng_yaml(text) : parse_stressng_text(text);
-  });
+  const bool yaml = looks_like_yaml(text);
+  StressngResult r;
+  try {
+    r = in_file(file, [&] { return yaml ? parse_stressng_yaml(text) : parse_stressng_text(text); });
+  } catch (const Error&) {
+    // A log without rows can still say why (case S3: everything skipped, exit status 0).
+    ImportedCell none;
+    if (!yaml) judge_imported_stressng(none, StressngResult{}, text, file, o);
+    throw;
+  }
   ImportedCell c;
   c.notes = r.notes;
   add_prefixed(c, prefix_of(o), stressng_metrics(r, &c.notes));
+  judge_imported_stressng(c, r, yaml ? std::string() : text, file, o);
   if (c.metrics.empty()) c.invalid_reason = "stress-ng: no stressor reported bogo ops";
   return c;
 }

@@ -10,7 +10,14 @@
 // (--workload, default the tool's name), so that an import compares with a guest run of a workload
 // of that name:
 //   cyclictest   <wl>.latency_{min,avg,max}_us, latency_p99_us / p999_us (-h histogram)
-//   stress-ng    <wl>.<stressor>.bogo_ops, bogo_ops_per_s_real, bogo_ops_per_s_usr_sys
+//   stress-ng    <wl>.<stressor>.bogo_ops, bogo_ops_per_s_real, bogo_ops_per_s_usr_sys. Case S3
+//                (parse/stressng.h check_stressng_run): a text FILE is stress-ng's log, and its
+//                status lines count ("skipping stressor", "passed: 0", "process ... terminated
+//                with an error", "No stress workers invoked", ...); the exit status, which no
+//                FILE holds, is taken from --exit-status when given. A failed run, or a stressor
+//                of "dispatching hogs:" that did not run, is an error "<file>: line N: ...";
+//                stressors whose metrics are untrustworthy (exit status 7, or the log says so)
+//                have their metrics marked "untrustworthy" (compare leaves them out).
 //   trace        <wl>.noise.<cause>_per_s ... (parse/trace.h trace_noise())
 //   interrupts   <wl>.noise.local_timer_per_s, ipi_reschedule_per_s, ipi_call_function_per_s,
 //                irq_per_s: per CPU, the /proc/interrupts deltas between the two snapshots a
@@ -47,6 +54,8 @@ struct ImportOptions {
   std::string kernel_release;      // the machine's uname -r ("" : "unknown")
   std::map<std::string, std::string> host;  // host facts (cpu_model, host_kernel, nproc, ...)
   bool values_in_ns = false;                // cyclictest text printed with -N
+  std::optional<int> exit_status;           // stress-ng: its exit status for every FILE, when
+                                            // known (--exit-status); see case S3 below
 };
 
 // One FILE's measurement.

@@ -92,6 +92,7 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
     s.outputs.push_back({"load.yaml", "load.yaml"});
   }
   s.outputs.push_back({"load.out", "load.out"});
+  s.outputs.push_back({"load.rc", "load.rc"});  // written after `wait` (guest_step)
   return script + "lp=$!\nsleep 1\n";
 }
 
@@ -189,7 +190,7 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
     argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
     script += words(argv) + "\nrc=$?\n";
     script += tracing_stop_script(w);
-    if (w.load) script += "wait $lp\n";
+    if (w.load) script += "wait $lp\necho $? > load.rc\n";
     script += "exit $rc\n";
     s.script = script;
     s.outputs.push_back({"json", "cyclictest.json"});
@@ -282,6 +283,76 @@ void parse_rtla_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelRec
     prefixed(o, p, rtla_timerlat_metrics(parse_rtla_timerlat_hist(out.data), &o.notes));
   else
     prefixed(o, p, rtla_osnoise_metrics(parse_rtla_osnoise_top(out.data)));
+}
+
+// The stress-ng requested by `w` (its stressors), judged on its exit status and log (case
+// S3); `prefix` is where its metrics went ("<wl>." or "<wl>.load.").
+void judge_stressng(WorkloadOutcome& o, const WorkloadSpec& w, const std::string& prefix,
+                    const StressngResult& r, std::optional<int> rc, std::string_view log) {
+  std::vector<std::string> requested;
+  for (const auto& [stressor, n] : w.stressors) requested.push_back(stressor);
+  StressngRunCheck c = check_stressng_run(parse_stressng_log(log), rc, requested, r);
+  using O = StressngRunCheck::Outcome;
+  const std::string who = prefix.ends_with(".load.") ? "the stress-ng load: " : "";
+  if (c.outcome == O::failed && !o.failed) {
+    o.failed = true;
+    o.failure = who + c.reason;
+  }
+  if (c.outcome == O::invalid && o.invalid.empty()) o.invalid = who + c.reason;
+  for (const auto& [stressor, why] : c.untrustworthy) {
+    const std::string reason = "stress-ng: metrics untrustworthy: " + why;
+    if (mark_untrustworthy(o.metrics, prefix + stressor + ".", reason))
+      o.notes.push_back(stressor + ": " + reason + " (kept out of comparisons)");
+  }
+}
+
+// "0\n" -> 0; nullopt when absent or not a number (the guest is untrusted).
+std::optional<int> rc_record(const ChannelRecord* r) {
+  if (!r) return std::nullopt;
+  const std::string t = trim_copy(r->data);
+  if (t.empty() || t.size() > 4 || t.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoi(t);
+}
+
+// The stress-ng load of a cyclictest step: load.yaml, load.out (its log), load.rc.
+void parse_stressng_load(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelContents& ch) {
+  const std::string p = w.name + ".";
+  const ChannelRecord* ly = ch.find(p + "load.yaml");
+  const ChannelRecord* lo = ch.find(p + "load.out");
+  if (!ly || ly->data.empty()) {
+    if (!o.failed) {
+      o.failed = true;
+      o.failure = "the stress-ng load wrote no YAML; its output: " +
+                  sanitize_excerpt(lo ? lo->data : "", 400);
+    }
+    return;
+  }
+  StressngResult r = parse_stressng_yaml(ly->data);
+  prefixed(o, p + "load.", stressng_metrics(r, &o.notes));
+  judge_stressng(o, *w.load->begin(), p + "load.", r, rc_record(ch.find(p + "load.rc")),
+                 lo ? std::string_view(lo->data) : std::string_view());
+}
+
+// The stress-ng tool step: stress-ng.yaml, its log on stdout/stderr, its exit status (rc).
+void parse_stressng_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelContents& ch,
+                         const ChannelRecord& out, const ChannelRecord* err) {
+  const std::string p = w.name + ".";
+  const ChannelRecord* y = ch.find(p + "yaml");
+  const std::string log = out.data + "\n" + (err ? err->data : "");
+  if (!y || y->data.empty()) {
+    // No YAML: the log still tells why (e.g. "No stress workers invoked" with exit status 0).
+    judge_stressng(o, w, p, StressngResult{}, out.rc, log);
+    if (!o.failed && o.invalid.empty()) {
+      o.failed = true;
+      o.failure = "stress-ng exited " + std::to_string(out.rc) +
+                  " without YAML; output: " + sanitize_excerpt(log, 400);
+    }
+    return;
+  }
+  StressngResult r = parse_stressng_yaml(y->data);
+  prefixed(o, p, stressng_metrics(r, &o.notes));
+  judge_stressng(o, w, p, r, out.rc, log);
 }
 
 // kernel/trace/ftrace.c function_stat_show(): seq_printf(m, "  %-30.30s  %10lu", ...).
@@ -380,23 +451,10 @@ WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& ch)
         else
           prefixed(o, p + "load.", madvise_pressure_metrics(parse_madvise_pressure(lj->data)));
       } else if (w.load) {
-        const ChannelRecord* ly = ch.find(p + "load.yaml");
-        if (!ly || ly->data.empty()) {
-          const ChannelRecord* lo = ch.find(p + "load.out");
-          fail("the stress-ng load wrote no YAML; its output: " +
-               sanitize_excerpt(lo ? lo->data : "", 400));
-        } else {
-          prefixed(o, p + "load.", stressng_metrics(parse_stressng_yaml(ly->data), &o.notes));
-        }
+        parse_stressng_load(o, w, ch);
       }
     } else if (w.tool == "stress-ng") {
-      const ChannelRecord* y = ch.find(p + "yaml");
-      if (!y || y->data.empty())
-        fail("stress-ng exited " + rc_text(out) + " without YAML; output: " +
-             sanitize_excerpt(out->data, 400) + sanitize_excerpt(err ? err->data : "", 400));
-      else
-        prefixed(o, p, stressng_metrics(parse_stressng_yaml(y->data), &o.notes));
-      if (out->rc != 0) fail("stress-ng exited " + std::to_string(out->rc));
+      parse_stressng_step(o, w, ch, *out, err);
     } else if (w.tool == "rtla-osnoise" || w.tool == "rtla-timerlat") {
       parse_rtla_step(o, w, *out, err, ch.find(p + "available_tracers"));
     } else if (w.tool == "vmstat-overhead") {

@@ -46,12 +46,19 @@ struct WorkloadOutcome {
   std::vector<std::string> notes;  // e.g. "thread 2: no samples"
   bool failed = false;             // the tool crashed, exited non-zero or its output is unusable
   std::string failure;             // why, quoting the raw text (sanitized)
+  // The tool ran but did not measure what was asked (a requested stress-ng stressor was
+  // skipped, case S3): the cell is "invalid" with this reason. Empty when valid.
+  std::string invalid;
 };
 
 // Parses a step's records (from the result channel) into metrics. A latency_tracer adds
 // "<workload>.<tracer>.max_latency_us" (us, lower is better, aggregate max); count_calls adds
 // "<workload>.calls.<function>" (count, aggregate sum); a madvise-pressure load adds
-// "<workload>.load.madvise_*" (parse/latency_trace.h). Never throws: parse errors
+// "<workload>.load.madvise_*" (parse/latency_trace.h). stress-ng (the tool or a cyclictest
+// load) is judged by check_stressng_run (parse/stressng.h) on its exit status (the step's rc,
+// or the load's load.rc) and its log: a failure sets failed, a requested stressor that did not
+// run sets invalid, untrustworthy stressors get their metrics marked (Metric::untrustworthy).
+// Never throws: parse errors
 // become failed=true with the reason; records stay on disk as raw outputs.
 WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& records);
 

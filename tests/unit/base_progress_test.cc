@@ -56,6 +56,33 @@ TEST(Progress, PlainLinesAtMostEveryIntervalAndAtLeastWhenDue) {
   EXPECT_EQ(l[6], "isolab: build vanilla: 600/1000 steps (60%), 1 min 00 s, ETA 40 s");
 }
 
+TEST(Eta, MedianOfUnitTimes) {
+  EXPECT_DOUBLE_EQ(*median_unit_eta({60}, 1, 10), 540);
+  EXPECT_DOUBLE_EQ(*median_unit_eta({60, 120}, 2, 10), 720);      // even: the middle two
+  EXPECT_DOUBLE_EQ(*median_unit_eta({56, 119, 74}, 3, 10), 518);  // 74 x 7
+  EXPECT_FALSE(median_unit_eta({}, 0, 10));
+  EXPECT_FALSE(median_unit_eta({60}, 10, 10));
+  EXPECT_FALSE(median_unit_eta({60}, 1, std::nullopt));
+}
+
+// Cells (forced updates at each end): one slow cell among 60 s ones does not move the ETA,
+// where elapsed / done would (75 s per cell here).
+TEST(Progress, CellsEtaFromTheMedianCell) {
+  FakeClock clk;
+  std::ostringstream out;
+  Progress q(ProgressMode::json, out, clk.fn());
+  double done = 0;
+  q.update("cells", done, 10.0, "cells", true);
+  for (double d : {60.0, 120.0, 60.0, 60.0}) {
+    clk.t += d;
+    q.update("cells", ++done, 10.0, "cells", true);
+  }
+  auto last = nlohmann::json::parse(lines_of(out.str()).back());
+  EXPECT_EQ(last["done"], 4.0);
+  EXPECT_DOUBLE_EQ(last["eta_s"].get<double>(), 360.0);  // median 60 s x 6 cells
+  EXPECT_DOUBLE_EQ(last["elapsed_s"].get<double>(), 300.0);
+}
+
 TEST(Progress, ForcedUpdatesAndUnknownTotal) {
   FakeClock clk;
   std::ostringstream out;

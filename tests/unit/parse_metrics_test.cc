@@ -24,6 +24,22 @@ TEST(Metrics, JsonRoundTripHasTheSchemaShape) {
   EXPECT_EQ(j.get<Metrics>(), m);
 }
 
+// Case S3: values stress-ng does not vouch for carry the reason through result.json.
+TEST(Metrics, UntrustworthyRoundTripAndMarking) {
+  Metrics m;
+  add_metric_value(m, "w.cpu.bogo_ops", "bogo ops", false, "sum", 10);
+  add_metric_value(m, "w.cpu.bogo_ops_per_s_real", "bogo ops/s", false, "sum", 5);
+  add_metric_value(m, "w.vm.bogo_ops", "bogo ops", false, "sum", 7);
+  EXPECT_EQ(mark_untrustworthy(m, "w.cpu.", "stress-ng exited 7"), 2u);
+  EXPECT_EQ(mark_untrustworthy(m, "w.cpu.", "later"), 2u);  // the first reason stays
+  nlohmann::json j = m;
+  EXPECT_EQ(j["w.cpu.bogo_ops"]["untrustworthy"], "stress-ng exited 7");
+  EXPECT_FALSE(j["w.vm.bogo_ops"].contains("untrustworthy"));
+  EXPECT_EQ(j.get<Metrics>(), m);
+  j["w.vm.bogo_ops"]["untrustworthy"] = "";
+  EXPECT_THROW(j.get<Metrics>(), Error);
+}
+
 TEST(Metrics, NonFiniteValuesAreNeverStored) {
   Metrics m;
   EXPECT_FALSE(add_metric_value(m, "x", "us", true, "mean", std::nan("")));

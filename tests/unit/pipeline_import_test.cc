@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "compare/compare.h"
+#include "compare/report.h"
 #include "pipeline/import.h"
 
 using namespace isolab;
@@ -151,6 +152,66 @@ TEST(Import, S4InstancesAndScientificNumbers) {
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops")[0], 12345);
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_real")[0], 1341.045);
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_usr_sys")[0], 2057.5);
+}
+
+// S3: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the
+// exit status they gave). A stressor that did not run, or a failed run, is an error naming the
+// file and the log line, even though the run exited 0.
+TEST(Import, S3SkippedOrFailedStressorIsAnError) {
+  EXPECT_THAT(import_error("stress-ng", {"stress-ng/s3-cpu-sctp-rc0.log"}),
+              HasSubstr("s3-cpu-sctp-rc0.log: line 3: stress-ng: stressor sctp did not run: "
+                        "sctp: SCTP protocol not supported, skipping stressor"));
+  EXPECT_THAT(import_error("stress-ng", {"stress-ng/s3-case-summary-skipped16.log"}),
+              HasSubstr("s3-case-summary-skipped16.log: line 3: stress-ng: stressor apparmor "
+                        "did not run"));
+  EXPECT_THAT(import_error("stress-ng", {"stress-ng/s3-physpage-rc2.log"}),
+              HasSubstr("s3-physpage-rc2.log: line 14: stress-ng: stressor physpage failed: "
+                        "process [16583] (physpage) terminated with an error, exit status=2 "
+                        "(stressor failed)"));
+  EXPECT_THAT(import_error("stress-ng", {"stress-ng/s3-uprobe-rc3.log"}),
+              HasSubstr("s3-uprobe-rc3.log: line 4: stress-ng: stressor uprobe had not enough "
+                        "resources: process [16581] (uprobe) aborted early, out of system "
+                        "resources"));
+  // A YAML holds no log: its 0-ops-in-0-s row, and --exit-status, still count.
+  EXPECT_THAT(import_error("stress-ng", {"stress-ng/s3-skipped-sctp-rc0.yaml"}),
+              HasSubstr("s3-skipped-sctp-rc0.yaml: stress-ng: stressor sctp did not run"));
+  ImportOptions o;
+  o.tool = "stress-ng";
+  o.label = "x";
+  o.files = {data("stress-ng/s3-cpu-rc0.yaml")};
+  o.exit_status = 3;
+  try {
+    import_result(o, ISOLAB_SOURCE_DIR);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("s3-cpu-rc0.yaml: stress-ng: stress-ng exited 3 (not enough "
+                                    "resources) (exit status from --exit-status)"));
+  }
+}
+
+// S3: bogo ops under exit status 7 are kept, marked, and compare leaves them out and says so.
+TEST(Import, S3UntrustworthyMetricsStayOutOfCompare) {
+  json a = import_of("stress-ng", {"stress-ng/s3-cpu-rc0.log", "stress-ng/s3-cpu-rc0.log"}, "a");
+  ImportOptions o;
+  o.tool = "stress-ng";
+  o.label = "b";
+  o.files = {data("stress-ng/s3-cpu-rc0.log"), data("stress-ng/s3-cpu-rc0.log")};
+  o.exit_status = 7;
+  json b = import_result(o, ISOLAB_SOURCE_DIR);
+  const json& m = metric(b, "stress-ng.cpu.bogo_ops_per_s_real");
+  EXPECT_EQ(m["untrustworthy"],
+            "stress-ng: metrics untrustworthy: stress-ng exited 7 (metrics "
+            "untrustworthy)");
+  EXPECT_FALSE(metric(a, "stress-ng.cpu.bogo_ops_per_s_real").contains("untrustworthy"));
+  Comparison c = compare_runs(a, "a", b, "b", CompareSettings{}, true);
+  for (const auto& row : c.metrics) EXPECT_TRUE(row.b_values.empty()) << row.name;
+  ASSERT_EQ(c.untrusted.size(), 6u);  // 3 metrics x 2 cells of B
+  EXPECT_EQ(c.untrusted[0].side, "B");
+  EXPECT_EQ(c.untrusted[0].cell_id, "b-r0");
+  EXPECT_EQ(c.untrusted[0].metric, "stress-ng.cpu.bogo_ops");
+  EXPECT_THAT(render_text(c), HasSubstr("values left out of the comparison (untrustworthy):\n"
+                                        "  B b-r0: stress-ng.cpu.bogo_ops: stress-ng: metrics "
+                                        "untrustworthy"));
 }
 
 // N1: trace prefixes of several kernels and tools in one file; per-CPU counts by cause.

@@ -115,6 +115,12 @@ int main(int argc, char** argv) {
   run->add_option("--libvirt-uri", libvirt_uri,
                   "libvirt connection for --backend libvirt (default $ISOLAB_LIBVIRT_URI, else "
                   "isolab's private driver: qemu:///embed?root=CACHE/libvirt)");
+  std::vector<std::string> hosts;
+  run->add_option("--host", hosts,
+                  "libvirt host to place cells on (repeatable; replaces the spec's hosts): "
+                  "qemu+ssh://HOST/system, qemu+tcp://..., qemu:///system, "
+                  "qemu+unix:///session?socket=PATH. Whole A/B blocks go to one host.")
+      ->allow_extra_args(false);
   run->add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
   std::string parallel;
   run->add_option("--parallel", parallel,
@@ -161,6 +167,9 @@ int main(int argc, char** argv) {
   cmp->add_flag("--force", copt.force,
                 "Compare runs with a different accelerator, host, cmdline or workloads (shown in "
                 "the report)");
+  cmp->add_flag("--pool-hosts", copt.pool_hosts,
+                "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and "
+                "QEMU versions) differ (refused by default)");
 
   // report
   auto* rep = app.add_subcommand(
@@ -345,6 +354,7 @@ int main(int argc, char** argv) {
                                  : isolab::AccelRequest::automatic;
       o.backend = backend;
       o.libvirt_uri = libvirt_uri;
+      o.hosts = hosts;
       o.trace = !no_trace;
       o.jobs = jobs;
       o.parallel = parse_parallel(parallel);

@@ -91,6 +91,7 @@ CompareSettings settings_for(const CompareCommandOptions& o, const nlohmann::jso
       throw Error(o.noise_floor_file->string() + ": " + e.what());
     }
   }
+  settings.pool_hosts = o.pool_hosts;
   return settings;
 }
 

@@ -33,6 +33,7 @@ struct CompareCommandOptions {
   std::string variant_b;
   std::string format = "text";  // text | json | markdown | junit
   bool force = false;           // compare runs whose comparison_key differs
+  bool pool_hosts = false;      // combine cells of hosts whose fingerprints differ
   // Calibration JSON (isolab calibrate --output) whose noise floors raise the thresholds.
   std::optional<std::filesystem::path> noise_floor_file;
   // When set, both runs are indexed into this history database and the outcome recorded

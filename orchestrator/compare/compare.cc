@@ -232,6 +232,9 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
     const std::string cell_id = str_or(c, "id", "cell " + std::to_string(i));
     const std::string acc = str_or(c, "accelerator");
     if (!acc.empty()) d.cell_accelerators.insert(acc);
+    const nlohmann::json host = field(c, "host");
+    const std::string host_uri = str_or(host, "uri");
+    if (!host_uri.empty()) d.hosts[host_uri] = host;
     if (auto ms = c.find("metrics"); ms != c.end() && !ms->is_null()) {
       if (!ms->is_object()) throw SpecError(cp + "/metrics", "metrics must be an object");
       for (const auto& [name, m] : ms->items()) {
@@ -279,6 +282,7 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
         if (s.metric_kind() == MetricKind::count) check_count_values(values, *vs, mp);
         s.values.push_back(aggregate(how, values));
         s.cell_ids.push_back(cell_id);
+        s.hosts.push_back(host_uri);
         s.cpus.push_back(std::move(cpus));
         if (!acc.empty()) s.accelerators.insert(acc);
       }
@@ -362,9 +366,13 @@ std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
   return diffs;
 }
 
-ComparisonRefused::ComparisonRefused(std::vector<std::string> differences)
+ComparisonRefused::ComparisonRefused(std::vector<std::string> differences,
+                                     const std::string& option)
     : Error([&] {
-        std::string m = "refusing to compare unlike runs (use --force to compare anyway):";
+        std::string m = option == "--force"
+                            ? "refusing to compare unlike runs (use --force to compare anyway):"
+                            : "refusing to pool cells of unlike hosts (use " + option +
+                                  " to combine them anyway):";
         for (const auto& d : differences) m += "\n  " + d;
         return m;
       }()),
@@ -450,6 +458,73 @@ void add_latency_traces(const nlohmann::json& run, const std::string& variant, i
   }
 }
 
+// The hosts of both sides, with their cell counts; sorted by URI.
+std::vector<HostSummary> host_summaries(const VariantData& a, const VariantData& b,
+                                        const nlohmann::json& run_a, const nlohmann::json& run_b) {
+  std::map<std::string, HostSummary> m;
+  for (const VariantData* d : {&a, &b})
+    for (const auto& [uri, h] : d->hosts) {
+      HostSummary& s = m[uri];
+      s.uri = uri;
+      s.hostname = str_or(h, "hostname");
+      s.cpu_model = str_or(h, "cpu_model");
+      s.fingerprint_sha256 = str_or(h, "fingerprint_sha256");
+    }
+  auto count_cells = [&](const nlohmann::json& run, const std::string& variant, bool side_a) {
+    for (const auto& c : run["cells"]) {
+      if (!c.is_object() || str_or(c, "variant") != variant || str_or(c, "status") != "ok" ||
+          bool_or(c, "warmup", false))
+        continue;
+      auto it = m.find(str_or(field(c, "host"), "uri"));
+      if (it != m.end()) (side_a ? it->second.cells_a : it->second.cells_b)++;
+    }
+  };
+  count_cells(run_a, a.variant, true);
+  count_cells(run_b, b.variant, false);
+  std::vector<HostSummary> out;
+  for (auto& [uri, s] : m) out.push_back(std::move(s));
+  return out;
+}
+
+// One line per host when their fingerprints differ, else empty.
+std::vector<std::string> host_fingerprint_differences(const std::vector<HostSummary>& hosts,
+                                                      const VariantData& a, const VariantData& b) {
+  std::set<std::string> fps;
+  for (const auto& h : hosts) fps.insert(h.fingerprint_sha256);
+  if (fps.size() < 2) return {};
+  std::vector<std::string> lines;
+  for (const auto& h : hosts) {
+    const auto it = a.hosts.count(h.uri) ? a.hosts.find(h.uri) : b.hosts.find(h.uri);
+    const nlohmann::json& j = it->second;
+    lines.push_back("host " + h.uri + " (" + h.hostname + "): cpu " + str_or(j, "cpu_vendor") +
+                    " " + h.cpu_model + ", " + std::to_string(j.value("cpus", 0)) +
+                    " CPUs, libvirt " + str_or(j, "libvirt_version") + ", " +
+                    str_or(j, "hypervisor") + " " + str_or(j, "hypervisor_version") +
+                    ", fingerprint " + h.fingerprint_sha256.substr(0, 12));
+  }
+  return lines;
+}
+
+// The values of one metric split by host, in the order of `hosts` (cells without a host last).
+std::vector<Stratum> metric_strata(const MetricSamples* sa, const MetricSamples* sb,
+                                   const std::vector<HostSummary>& hosts) {
+  std::vector<std::string> keys;
+  for (const auto& h : hosts) keys.push_back(h.uri);
+  keys.push_back("");
+  std::vector<Stratum> strata(keys.size());
+  auto add = [&](const MetricSamples* s, bool side_a) {
+    if (!s) return;
+    for (std::size_t i = 0; i < s->values.size(); ++i) {
+      const auto k =
+          static_cast<std::size_t>(std::find(keys.begin(), keys.end(), s->hosts[i]) - keys.begin());
+      (side_a ? strata[k].a : strata[k].b).push_back(s->values[i]);
+    }
+  };
+  add(sa, true);
+  add(sb, false);
+  return strata;
+}
+
 }  // namespace
 
 Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
@@ -499,6 +574,13 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   cmp.settings = settings;
   if (a.build_warnings && b.build_warnings)
     cmp.new_warnings = new_build_warnings(*a.build_warnings, *b.build_warnings, b.touched_files);
+  cmp.hosts = host_summaries(a, b, run_a, run_b);
+  cmp.stratified = cmp.hosts.size() >= 2;
+  if (auto hd = host_fingerprint_differences(cmp.hosts, a, b); !hd.empty()) {
+    if (!settings.pool_hosts) throw ComparisonRefused(hd, "--pool-hosts");
+    cmp.pooled_unlike_hosts = true;
+    cmp.host_differences = hd;
+  }
 
   std::set<std::string> names;
   for (const auto& [n, s] : a.metrics) names.insert(n);
@@ -529,13 +611,26 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     row.cpus.assign(cpus.begin(), cpus.end());
     if (sa) row.a_values = sa->values;
     if (sb) row.b_values = sb->values;
-    row.test = test_metric(row.a_values, row.b_values, settings, true, row.kind);
+    const MetricInfo info{name, row.unit, row.kind, better_from_string(row.better), row.tcg};
+    if (cmp.stratified) {
+      const std::vector<Stratum> strata = metric_strata(sa, sb, cmp.hosts);
+      row.test = test_metric_stratified(strata, settings, true, row.kind);
+      for (std::size_t h = 0; h < cmp.hosts.size(); ++h) {
+        HostMetricRow hr;
+        hr.host = cmp.hosts[h].uri;
+        hr.test = test_metric(strata[h].a, strata[h].b, settings, false, row.kind);
+        hr.change_pct = 100.0 * hr.test.change;
+        hr.verdict = decide_metric_verdict(hr.test, info, settings);
+        row.per_host.push_back(std::move(hr));
+      }
+    } else {
+      row.test = test_metric(row.a_values, row.b_values, settings, true, row.kind);
+    }
     row.change_pct = 100.0 * row.test.change;
     if (row.test.ci) {
       row.ci_low_pct = 100.0 * row.test.ci->low;
       row.ci_high_pct = 100.0 * row.test.ci->high;
     }
-    const MetricInfo info{name, row.unit, row.kind, better_from_string(row.better), row.tcg};
     row.verdict = decide_metric_verdict(row.test, info, settings);
     if (!sa || !sb) row.verdict.reason = std::string("metric missing in ") + (sa ? "B" : "A");
     cmp.metrics.push_back(std::move(row));

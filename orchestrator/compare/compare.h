@@ -40,6 +40,7 @@ struct MetricSamples {
   std::vector<std::string> cell_ids;        // parallel to values
   std::vector<std::vector<unsigned>> cpus;  // parallel to values: the cell's "cpus" (or empty)
   std::set<std::string> accelerators;       // cells[].accelerator of the contributing cells
+  std::vector<std::string> hosts;           // parallel to values: cells[].host.uri ("" = none)
 
   MetricKind metric_kind() const { return metric_kind_of(kind, unit); }
 };
@@ -82,6 +83,9 @@ struct VariantData {
   std::optional<std::vector<BuildWarning>> build_warnings;
   // variants.<v>.touched_files: the files the variant's patch series changes.
   std::set<std::string> touched_files;
+  // cells[].host of the contributing cells by host URI (runs on several libvirt hosts; see
+  // vm/libvirt_host.h to_json(HostFingerprint)). Empty for single-host runs.
+  std::map<std::string, nlohmann::json> hosts;
 };
 
 // Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
@@ -109,11 +113,31 @@ std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
 // difference and names --force.
 class ComparisonRefused : public Error {
  public:
-  explicit ComparisonRefused(std::vector<std::string> differences);
+  // option: the command-line option that overrides the refusal, named in what().
+  explicit ComparisonRefused(std::vector<std::string> differences,
+                             const std::string& option = "--force");
   const std::vector<std::string>& differences() const { return differences_; }
 
  private:
   std::vector<std::string> differences_;
+};
+
+// One metric on one host: the cells of that host only, tested as a single-host comparison
+// (test_metric without CI; verdict by decide_metric_verdict, informational).
+struct HostMetricRow {
+  std::string host;  // URI
+  MetricTest test;
+  double change_pct = 0;
+  VerdictResult verdict;
+};
+
+// A host that contributed cells (runs on several libvirt hosts).
+struct HostSummary {
+  std::string uri;
+  std::string hostname;
+  std::string cpu_model;
+  std::string fingerprint_sha256;  // of the comparable fields (vm/libvirt_host.h)
+  std::size_t cells_a = 0, cells_b = 0;
 };
 
 struct MetricRow {
@@ -130,6 +154,9 @@ struct MetricRow {
   std::optional<double> ci_low_pct;
   std::optional<double> ci_high_pct;
   VerdictResult verdict;
+  // Cells from two or more hosts: the per-host tests, in the order of Comparison::hosts; the
+  // verdict above then comes from the stratified test (test.stratified).
+  std::vector<HostMetricRow> per_host;
 };
 
 // Tail latencies of one histogram, per variant, from the histograms merged over contributing
@@ -200,6 +227,12 @@ struct Comparison {
   // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
   std::optional<std::vector<NewBuildWarning>> new_warnings;
   std::vector<LatencyTraceRow> latency_traces;  // A cells then B cells, in cell order
+  std::vector<HostSummary> hosts;               // sorted by URI; empty for single-host runs
+  bool stratified = false;                      // two or more hosts: host is a blocking factor
+  // Hosts whose fingerprints differ were combined because settings.pool_hosts was set; the
+  // differences are listed in host_differences.
+  bool pooled_unlike_hosts = false;
+  std::vector<std::string> host_differences;
 
   std::size_t count(Verdict v) const;
   std::size_t kernel_failures_b() const;
@@ -213,7 +246,12 @@ struct Comparison {
 int compare_exit_status(const Comparison& c);
 
 // Compares variant_b of run_b against variant_a of run_a (A is the baseline). Each metric is
-// tested by its kind and judged by decide_metric_verdict (verdict.h). Throws isolab::Error when
+// tested by its kind and judged by decide_metric_verdict (verdict.h). When the contributing
+// cells come from two or more hosts (cells[].host.uri), the host is a blocking factor: each
+// metric gets per-host rows and its verdict comes from the stratified test over the hosts
+// (test_metric_stratified); cells without a host form a stratum of their own. Unless
+// settings.pool_hosts, throws ComparisonRefused (option --pool-hosts) when the hosts'
+// fingerprint_sha256 differ, listing each host's fingerprint. Throws isolab::Error when
 // A and B disagree on a metric's unit, better or kind. Unless force,
 // throws ComparisonRefused when comparison_key_differences() is non-empty; with force the
 // result carries forced = true and the differences. Throws isolab::Error when the two sides

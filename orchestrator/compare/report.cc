@@ -175,7 +175,11 @@ std::string settings_line(const Comparison& c) {
          num(s.tcg_timing_threshold_pct, "%.3g") +
          "%; count metrics: permutation test of per-boot means, floor " +
          format_count_amount(s.count_floor_for("1/s"), "1/s") + " per CPU or " +
-         format_count_amount(s.count_floor_for("count"), "count") + " event(s)";
+         format_count_amount(s.count_floor_for("count"), "count") + " event(s)" +
+         (c.stratified ? "; cells from " + std::to_string(c.hosts.size()) +
+                             " hosts: the p and verdict columns are the stratified tests' "
+                             "(van Elteren for timings, permutation within hosts for counts)"
+                       : "");
 }
 
 std::string issue_line(const CellIssue& i) {
@@ -422,6 +426,73 @@ void latency_traces_text(const Comparison& c, std::ostringstream& o) {
 
 }  // namespace
 
+namespace {
+
+// Per-host rows and the combined (stratified) line of every metric, when the cells came from
+// two or more hosts.
+void hosts_text(const Comparison& c, std::ostringstream& o) {
+  if (!c.stratified) return;
+  o << "\nhosts (the host is a blocking factor: tests within each host, combined by a stratified "
+       "test):\n";
+  for (std::size_t h = 0; h < c.hosts.size(); ++h) {
+    const HostSummary& s = c.hosts[h];
+    o << "  [" << h + 1 << "] " << s.uri << "  " << s.hostname << ", " << s.cpu_model
+      << ", fingerprint " << s.fingerprint_sha256.substr(0, 12) << ", cells A " << s.cells_a
+      << " B " << s.cells_b << "\n";
+  }
+  if (c.pooled_unlike_hosts) {
+    o << "  POOLED (--pool-hosts): these hosts differ:\n";
+    for (const auto& d : c.host_differences) o << "    - " << d << "\n";
+  }
+  o << "\nper host and combined:\n";
+  for (const auto& r : c.metrics) {
+    o << "  " << r.name << "\n";
+    for (std::size_t h = 0; h < r.per_host.size(); ++h) {
+      const HostMetricRow& hr = r.per_host[h];
+      const bool count = hr.test.count.has_value();
+      o << "    host [" << h + 1 << "] n=" << hr.test.a.n << "+" << hr.test.b.n << "  "
+        << (count ? "mean" : "median") << " A " << num(count ? hr.test.a.mean : hr.test.a.median)
+        << " B " << num(count ? hr.test.b.mean : hr.test.b.median) << "  change "
+        << num(hr.change_pct, "%+.2f") << "%  p " << p_short(hr.test.p_value()) << "  "
+        << verdict_name(hr.verdict.verdict) << "\n";
+    }
+    if (r.test.stratified)
+      o << "    combined n=" << r.test.a.n << "+" << r.test.b.n << " over "
+        << r.test.stratified->strata_used << " host(s): "
+        << (r.kind == MetricKind::count ? "stratified permutation p " : "van Elteren p ")
+        << p_short(r.test.stratified->p) << " (smallest attainable "
+        << p_short(r.test.stratified->min_p) << ")  " << verdict_name(r.verdict.verdict) << "\n";
+  }
+}
+
+nlohmann::json hosts_json(const Comparison& c) {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (const auto& s : c.hosts)
+    hosts.push_back({{"uri", s.uri},
+                     {"hostname", s.hostname},
+                     {"cpu_model", s.cpu_model},
+                     {"fingerprint_sha256", s.fingerprint_sha256},
+                     {"cells_a", s.cells_a},
+                     {"cells_b", s.cells_b}});
+  return hosts;
+}
+
+nlohmann::json per_host_json(const MetricRow& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& hr : r.per_host)
+    out.push_back(
+        {{"host", hr.host},
+         {"a", stats_json(hr.test.a, {})},
+         {"b", stats_json(hr.test.b, {})},
+         {"change_pct", jnum(hr.change_pct)},
+         {"p_value", (hr.test.a.n && hr.test.b.n) ? jnum(hr.test.p_value()) : nlohmann::json()},
+         {"verdict", verdict_name(hr.verdict.verdict)},
+         {"reason", hr.verdict.reason}});
+  return out;
+}
+
+}  // namespace
+
 std::string render_text(const Comparison& c) {
   std::ostringstream o;
   o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
@@ -437,6 +508,7 @@ std::string render_text(const Comparison& c) {
   timing_table_text(c, o);
   count_table_text(c, o);
   if (c.metrics.empty()) o << "(no metrics)\n";
+  hosts_text(c, o);
   bool any_reason = false;
   for (const auto& r : c.metrics) {
     // A "no significant change" needs no explanation unless its test was significant.
@@ -521,6 +593,10 @@ nlohmann::json render_json(const Comparison& c) {
   j["forced"] = c.forced;
   j["differences"] = c.differences;
   j["settings"] = settings_to_json(c.settings);
+  j["stratified"] = c.stratified;
+  j["hosts"] = hosts_json(c);
+  j["pooled_unlike_hosts"] = c.pooled_unlike_hosts;
+  j["host_differences"] = c.host_differences;
   j["metrics"] = nlohmann::json::array();
   for (const auto& r : c.metrics) {
     nlohmann::json m = {
@@ -543,6 +619,15 @@ nlohmann::json render_json(const Comparison& c) {
         {"verdict", verdict_name(r.verdict.verdict)},
         {"reason", r.verdict.reason}};
     if (is_count(r)) m["count"] = count_json(r, c.settings);
+    if (r.test.stratified) {
+      m["test"] = is_count(r) ? "stratified-permutation-mean" : "stratified-van-elteren";
+      m["stratified"] = {{"p", jnum(r.test.stratified->p)},
+                         {"min_p", jnum(r.test.stratified->min_p)},
+                         {"exact", r.test.stratified->exact},
+                         {"reassignments", r.test.stratified->reassignments},
+                         {"strata", r.test.stratified->strata_used}};
+      m["per_host"] = per_host_json(r);
+    }
     j["metrics"].push_back(std::move(m));
   }
   j["tails"] = nlohmann::json::array();

@@ -384,6 +384,134 @@ PermutationMeanResult permutation_test_mean(std::span<const double> a, std::span
   return r;
 }
 
+std::vector<double> midranks(std::span<const double> values) {
+  std::vector<std::size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t x, std::size_t y) { return values[x] < values[y]; });
+  std::vector<double> r(values.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    const double mid = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mid;
+    i = j + 1;
+  }
+  return r;
+}
+
+namespace {
+
+// One usable stratum, prepared: the pooled scores (A first), the weight c_h and E[S_h].
+struct PreparedStratum {
+  std::vector<double> scores;
+  std::size_t na = 0;
+  double weight = 1;
+  double expected_sum_a = 0;
+  double deviation(double sum_a) const { return weight * (sum_a - expected_sum_a); }
+};
+
+std::vector<PreparedStratum> prepare_strata(const std::vector<Stratum>& strata,
+                                            StratumScore score) {
+  std::vector<PreparedStratum> out;
+  for (const auto& s : strata) {
+    if (s.a.empty() || s.b.empty()) continue;
+    PreparedStratum p;
+    p.scores = s.a;
+    p.scores.insert(p.scores.end(), s.b.begin(), s.b.end());
+    const double n = static_cast<double>(p.scores.size());
+    if (score == StratumScore::midranks) {
+      p.scores = midranks(p.scores);
+      p.weight = 1.0 / (n + 1.0);
+    }
+    p.na = s.a.size();
+    p.expected_sum_a = static_cast<double>(p.na) * sum_of(p.scores) / n;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Every deviation c_h (S_h - E S_h) over the C(N_h, n_a) reassignments of one stratum.
+std::vector<double> stratum_deviations(const PreparedStratum& s) {
+  std::vector<double> d;
+  auto visit = [&](double sum_a) { d.push_back(s.deviation(sum_a)); };
+  for_each_subset_sum(s.scores, 0, s.na, 0.0, visit);
+  return d;
+}
+
+// Counts the combinations of per-stratum deviations whose |sum| >= threshold.
+std::uint64_t count_combinations(const std::vector<std::vector<double>>& devs, std::size_t h,
+                                 double partial, double threshold) {
+  if (h == devs.size()) return std::fabs(partial) >= threshold ? 1 : 0;
+  std::uint64_t hits = 0;
+  for (double d : devs[h]) hits += count_combinations(devs, h + 1, partial + d, threshold);
+  return hits;
+}
+
+}  // namespace
+
+StratifiedResult stratified_permutation_test(const std::vector<Stratum>& strata, StratumScore score,
+                                             std::uint64_t exact_limit, std::size_t resamples,
+                                             std::uint64_t seed) {
+  StratifiedResult r;
+  const std::vector<PreparedStratum> ps = prepare_strata(strata, score);
+  r.strata_used = ps.size();
+  double observed = 0, up = 0, down = 0, scale = 0, combinations = 1, p_up = 1, p_down = 1;
+  bool all_constant = true;
+  for (const auto& s : ps) {
+    observed += s.deviation(sum_of(std::span<const double>(s.scores).first(s.na)));
+    std::vector<double> sorted = s.scores;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.front() != sorted.back()) all_constant = false;
+    const auto na = static_cast<std::ptrdiff_t>(s.na);
+    up += s.deviation(std::accumulate(sorted.end() - na, sorted.end(), 0.0));
+    down += s.deviation(std::accumulate(sorted.begin(), sorted.begin() + na, 0.0));
+    std::vector<double> negated(sorted.rbegin(), sorted.rend());
+    for (auto& x : negated) x = -x;
+    const double c = binomial(s.scores.size(), s.na);
+    combinations *= c;
+    p_up *= extreme_multiplicity(negated, s.na) / c;
+    p_down *= extreme_multiplicity(sorted, s.na) / c;
+    scale += s.weight * std::max(std::fabs(sorted.front()), std::fabs(sorted.back())) *
+             static_cast<double>(s.scores.size());
+  }
+  if (ps.empty() || all_constant) return r;
+  r.statistic = std::fabs(observed);
+  const double tol = 1e-9 * (scale + r.statistic);
+  const double top = std::max(up, -down);
+  r.min_p = std::min(1.0, (up >= top - tol ? p_up : 0.0) + (-down >= top - tol ? p_down : 0.0));
+
+  if (combinations <= static_cast<double>(exact_limit)) {
+    std::vector<std::vector<double>> devs;
+    for (const auto& s : ps) devs.push_back(stratum_deviations(s));
+    const std::uint64_t hits = count_combinations(devs, 0, 0.0, r.statistic - tol);
+    r.reassignments = static_cast<std::uint64_t>(combinations);
+    r.p = static_cast<double>(hits) / combinations;
+    return r;
+  }
+  r.exact = false;
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<double>> work;
+  for (const auto& s : ps) work.push_back(s.scores);
+  std::uint64_t hits = 0;
+  for (std::size_t k = 0; k < resamples; ++k) {
+    double t = 0;
+    for (std::size_t h = 0; h < ps.size(); ++h) {
+      auto& w = work[h];
+      double sum_a = 0;
+      for (std::size_t i = 0; i < ps[h].na; ++i) {  // partial Fisher-Yates within the stratum
+        std::swap(w[i], w[i + uniform_index(rng, w.size() - i)]);
+        sum_a += w[i];
+      }
+      t += ps[h].deviation(sum_a);
+    }
+    if (std::fabs(t) >= r.statistic - tol) ++hits;
+  }
+  r.reassignments = resamples;
+  r.p = static_cast<double>(hits + 1) / static_cast<double>(resamples + 1);
+  return r;
+}
+
 std::optional<ConfidenceInterval> bootstrap_mean_difference_ci(std::span<const double> a,
                                                                std::span<const double> b,
                                                                double level, std::size_t resamples,

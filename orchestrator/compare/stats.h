@@ -129,6 +129,51 @@ PermutationMeanResult permutation_test_mean(std::span<const double> a, std::span
                                             std::uint64_t exact_limit = 1000000,
                                             std::size_t resamples = 20000, std::uint64_t seed = 1);
 
+// The cells of one stratum (one measurement host): its A values and its B values.
+struct Stratum {
+  std::vector<double> a;
+  std::vector<double> b;
+};
+
+// What the stratified test computes per stratum before the reassignment: the raw values (for
+// counts: a stratified permutation test of the difference of means) or the midranks of the
+// stratum's pooled values (for timings: the van Elteren stratified rank-sum test).
+enum class StratumScore { values, midranks };
+
+// Two-sided stratified permutation test: labels are reassigned only within each stratum (the
+// host is a blocking factor, so a host effect cannot look like a variant effect), and the
+// strata are combined in one statistic
+//   T = | sum_h c_h (S_h - n_a,h * total_h / N_h) |
+// where S_h is the sum of A's scores in stratum h, total_h the sum of its pooled scores, and
+// c_h = 1 for values (T is then | sum_h w_h (mean_B,h - mean_A,h) | with w_h = n_a,h n_b,h / N_h,
+// the weights of the Cochran-Mantel-Haenszel family), c_h = 1 / (N_h + 1) for midranks (van
+// Elteren 1960, "On the combination of independent two-sample tests of Wilcoxon", Bull. Inst.
+// Internat. Statist. 37, 351-361; the locally most powerful weights). Its null distribution is
+// taken exactly, not from van Elteren's normal approximation: every combination of within-stratum
+// reassignments (the product of C(N_h, n_a,h)) is enumerated when there are at most exact_limit
+// of them, else `resamples` random within-stratum reassignments give p = (1 + hits) /
+// (1 + resamples) as in permutation_test_mean. Strata missing a side carry no information and
+// are skipped (strata_used counts the others). min_p is exact: the largest T is reached only
+// when every stratum is at its own extreme in the same direction, so min_p is the sum over the
+// directions reaching it of prod_h (multiplicity of that extreme) / C(N_h, n_a,h), with the tie
+// multiplicities of permutation_test_mean. One stratum with values gives exactly the p and
+// min_p of permutation_test_mean. No usable stratum, or every stratum constant: p = min_p = 1.
+// Values must be finite.
+struct StratifiedResult {
+  double p = 1;
+  double min_p = 1;
+  bool exact = true;
+  std::uint64_t reassignments = 0;  // enumerated, or random ones drawn
+  std::size_t strata_used = 0;
+  double statistic = 0;  // the observed T
+};
+StratifiedResult stratified_permutation_test(const std::vector<Stratum>& strata, StratumScore score,
+                                             std::uint64_t exact_limit = 1000000,
+                                             std::size_t resamples = 20000, std::uint64_t seed = 1);
+
+// Midranks (1-based, ties get the mean of their ranks) of the values, in input order.
+std::vector<double> midranks(std::span<const double> values);
+
 // Two-sided percentile bootstrap confidence interval of mean(B) - mean(A), in the values' own
 // unit (not a fraction): resampling within each variant as bootstrap_relative_change_ci does.
 // nullopt when a or b is empty or resamples == 0. Throws isolab::Error when level is not in

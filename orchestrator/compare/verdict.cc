@@ -210,10 +210,14 @@ nlohmann::json settings_to_json(const CompareSettings& s) {
 }
 
 double MetricTest::p_value() const {
+  if (stratified) return stratified->p;
   return count ? count->permutation.p : mann_whitney.p_two_sided;
 }
 
-bool MetricTest::p_exact() const { return count ? count->permutation.exact : mann_whitney.exact; }
+bool MetricTest::p_exact() const {
+  if (stratified) return stratified->exact;
+  return count ? count->permutation.exact : mann_whitney.exact;
+}
 
 namespace {
 
@@ -262,10 +266,32 @@ MetricTest test_metric(std::span<const double> a, std::span<const double> b,
   return t;
 }
 
+MetricTest test_metric_stratified(const std::vector<Stratum>& strata,
+                                  const CompareSettings& settings, bool with_ci, MetricKind kind) {
+  std::vector<double> a, b;
+  for (const auto& s : strata) {
+    a.insert(a.end(), s.a.begin(), s.a.end());
+    b.insert(b.end(), s.b.begin(), s.b.end());
+  }
+  MetricTest t = test_metric(a, b, settings, with_ci, kind);
+  t.stratified = stratified_permutation_test(
+      strata, kind == MetricKind::count ? StratumScore::values : StratumScore::midranks,
+      settings.count_exact_limit, settings.count_resamples, settings.seed ^ 0x5851f42d4c957f2dULL);
+  return t;
+}
+
 namespace {
 
 std::string n_label(const MetricTest& t) {
-  return "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
+  std::string s = "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
+  if (t.stratified) s += " in " + std::to_string(t.stratified->strata_used) + " host(s)";
+  return s;
+}
+
+// The name of the test that decides, for reasons.
+std::string test_label(const MetricTest& t, const char* unstratified) {
+  if (!t.stratified) return unstratified;
+  return t.count ? "stratified permutation" : "stratified van Elteren";
 }
 
 VerdictResult decide_timing_verdict(const MetricTest& t, Better better, double threshold_pct,
@@ -281,14 +307,14 @@ VerdictResult decide_timing_verdict(const MetricTest& t, Better better, double t
     r.reason = "metric has no 'better' direction";
     return r;
   }
-  const double min_p = mann_whitney_min_p(t.a.n, t.b.n);
+  const double min_p = t.stratified ? t.stratified->min_p : mann_whitney_min_p(t.a.n, t.b.n);
   if (min_p >= settings.alpha) {
-    r.reason = n_text + ": smallest attainable Mann-Whitney p is " + fmt("%.3g", min_p) +
-               ", not below alpha " + fmt("%.3g", settings.alpha);
+    r.reason = n_text + ": smallest attainable " + test_label(t, "Mann-Whitney") + " p is " +
+               fmt("%.3g", min_p) + ", not below alpha " + fmt("%.3g", settings.alpha);
     return r;
   }
   const double change_pct = 100.0 * t.change;
-  const double p = t.mann_whitney.p_two_sided;
+  const double p = t.p_value();
   const bool significant = p < settings.alpha;
   const bool large = std::fabs(change_pct) > threshold_pct;
   if (significant && large) {
@@ -337,14 +363,14 @@ VerdictResult decide_count_verdict(const MetricTest& t, Better better, double th
     r.reason = "metric has no 'better' direction";
     return r;
   }
-  const double min_p = c.permutation.min_p;
+  const double min_p = t.stratified ? t.stratified->min_p : c.permutation.min_p;
   if (min_p >= settings.alpha) {
-    r.reason = n_label(t) + ": smallest p the permutation test can reach with these values is " +
-               fmt("%.3g", min_p) + ", not below alpha " + fmt("%.3g", settings.alpha) +
-               " (too few boots, or too few with a non-zero value)";
+    r.reason = n_label(t) + ": smallest p the " + test_label(t, "permutation") +
+               " test can reach with these values is " + fmt("%.3g", min_p) + ", not below alpha " +
+               fmt("%.3g", settings.alpha) + " (too few boots, or too few with a non-zero value)";
     return r;
   }
-  const double p = c.permutation.p;
+  const double p = t.p_value();
   const bool significant = p < settings.alpha;
   const bool above_floor = std::fabs(c.diff) > floor;
   const bool from_zero = c.mean_a == 0;

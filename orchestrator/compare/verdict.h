@@ -108,6 +108,9 @@ struct CompareSettings {
   // count_resamples random ones.
   std::uint64_t count_exact_limit = 1000000;
   std::size_t count_resamples = 20000;
+  // Combine cells of hosts whose fingerprints differ (compare --pool-hosts; not read from a
+  // spec): see compare_runs.
+  bool pool_hosts = false;
 
   // The threshold of rule 5 for a metric, percent: max(configured threshold, noise floor).
   double threshold_pct_for(const std::string& metric) const;
@@ -154,12 +157,23 @@ struct MetricTest {
   MannWhitneyResult mann_whitney;        // timing only (left default for counts)
   std::optional<double> permutation_p;   // timing, informational; nullopt when resamples == 0
   std::optional<CountTest> count;        // count only
+  // Cells from several hosts: the stratified test (stats.h stratified_permutation_test; values
+  // for counts, van Elteren midranks for timings). When set it replaces Mann-Whitney's and the
+  // pooled permutation test's p and smallest attainable p in the verdict rules; the sample
+  // statistics, change and CI above stay those of the pooled cells.
+  std::optional<StratifiedResult> stratified;
 
-  // The p-value that drives the verdict: the permutation p for counts, Mann-Whitney's for
-  // timings.
+  // The p-value that drives the verdict: the stratified p when set, else the permutation p for
+  // counts, Mann-Whitney's for timings.
   double p_value() const;
   bool p_exact() const;
 };
+
+// test_metric on the pooled cells of all strata, plus `stratified` (always set, also for one
+// stratum) from stratified_permutation_test with the settings' count_exact_limit,
+// count_resamples and seed.
+MetricTest test_metric_stratified(const std::vector<Stratum>& strata,
+                                  const CompareSettings& settings, bool with_ci, MetricKind kind);
 
 // Computes MetricTest with the settings' bootstrap/permutation parameters and seed, by kind.
 // When with_ci is false the bootstraps are skipped (calibration: the verdict needs no CI for

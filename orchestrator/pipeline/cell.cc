@@ -171,6 +171,12 @@ json slot_to_json(const Slot& slot) {
 }
 
 json host_cpus_json(const Slot& slot, const VmOutcome& out) {
+  if (!slot.local())
+    return {{"index", slot.index},
+            {"host", slot.host},
+            {"pinning", "not applied"},
+            {"reason", "the guest ran on libvirt host " + slot.host +
+                           ", whose CPUs the host CPU plan does not cover"}};
   json j = slot_to_json(slot);
   json applied = json::array();
   bool as_planned = !out.affinity.empty();
@@ -375,7 +381,7 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
             {"accelerator", accel_name(cx.accel.accel)},
             {"raw_dir", rel(p.dir, cx.run_dir)},
             {"slot", slot.index},
-            {"overcommitted", slot.overcommitted},
+            {"overcommitted", slot.local() ? json(slot.overcommitted) : json(nullptr)},
             {"metrics", json::object()},
             {"histograms", json::object()},
             {"failure_class", nullptr},
@@ -383,8 +389,9 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
   VmConfig vm = cell_vm_config(cx, cell, slot, p, variant, vdoc);
   c["cmdline_requested"] = vm.cmdline;
   if (cx.opt.progress)
-    cx.opt.progress("cell " + cell.id + ": booting (" + accel_name(vm.accel) + ", slot " +
-                    std::to_string(slot.index) + ")");
+    cx.opt.progress("cell " + cell.id + ": booting (" + accel_name(vm.accel) + ", " +
+                    (slot.local() ? "slot " + std::to_string(slot.index) : "host " + slot.host) +
+                    ")");
   VmOutcome out = boot(slot, vm);
   c["boot"] = vm_outcome_to_json(out);
   c["wall_seconds"] = out.seconds;

@@ -59,7 +59,9 @@ CellEvidence collect(const VmConfig& vm, const GuestPlan& plan);
 nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
                         const CellEvidence& ev, const nlohmann::json& vdoc, nlohmann::json c);
 
-// The four stages. `c` starts as cell_header(). Never throws for what the guest does.
+// The four stages. `c` starts as cell_header(). Never throws for what the guest does; the
+// slot's backend may throw (LibvirtHostLost when a remote host goes away, vm/libvirt_host.h).
+// "overcommitted" is null on a remote slot.
 nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
                         const VariantSpec& variant, const nlohmann::json& vdoc, int attempt);
 
@@ -67,7 +69,8 @@ nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot&
 nlohmann::json slot_to_json(const Slot& slot);
 
 // The cell's "host_cpus": the slot's plan, the affinity read back per QEMU thread and
-// "pinned_as_planned" (every thread's Cpus_allowed_list equals its planned list).
+// "pinned_as_planned" (every thread's Cpus_allowed_list equals its planned list). A remote slot
+// (Slot::local() false): {"index", "host" (URI), "pinning": "not applied", "reason"}.
 nlohmann::json host_cpus_json(const Slot& slot, const VmOutcome& out);
 
 // The guest's view of its CPU topology from the cpu_topology record (lines "<cpu> <package>

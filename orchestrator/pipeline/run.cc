@@ -6,8 +6,11 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -26,11 +29,13 @@
 #include "parse/console.h"
 #include "pipeline/cell.h"
 #include "pipeline/hostplan.h"
+#include "pipeline/placement.h"
 #include "pipeline/plan.h"
 #include "pipeline/scheduler.h"
 #include "results/host.h"
 #include "vm/backend.h"
 #include "vm/libvirt.h"
+#include "vm/libvirt_host.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -60,6 +65,32 @@ class RunDoc {
     for (const auto& c : doc_["cells"])
       if (c.value("id", "") == id) return true;
     return false;
+  }
+  // cell_done, except for a cell recorded as failed for want of a host (host_lost): a --resume
+  // runs it again.
+  bool cell_measured(const std::string& id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& c : doc_["cells"])
+      if (c.value("id", "") == id) return c.value("failure_class", json()) != "host_lost";
+    return false;
+  }
+  // Removes the cell with this id from "cells" and returns it (null when absent); not saved.
+  json take_cell(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& cells = doc_["cells"];
+    for (auto it = cells.begin(); it != cells.end(); ++it)
+      if (it->value("id", "") == id) {
+        json c = *it;
+        cells.erase(it);
+        return c;
+      }
+    return nullptr;
+  }
+  // Thread-safe: changes the document with f and saves it.
+  void edit(const std::function<void(json&)>& f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    f(doc_);
+    save();
   }
   // Thread-safe: slots add their cells concurrently.
   void add_cell(json cell) {
@@ -300,38 +331,76 @@ json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& 
   return cj;
 }
 
+// What the slots share while cells run: the variants by name, a read-only copy of the
+// variants' records and the variants whose kernel did not build.
+struct CellInputs {
+  std::map<std::string, const VariantSpec*> vmap;
+  json vdocs;
+  const std::map<std::string, std::string>& build_failure;
+};
+
+CellInputs cell_inputs(const Spec& spec, RunDoc& doc,
+                       const std::map<std::string, std::string>& build_failure) {
+  CellInputs in{{}, doc.doc()["variants"], build_failure};
+  for (const auto& v : spec.variants) in.vmap[v.name] = &v;
+  return in;
+}
+
+// One cell on the slot: the build failure of its variant, or its boots (with retries).
+json cell_result(const CellContext& cx, const CellInputs& in, const Slot& slot,
+                 const CellPlan& cell) {
+  check_interrupt();
+  if (auto it = in.build_failure.find(cell.variant); it != in.build_failure.end())
+    return build_failed_cell(cell, it->second);
+  return run_cell_retrying(cx, cell, slot, *in.vmap.at(cell.variant), in.vdocs[cell.variant]);
+}
+
+void report_cell(const RunOptions& opt, const json& cj) {
+  if (opt.progress)
+    opt.progress("cell " + cj.value("id", "?") + ": " + cj.value("status", "?") +
+                 (cj.value("reason", "").empty() ? "" : " (" + cj.value("reason", "") + ")"));
+}
+
+// Task "cells" of the meter: the plan's cells recorded so far.
+void show_cells(const RunOptions& opt, const RunDoc& doc, const std::vector<CellPlan>& all) {
+  if (!opt.meter) return;
+  const double done = static_cast<double>(
+      std::count_if(all.begin(), all.end(), [&](const auto& c) { return doc.cell_done(c.id); }));
+  std::lock_guard<std::mutex> lock(g_output_mu);
+  opt.meter->update("cells", done, double(all.size()), "cells", true);
+}
+
 // Every cell not yet recorded, on the slots (pipeline/scheduler.h); each result is recorded as
 // soon as its cell ends. Throws Interrupted after a signal.
 void run_cells(const Spec& spec, const CellContext& cx, std::vector<Slot>& slots,
                const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
-  std::map<std::string, const VariantSpec*> vmap;
-  for (const auto& v : spec.variants) vmap[v.name] = &v;
-  const json vdocs = doc.doc()["variants"];  // read-only copy for the slots
-  std::vector<CellPlan> todo;
-  for (const auto& cell : plan_cells(spec))
-    if (!doc.cell_done(cell.id)) todo.push_back(cell);
+  const CellInputs in = cell_inputs(spec, doc, build_failure);
   const std::vector<CellPlan> all = plan_cells(spec);
-  auto show_cells = [&] {
-    if (!cx.opt.meter) return;
-    const double done = static_cast<double>(
-        std::count_if(all.begin(), all.end(), [&](const auto& c) { return doc.cell_done(c.id); }));
-    std::lock_guard<std::mutex> lock(g_output_mu);
-    cx.opt.meter->update("cells", done, double(all.size()), "cells", true);
-  };
-  show_cells();
+  std::vector<CellPlan> todo;
+  for (const auto& cell : all)
+    if (!doc.cell_done(cell.id)) todo.push_back(cell);
+  show_cells(cx.opt, doc, all);
   auto work = [&](Slot& slot, const CellPlan& cell) {
-    check_interrupt();
-    json cj = build_failure.count(cell.variant)
-                  ? build_failed_cell(cell, build_failure.at(cell.variant))
-                  : run_cell_retrying(cx, cell, slot, *vmap[cell.variant], vdocs[cell.variant]);
-    if (cx.opt.progress)
-      cx.opt.progress("cell " + cell.id + ": " + cj.value("status", "?") +
-                      (cj.value("reason", "").empty() ? "" : " (" + cj.value("reason", "") + ")"));
+    json cj = cell_result(cx, in, slot, cell);
+    report_cell(cx.opt, cj);
     doc.add_cell(cj);
-    show_cells();
+    show_cells(cx.opt, doc, all);
   };
   run_on_slots(todo, spec.variants.size(), slots, work, [] { return interrupt_requested(); });
   if (cx.opt.meter) cx.opt.meter->finish("cells");
+}
+
+// The cells on this machine's slots, one backend per slot (the host plan's guests at once).
+void run_here(const Spec& spec, const CellContext& cx, const HostPlan& plan, ProcessRunner& runner,
+              const fs::path& cache, const std::map<std::string, std::string>& build_failure,
+              RunDoc& doc) {
+  const RunOptions& opt = cx.opt;
+  std::string libvirt_uri;
+  if (opt.backend == "libvirt")
+    libvirt_uri = opt.libvirt_uri.empty() ? default_libvirt_uri(cache) : opt.libvirt_uri;
+  std::vector<std::unique_ptr<VmBackend>> backends;
+  std::vector<Slot> slots = make_slots(plan, opt, runner, libvirt_uri, backends);
+  run_cells(spec, cx, slots, build_failure, doc);
 }
 
 // Refuses (isolab::Error, before anything is built) a guest the host cannot hold without
@@ -345,6 +414,244 @@ HostPlan checked_host_plan(const Spec& spec, const GuestDerivation& guest, const
     for (const auto& n : p.notes) opt.progress("host CPU plan: " + n);
   }
   return p;
+}
+
+// ---- Several libvirt hosts (RunOptions::hosts or the spec's "hosts") ----
+
+// One libvirt host of a multi-host run: its connection, the backend that boots cells there and
+// its record in "hosts".
+struct HostConn {
+  HostSpec spec;
+  std::unique_ptr<LibvirtHost> host;
+  std::unique_ptr<LibvirtHostBackend> backend;
+  json info;  // to_json(fingerprint) with "pool_dir", or {"uri", "error"}; "lost", "lost_at"
+  bool usable = false;
+};
+
+// The hosts of the run: --host replaces the spec's list (keeping a listed URI's pool_dir).
+std::vector<HostSpec> run_hosts(const Spec& spec, const RunOptions& opt) {
+  if (opt.hosts.empty()) return spec.hosts;
+  parse_hosts(json(opt.hosts), "--host");  // the same checks as the spec's list
+  std::vector<HostSpec> out;
+  for (const auto& uri : opt.hosts) {
+    HostSpec h{uri, ""};
+    for (const auto& s : spec.hosts)
+      if (s.uri == uri) h.pool_dir = s.pool_dir;
+    out.push_back(h);
+  }
+  return out;
+}
+
+// Connects one host; one that cannot be reached is recorded with its error, not thrown.
+HostConn connect_host(const HostSpec& hs, const RunOptions& opt) {
+  HostConn h;
+  h.spec = hs;
+  try {
+    h.host = std::make_unique<LibvirtHost>(LibvirtHostSpec{hs.uri, hs.pool_dir});
+    h.backend = std::make_unique<LibvirtHostBackend>(*h.host);
+    const HostFingerprint& fp = h.host->fingerprint();
+    h.info = to_json(fp);
+    h.info["pool_dir"] = h.host->pool_dir();
+    h.usable = true;
+    if (opt.progress)
+      opt.progress("host " + hs.uri + ": " + fp.hostname + ", " + fp.cpu_model + ", libvirt " +
+                   fp.libvirt_version + ", " + fp.hypervisor + " " + fp.hypervisor_version);
+  } catch (const Error& e) {
+    h.info = {{"uri", hs.uri}, {"error", e.what()}};
+    if (opt.progress) opt.progress("host " + hs.uri + ": unusable: " + e.what());
+  }
+  return h;
+}
+
+// Every host, connected; throws isolab::Error when none can be reached.
+std::vector<HostConn> connect_hosts(const std::vector<HostSpec>& specs, const RunOptions& opt) {
+  std::vector<HostConn> hosts;
+  for (const auto& hs : specs) hosts.push_back(connect_host(hs, opt));
+  if (std::none_of(hosts.begin(), hosts.end(), [](const HostConn& h) { return h.usable; }))
+    throw Error("no libvirt host is reachable: " + hosts.front().info.value("error", ""));
+  return hosts;
+}
+
+// KVM when every usable host offers it and the request allows, else TCG (no local probe: the
+// guests run elsewhere).
+AccelChoice hosts_accelerator(const std::vector<HostConn>& hosts, AccelRequest req) {
+  std::string without;
+  for (const auto& h : hosts)
+    if (h.usable && !h.host->fingerprint().kvm) without = h.spec.uri;
+  if (req == AccelRequest::kvm && !without.empty())
+    throw Error("--accel kvm: host " + without + " offers no KVM domains");
+  AccelChoice a;
+  a.accel = req == AccelRequest::tcg || !without.empty() ? Accel::tcg : Accel::kvm;
+  a.reason = req == AccelRequest::automatic
+                 ? (without.empty() ? "every libvirt host offers KVM"
+                                    : "libvirt host " + without + " offers no KVM domains")
+                 : "requested";
+  return a;
+}
+
+// The blocks of a multi-host run and where they go; shared by the hosts' threads, guarded by
+// mu (run_on_slots calls the pick under its own lock, lose_host takes mu).
+struct BlockPlan {
+  std::vector<CellBlock> blocks;
+  std::vector<std::size_t> where;  // host index per block, or kNoHost
+  std::vector<bool> done;
+  std::vector<bool> usable;  // per host
+  std::string last_loss;     // what the last lost host said
+  std::mutex mu;
+};
+
+json placement_json(const BlockPlan& bp, const std::vector<HostConn>& hosts) {
+  json p = json::array();
+  for (std::size_t b = 0; b < bp.blocks.size(); ++b)
+    p.push_back(
+        {{"block", bp.blocks[b].key},
+         {"host", bp.where[b] == kNoHost ? json(nullptr) : json(hosts[bp.where[b]].spec.uri)}});
+  return p;
+}
+
+// --resume: a block with cells recorded on a host that is usable now stays on that host, so
+// that a block is never split across hosts.
+void keep_resumed_blocks_on_their_host(RunDoc& doc, const std::vector<HostConn>& hosts,
+                                       BlockPlan& bp) {
+  for (const auto& c : doc.doc()["cells"]) {
+    const std::string uri = c.value("host", json::object()).value("uri", "");
+    const std::string block = c.value("block", "");
+    for (std::size_t b = 0; b < bp.blocks.size(); ++b)
+      for (std::size_t h = 0; h < hosts.size(); ++h)
+        if (bp.blocks[b].key == block && hosts[h].usable && hosts[h].spec.uri == uri)
+          bp.where[b] = h;
+  }
+}
+
+// The first placement: round robin over the usable hosts, resumed blocks kept in place.
+void place(BlockPlan& bp, const Spec& spec, RunDoc& doc, const std::vector<HostConn>& hosts) {
+  bp.blocks = group_blocks(plan_cells(spec));
+  bp.done.assign(bp.blocks.size(), false);
+  for (const auto& h : hosts) bp.usable.push_back(h.usable);
+  bp.where = place_blocks(bp.blocks.size(), bp.usable);
+  keep_resumed_blocks_on_their_host(doc, hosts, bp);
+  doc.edit([&](json& d) { d["placement"] = placement_json(bp, hosts); });
+}
+
+// Runs one block's cells not yet measured on the host's slot; throws LibvirtHostLost.
+void run_block(RunDoc& doc, const CellContext& cx, const CellInputs& in, const Slot& slot,
+               const HostConn& host, const CellBlock& block, const std::vector<CellPlan>& all) {
+  for (const auto& cell : block.cells) {
+    if (doc.cell_measured(cell.id)) continue;
+    json cj = cell_result(cx, in, slot, cell);
+    cj["host"] = host.info;
+    cj["block"] = block.key;
+    report_cell(cx.opt, cj);
+    doc.add_cell(cj);
+    show_cells(cx.opt, doc, all);
+  }
+}
+
+// The host h of block b was lost: the host is marked, the block's finished cells move to
+// "superseded_cells", and the unfinished blocks are re-planned onto the remaining hosts.
+void lose_host(RunDoc& doc, BlockPlan& bp, std::vector<HostConn>& hosts, std::size_t h,
+               std::size_t b, const LibvirtHostLost& e, const RunOptions& opt) {
+  std::lock_guard<std::mutex> lock(bp.mu);
+  HostConn& host = hosts[h];
+  bp.last_loss = e.what();
+  host.usable = false;
+  host.info["lost"] = e.what();
+  host.info["lost_at"] = utc_now();
+  bp.usable[h] = false;
+  bp.where = replan_blocks(bp.where, bp.done, bp.usable);
+  std::vector<json> superseded;
+  for (const auto& cell : bp.blocks[b].cells)
+    if (json c = doc.take_cell(cell.id); !c.is_null()) {
+      c["superseded_reason"] = e.what();
+      superseded.push_back(std::move(c));
+    }
+  doc.edit([&](json& d) {
+    d["hosts"][h] = host.info;
+    for (auto& c : superseded) d["superseded_cells"].push_back(std::move(c));
+    d["placement"] = placement_json(bp, hosts);
+  });
+  if (opt.progress)
+    opt.progress(std::string(e.what()) + "; block " + bp.blocks[b].key + " moves to " +
+                 (bp.where[b] == kNoHost ? "no host" : hosts[bp.where[b]].spec.uri));
+}
+
+// One slot per usable host: the host's backend, no CPUs of this machine (no pinning).
+std::vector<Slot> host_slots(const std::vector<HostConn>& hosts) {
+  std::vector<Slot> slots;
+  for (std::size_t h = 0; h < hosts.size(); ++h)
+    if (hosts[h].usable)
+      slots.push_back(
+          {static_cast<int>(h), hosts[h].spec.uri, SlotPlan{}, false, hosts[h].backend.get()});
+  return slots;
+}
+
+// All hosts at once, each host's slot taking only the blocks placed on it (block affinity),
+// until no block is left for a usable host's slot. A lost host's block is re-planned (its new
+// host runs it in the next round).
+void run_blocks_round(RunDoc& doc, const CellContext& cx, const CellInputs& in,
+                      std::vector<HostConn>& hosts, BlockPlan& bp,
+                      const std::vector<CellPlan>& all) {
+  std::vector<Slot> slots = host_slots(hosts);
+  auto pick = [&](const std::vector<std::size_t>& pending, const Slot& slot) {
+    std::lock_guard<std::mutex> lock(bp.mu);
+    for (std::size_t k = 0; k < pending.size(); ++k)
+      if (!bp.done[pending[k]] && bp.where[pending[k]] == static_cast<std::size_t>(slot.index))
+        return static_cast<int>(k);
+    return -1;
+  };
+  auto work = [&](Slot& slot, std::size_t b) {
+    const auto h = static_cast<std::size_t>(slot.index);
+    try {
+      run_block(doc, cx, in, slot, hosts[h], bp.blocks[b], all);
+      std::lock_guard<std::mutex> lock(bp.mu);
+      bp.done[b] = true;
+    } catch (const LibvirtHostLost& e) {
+      lose_host(doc, bp, hosts, h, b, e, cx.opt);
+    }
+  };
+  run_on_slots(bp.blocks.size(), slots, pick, work, [] { return interrupt_requested(); });
+}
+
+// True while a block that is not done sits on a (usable) host.
+bool blocks_left(const BlockPlan& bp) {
+  for (std::size_t b = 0; b < bp.blocks.size(); ++b)
+    if (!bp.done[b] && bp.where[b] != kNoHost) return true;
+  return false;
+}
+
+// Every cell of the blocks no host can run any more: failed, host_lost.
+void fail_unplaceable(RunDoc& doc, const BlockPlan& bp) {
+  for (std::size_t b = 0; b < bp.blocks.size(); ++b) {
+    if (bp.done[b] || bp.where[b] != kNoHost) continue;
+    for (const auto& cell : bp.blocks[b].cells)
+      if (!doc.cell_done(cell.id))
+        doc.add_cell({{"id", cell.id},
+                      {"variant", cell.variant},
+                      {"repetition", cell.repetition},
+                      {"warmup", cell.warmup},
+                      {"block", bp.blocks[b].key},
+                      {"status", "failed"},
+                      {"failure_class", "host_lost"},
+                      {"reason", "no usable host left (" + bp.last_loss + ")"},
+                      {"metrics", json::object()}});
+  }
+}
+
+// The cells of the plan on the hosts, whole blocks per host, hosts at once (see run_spec in
+// run.h). Throws Interrupted after a signal.
+void run_on_hosts(const Spec& spec, const CellContext& cx, std::vector<HostConn>& hosts,
+                  const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
+  const CellInputs in = cell_inputs(spec, doc, build_failure);
+  const std::vector<CellPlan> all = plan_cells(spec);
+  BlockPlan bp;
+  place(bp, spec, doc, hosts);
+  show_cells(cx.opt, doc, all);
+  while (blocks_left(bp)) {
+    run_blocks_round(doc, cx, in, hosts, bp, all);
+    check_interrupt();
+  }
+  fail_unplaceable(doc, bp);
+  if (cx.opt.meter) cx.opt.meter->finish("cells");
 }
 
 }  // namespace
@@ -365,7 +672,11 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   };
   GuestDerivation guest = derive_guest(spec);
   check_guest_cmdline_length(spec, guest, opt.trace);
-  const HostPlan host_plan = checked_host_plan(spec, guest, opt);
+  // The local host plan only when the guests run here (a multi-host run has no local guests).
+  const std::vector<HostSpec> host_specs = run_hosts(spec, opt);
+  const std::optional<HostPlan> host_plan =
+      host_specs.empty() ? std::optional<HostPlan>(checked_host_plan(spec, guest, opt))
+                         : std::nullopt;
   fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
 
   // The run directory, new or resumed.
@@ -410,8 +721,17 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   }
   json& d = doc->doc();
   say("run directory: " + doc->dir().string());
-  // Accelerator: detect a KVM that does not run guests within seconds, fall back to TCG.
-  AccelChoice accel = choose_accelerator(accel_mode(opt.accel), runner, doc->dir());
+  // Hosts (several libvirt hosts), connected before anything is measured.
+  std::vector<HostConn> hosts;
+  if (!host_specs.empty()) {
+    hosts = connect_hosts(host_specs, opt);
+    d["hosts"] = json::array();
+    for (const auto& h : hosts) d["hosts"].push_back(h.info);
+  }
+  // Accelerator: detect a KVM that does not run guests within seconds, fall back to TCG (the
+  // hosts' capabilities decide for a multi-host run).
+  AccelChoice accel = hosts.empty() ? choose_accelerator(accel_mode(opt.accel), runner, doc->dir())
+                                    : hosts_accelerator(hosts, opt.accel);
   say("accelerator: " + accel_name(accel.accel) +
       (accel.reason.empty() ? "" : " (" + accel.reason + ")"));
   json host = host_fingerprint(runner, opt.source_dir);
@@ -419,9 +739,11 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   host["accelerator_reason"] = accel.reason;
   host["cpu_model_guest"] = accel.cpu_model;
   d["host"] = host;
-  d["host_plan"] = to_json(host_plan);
-  d["host_plan"]["topology"] = to_json(read_host_topology());
-  d["host_plan"]["guest_topology"] = to_json(guest.topology);
+  if (host_plan) {
+    d["host_plan"] = to_json(*host_plan);
+    d["host_plan"]["topology"] = to_json(read_host_topology());
+    d["host_plan"]["guest_topology"] = to_json(guest.topology);
+  }
   d["comparison_key"] = {
       {"accelerator", accel_name(accel.accel)},
       {"cmdline", guest.cmdline},
@@ -489,13 +811,11 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   d["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
   doc->save();
 
-  std::string libvirt_uri;
-  if (opt.backend == "libvirt")
-    libvirt_uri = opt.libvirt_uri.empty() ? default_libvirt_uri(cache) : opt.libvirt_uri;
-  std::vector<std::unique_ptr<VmBackend>> backends;
-  std::vector<Slot> slots = make_slots(host_plan, opt, runner, libvirt_uri, backends);
-  run_cells(spec, CellContext{spec, opt, accel, guest, base.path, doc->dir()}, slots, build_failure,
-            *doc);
+  const CellContext cx{spec, opt, accel, guest, base.path, doc->dir()};
+  if (!hosts.empty())
+    run_on_hosts(spec, cx, hosts, build_failure, *doc);
+  else
+    run_here(spec, cx, *host_plan, runner, cache, build_failure, *doc);
   check_interrupt();
 
   RunSummary sum;

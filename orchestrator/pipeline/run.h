@@ -24,9 +24,14 @@ struct RunOptions {
   AccelRequest accel = AccelRequest::automatic;
   std::string backend = "qemu";  // "qemu" | "libvirt"
   std::string libvirt_uri;  // backend libvirt; empty: default_libvirt_uri(cache) (vm/libvirt.h)
-  bool trace = true;        // trace the isolated CPUs during each workload
-  int jobs = 0;             // make -j; 0 = host CPUs
-  int parallel = -1;        // guests at once: -1 = the spec's "parallel", 0 = auto, N
+  // --host (repeatable): the libvirt hosts to place cells on, replacing the spec's "hosts" (a
+  // URI the spec lists keeps its pool_dir). Non-empty (here or in the spec): every cell runs
+  // on one of these hosts (LibvirtHostBackend) and backend, libvirt_uri and parallel are not
+  // used (one guest at a time per host).
+  std::vector<std::string> hosts;
+  bool trace = true;  // trace the isolated CPUs during each workload
+  int jobs = 0;       // make -j; 0 = host CPUs
+  int parallel = -1;  // guests at once: -1 = the spec's "parallel", 0 = auto, N
 
   std::string source_dir;                 // isolab's own tree (for the git revision)
   std::filesystem::path vmstat_overhead;  // the guest tool binary
@@ -49,17 +54,32 @@ struct RunSummary {
   std::vector<std::string> build_failures;  // "variant: error" for each variant not built
 };
 
-// Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator, a
-// guest the host cannot give dedicated CPUs without "overcommit": "host CPU plan: the guest
-// needs 8 vCPUs (3 isolated) on dedicated host CPUs; this host has 2 online CPUs ...") before
-// anything is built or measured. Cells run on the host plan's slots (pipeline/hostplan.h),
-// several at once when it fits several guests; result.json gets "host_plan" and each cell its
-// "slot", "overcommitted" and "host_cpus" (planned and read-back affinity); once cells run, a
-// cell's failure is recorded, not thrown. With install_interrupt_handlers() (sys/process.h): after
-// a signal, the step in progress (a make, a boot) is discarded, result.json gets "status":
-// "interrupted", "interrupted_at" (UTC, ISO 8601) and "interrupted_by" ("SIGINT"), and the summary
-// says "interrupted". A --resume of such a run moves those two fields into "interruptions": [{at,
-// by}] and runs on.
+// Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator, no
+// reachable host, a guest this host cannot give dedicated CPUs without "overcommit": "host CPU
+// plan: the guest needs 8 vCPUs (3 isolated) on dedicated host CPUs; this host has 2 online CPUs
+// ...") before anything is built or measured; once cells run, a cell's failure is recorded, not
+// thrown.
+// Without hosts: cells run on the host plan's slots (pipeline/hostplan.h), several at once when
+// it fits several guests; result.json gets "host_plan" and each cell its "slot",
+// "overcommitted" and "host_cpus" (planned and read-back affinity).
+// With hosts (RunOptions::hosts or the spec's): no local host plan; every host is connected
+// first (one that cannot be reached is recorded in "hosts" with its "error" and gets no cells);
+// the accelerator is KVM when every reachable host offers it (and --accel allows), else TCG;
+// whole blocks (one repetition of every variant, pipeline/placement.h) go round robin to the
+// hosts, and the hosts run their blocks at the same time (one slot per host, one guest at a time
+// on each). Each cell records "host" (vm/libvirt_host.h to_json(HostFingerprint)), "block",
+// "slot" (the host's index), "overcommitted": null and "host_cpus" with "pinning": "not
+// applied" (the guest's CPUs are the remote host's, which isolab does not plan). A host whose
+// connection is lost mid-block gets "lost" and "lost_at" in "hosts"; the cells of that block it
+// had finished move to "superseded_cells" (with "superseded_reason") and its unfinished blocks
+// are re-planned onto the remaining hosts (replan_blocks); when none is left, each remaining
+// cell is recorded "failed" with failure_class "host_lost" (a --resume runs those again, and
+// keeps a block with cells already recorded on a usable host there). "placement" lists
+// {block, host}.
+// With install_interrupt_handlers() (sys/process.h): after a signal, the step in progress (a
+// make, a boot) is discarded, result.json gets "status": "interrupted", "interrupted_at" (UTC,
+// ISO 8601) and "interrupted_by" ("SIGINT"), and the summary says "interrupted". A --resume of
+// such a run moves those two fields into "interruptions": [{at, by}] and runs on.
 RunSummary run_spec(const Spec& spec, const RunOptions& options, ProcessRunner& runner);
 
 }  // namespace isolab

@@ -18,12 +18,12 @@ int pick_next(const std::vector<std::size_t>& pending, int slot, std::size_t var
   return pending.empty() ? -1 : 0;
 }
 
-void run_on_slots(const std::vector<CellPlan>& cells, std::size_t variants,
-                  std::vector<Slot>& slots, const std::function<void(Slot&, const CellPlan&)>& work,
+void run_on_slots(std::size_t n, std::vector<Slot>& slots, const PickFn& pick,
+                  const std::function<void(Slot&, std::size_t)>& work,
                   const std::function<bool()>& stop) {
   std::mutex mu;
   std::vector<std::size_t> pending;
-  for (std::size_t i = 0; i < cells.size(); ++i) pending.push_back(i);
+  for (std::size_t i = 0; i < n; ++i) pending.push_back(i);
   std::exception_ptr failure;
   auto worker = [&](Slot& slot) {
     for (;;) {
@@ -31,13 +31,13 @@ void run_on_slots(const std::vector<CellPlan>& cells, std::size_t variants,
       {
         std::lock_guard<std::mutex> lock(mu);
         if (failure || stop()) return;
-        int k = pick_next(pending, slot.index, variants, slots.size());
+        int k = pick(pending, slot);
         if (k < 0) return;
         next = pending[k];
         pending.erase(pending.begin() + k);
       }
       try {
-        work(slot, cells[next]);
+        work(slot, next);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!failure) failure = std::current_exception();
@@ -53,6 +53,18 @@ void run_on_slots(const std::vector<CellPlan>& cells, std::size_t variants,
     for (auto& t : threads) t.join();
   }
   if (failure) std::rethrow_exception(failure);
+}
+
+void run_on_slots(const std::vector<CellPlan>& cells, std::size_t variants,
+                  std::vector<Slot>& slots, const std::function<void(Slot&, const CellPlan&)>& work,
+                  const std::function<bool()>& stop) {
+  const std::size_t n_slots = slots.size();
+  run_on_slots(
+      cells.size(), slots,
+      [&](const std::vector<std::size_t>& pending, const Slot& slot) {
+        return pick_next(pending, slot.index, variants, n_slots);
+      },
+      [&](Slot& slot, std::size_t i) { work(slot, cells[i]); }, stop);
 }
 
 }  // namespace isolab

@@ -13,13 +13,16 @@
 namespace isolab {
 
 // A place a guest can run: a host ("local" for this one), that host's CPUs for one guest and
-// the backend (QEMU, or a libvirt connection) that boots it. The backend is not owned.
+// the backend (QEMU, or a libvirt connection) that boots it. The backend is not owned. A remote
+// slot (host: a libvirt URI, vm/libvirt_host.h) has empty cpus: its guest runs on that host's
+// CPUs, which the host plan does not cover, so it is not pinned.
 struct Slot {
   int index = 0;
   std::string host = "local";
   SlotPlan cpus;
   bool overcommitted = false;
   VmBackend* backend = nullptr;
+  bool local() const { return host == "local"; }
 };
 
 // The slot that should run cells[i] (cells in plan_cells() order, `variants` per round): round
@@ -39,6 +42,19 @@ int pick_next(const std::vector<std::size_t>& pending, int slot, std::size_t var
 // no further cell starts and the first exception is rethrown after every slot has stopped.
 void run_on_slots(const std::vector<CellPlan>& cells, std::size_t variants,
                   std::vector<Slot>& slots, const std::function<void(Slot&, const CellPlan&)>& work,
+                  const std::function<bool()>& stop);
+
+// Which item slot takes next: an index into `pending` (item indices, ascending), or -1 when
+// nothing is for this slot (its thread then ends).
+using PickFn = std::function<int(const std::vector<std::size_t>& pending, const Slot& slot)>;
+
+// The general form: runs work(slot, i) for the items 0..n-1 that pick() hands out, one thread
+// per slot (the caller's own when there is one) over one queue; pick() is called under the
+// queue's lock, so it may read state that work() changes under a lock of its own. Items no
+// slot picks stay undone. stop() and exceptions as above. Used with block affinity by the
+// multi-host path (pipeline/run.cc: each host's slot takes only the blocks placed on it).
+void run_on_slots(std::size_t n, std::vector<Slot>& slots, const PickFn& pick,
+                  const std::function<void(Slot&, std::size_t)>& work,
                   const std::function<bool()>& stop);
 
 }  // namespace isolab

@@ -308,6 +308,35 @@ std::vector<NumaNodeSpec> parse_numa_nodes(const json& j, const std::string& ptr
 
 }  // namespace
 
+std::vector<HostSpec> parse_hosts(const json& hosts, const std::string& pointer) {
+  if (!hosts.is_array()) throw SpecError(pointer, "expected an array of libvirt URIs");
+  std::vector<HostSpec> out;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const std::string p = child(pointer, i);
+    HostSpec h;
+    if (hosts[i].is_string()) {
+      h.uri = hosts[i].get<std::string>();
+    } else {
+      Obj ho(hosts[i], p);
+      h.uri = ho.str("uri");
+      h.pool_dir = ho.str("pool_dir");
+      if (!h.pool_dir.empty() && h.pool_dir.front() != '/')
+        throw SpecError(ho.ptr("pool_dir"), "pool_dir must be an absolute path");
+      ho.finish();
+    }
+    const std::string up = hosts[i].is_string() ? p : child(p, "uri");
+    if (h.uri.find("://") == std::string::npos)
+      throw SpecError(up, "'" + sanitize_excerpt(h.uri, 80) +
+                              "' is not a libvirt URI (qemu+ssh://host/system, qemu:///system)");
+    for (unsigned char ch : h.uri)
+      if (ch < 0x20) throw SpecError(up, "URI contains a control character");
+    for (const auto& o : out)
+      if (o.uri == h.uri) throw SpecError(up, "host " + h.uri + " is listed twice");
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
 Spec parse_spec(const json& doc, const fs::path& base_dir) {
   Spec s;
   s.raw = doc;
@@ -481,6 +510,7 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
     if (!c->is_object()) throw SpecError("/compare", "expected an object");
     s.compare = *c;
   }
+  if (const json* h = o.get("hosts")) s.hosts = parse_hosts(*h, "/hosts");
   o.finish();
   return s;
 }

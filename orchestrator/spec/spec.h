@@ -97,6 +97,17 @@ struct TimeoutSpec {
   int workload_margin_s = 60;  // added to each workload's own duration
 };
 
+// A measurement host reached through libvirt (vm/libvirt_host.h).
+struct HostSpec {
+  std::string uri;       // qemu+ssh://host/system, qemu+tcp://..., qemu:///system, ...
+  std::string pool_dir;  // "" = the host's pool "isolab", else /var/lib/libvirt/isolab (system)
+};
+
+// Parses "hosts": an array of URI strings or {"uri": "...", "pool_dir": "/abs/dir"} objects.
+// Throws SpecError with the pointer of a bad entry (not a string/object, empty or duplicate
+// URI, URI with a control character or without "://", relative pool_dir, unknown field).
+std::vector<HostSpec> parse_hosts(const nlohmann::json& hosts, const std::string& pointer);
+
 struct Spec {
   std::filesystem::path spec_path;  // the file it came from ("" for an embedded spec)
   std::string name;
@@ -130,6 +141,9 @@ struct Spec {
   // Gate checks that are allowed to fail because the mismatch is the point of the test.
   std::vector<std::string> gate_expect_fail;
   nlohmann::json compare;  // passed to compare::settings_from_json
+  // Several libvirt hosts: cells are placed on them in whole A/B blocks (pipeline/placement.h).
+  // Empty: one host, the --backend of the command line.
+  std::vector<HostSpec> hosts;
   // Nightly mode: after the run, compare baseline_variant of this run against the same
   // variant of a stored run (baseline_run) or of the last good run of this spec in the
   // results directory's history (baseline_last_good); the exit status is compare's.

@@ -55,9 +55,11 @@ struct NewProcessGroup : bp::extend::handler {
     // If isolab dies without cleaning up (kill -9), the kernel kills the child too, so no
     // QEMU or make is left behind.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    // Undo our SIGINT/SIGTERM handlers in the child.
+    // Undo our SIGINT/SIGTERM handlers in the child, and the SIGPIPE that libvirt clients
+    // ignore (vm/libvirt_host.cc): an ignored signal stays ignored across exec.
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
   }
 };
 

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "sys/process.h"
+#include "vm/libvirt_internal.h"
 #include "vm/qemu.h"
 #include "vm/watch.h"
 
@@ -229,7 +230,7 @@ fs::path libvirt_domain_log_dir(const std::string& uri) {
 
 #ifdef ISOLAB_HAVE_LIBVIRT
 
-namespace {
+namespace libvirt_detail {
 
 // The embedded driver needs an event loop in this process (QEMU monitor, process exits):
 // libvirt's default implementation, run by one detached thread for the process's lifetime.
@@ -255,20 +256,6 @@ std::string last_error() {
   throw Error("libvirt " + op + ": " + last_error());
 }
 
-struct ConnDeleter {
-  void operator()(virConnectPtr c) const { virConnectClose(c); }
-};
-using ConnHandle = std::unique_ptr<virConnect, ConnDeleter>;
-
-// Destroys the domain if it still runs, then frees the handle.
-struct DomainDeleter {
-  void operator()(virDomainPtr d) const {
-    if (virDomainIsActive(d) == 1) virDomainDestroy(d);
-    virDomainFree(d);
-  }
-};
-using DomainHandle = std::unique_ptr<virDomain, DomainDeleter>;
-
 ConnHandle open_connection(const std::string& uri) {
   if (uri.rfind(kEmbedPrefix, 0) == 0) {
     // The embedded driver logs warnings to stderr by default; keep them in its log directory
@@ -289,6 +276,12 @@ std::string version_string(unsigned long v) {
   return std::to_string(v / 1000000) + "." + std::to_string(v / 1000 % 1000) + "." +
          std::to_string(v % 1000);
 }
+
+}  // namespace libvirt_detail
+
+namespace {
+
+using namespace libvirt_detail;
 
 // The per-domain log libvirtd keeps (QEMU's stderr and libvirt's own lines).
 std::string domain_log_tail(const std::string& uri, const std::string& name) {
@@ -362,16 +355,27 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
   const std::string xml = libvirt_domain_xml(cfg);  // validates
   prepare_output_files(cfg);
   ConnHandle conn = open_connection(uri_);
+  DomainWatch w;
+  w.console_bytes = [&] { return file_size_or_zero(cfg.console_log); };
+  w.log_tail = [&] { return domain_log_tail(uri_, cfg.name); };
+  w.poll = poll_;
+  return run_domain(conn.get(), xml, cfg, w);
+}
 
+namespace libvirt_detail {
+
+VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig& cfg,
+                     const DomainWatch& w) {
   VmOutcome out;
   out.accel = cfg.accel;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  DomainHandle dom(virDomainCreateXML(conn.get(), xml.c_str(), VIR_DOMAIN_NONE));
+  DomainHandle dom(virDomainCreateXML(conn, xml.c_str(), w.create_flags));
   if (!dom) {
     std::string msg = last_error();
+    if (w.check_alive) w.check_alive(msg);
     out.seconds = elapsed();
     out.qemu_stderr_excerpt = sanitize_excerpt(msg, 2000);
     out.end = is_host_cpu_msr_error(msg) ? VmOutcome::host_cpu_msr_error : VmOutcome::qemu_failed;
@@ -381,15 +385,16 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
   if (!cfg.vcpu_pin.empty()) out.affinity = libvirt_affinity(dom.get(), cfg, out.affinity_error);
   ConsoleProgress progress;
   for (;;) {
-    std::this_thread::sleep_for(poll_);
+    std::this_thread::sleep_for(w.poll);
     double now = elapsed();
-    observe_console(progress, file_size_or_zero(cfg.console_log), now);
+    observe_console(progress, w.console_bytes(), now);
     // A transient domain that ended is gone: IsActive returns 0, or -1 with "no domain".
     int active = virDomainIsActive(dom.get());
+    if (active < 0 && w.check_alive) w.check_alive(last_error());
     if (active != 1) {
       out.seconds = now;
       out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = domain_log_tail(uri_, cfg.name);
+      out.qemu_stderr_excerpt = w.log_tail();
       // libvirt logs "shutting down, reason=shutdown" for a guest power-off; "crashed" or
       // "failed" mean QEMU itself died.
       const std::string& log = out.qemu_stderr_excerpt;
@@ -422,12 +427,14 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
       out.end = *e;
       out.seconds = elapsed();
       out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = domain_log_tail(uri_, cfg.name);
+      out.qemu_stderr_excerpt = w.log_tail();
       out.detail = describe_timeout(*e, cfg, progress);
       return out;
     }
   }
 }
+
+}  // namespace libvirt_detail
 
 #else  // !ISOLAB_HAVE_LIBVIRT
 

@@ -1,6 +1,7 @@
 // The scheduler (pipeline/scheduler.h): A and B balanced across slots and interleaved in
-// time, every cell run once, the first error rethrown, stop() honoured; and the cell's
-// host-CPU record (pipeline/cell.h).
+// time, every cell run once, the first error rethrown, stop() honoured, items bound to their
+// slot (the multi-host path's block affinity); and the cell's host-CPU record
+// (pipeline/cell.h), also for a remote host's slot (no pinning).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -100,6 +101,48 @@ TEST(CellRecord, HostCpusComparesReadBackWithPlan) {
   o.affinity[0].applied = "0-1";
   EXPECT_FALSE(host_cpus_json(s, o)["pinned_as_planned"]);
   EXPECT_FALSE(host_cpus_json(s, VmOutcome{})["pinned_as_planned"]) << "nothing read back";
+}
+
+TEST(Scheduler, AffinityPickRunsEachItemOnlyOnItsSlotAtOnce) {
+  // Blocks 0..4 placed on slots 0 1 0 1 0 (as round robin over two hosts); item 5 has no slot.
+  const std::vector<int> where = {0, 1, 0, 1, 0, -1};
+  std::vector<Slot> slots(2);
+  slots[1].index = 1;
+  std::mutex mu;
+  std::map<std::size_t, int> ran_on;
+  std::atomic<int> running{0}, peak{0};
+  auto pick = [&](const std::vector<std::size_t>& pending, const Slot& slot) {
+    for (std::size_t k = 0; k < pending.size(); ++k)
+      if (where[pending[k]] == slot.index) return static_cast<int>(k);
+    return -1;
+  };
+  run_on_slots(
+      where.size(), slots, pick,
+      [&](Slot& slot, std::size_t i) {
+        const int now = ++running;
+        peak = std::max(peak.load(), now);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        --running;
+        std::lock_guard<std::mutex> lock(mu);
+        ran_on[i] = slot.index;
+      },
+      [] { return false; });
+  EXPECT_EQ(ran_on, (std::map<std::size_t, int>{{0, 0}, {1, 1}, {2, 0}, {3, 1}, {4, 0}}))
+      << "item 5 is for no slot and stays undone";
+  EXPECT_EQ(peak.load(), 2) << "the two slots ran at the same time";
+}
+
+TEST(CellRecord, RemoteSlotSaysPinningNotApplied) {
+  Slot s;
+  s.index = 1;
+  s.host = "qemu+ssh://bench2/system";
+  EXPECT_FALSE(s.local());
+  const nlohmann::json j = host_cpus_json(s, VmOutcome{});
+  EXPECT_EQ(j["host"], "qemu+ssh://bench2/system");
+  EXPECT_EQ(j["pinning"], "not applied");
+  EXPECT_THAT(j["reason"].get<std::string>(), ::testing::HasSubstr("host CPU plan"));
+  EXPECT_FALSE(j.contains("vcpus")) << "no local CPUs claimed";
+  EXPECT_FALSE(j.contains("pinned_as_planned"));
 }
 
 TEST(CellRecord, GuestTopologyView) {

@@ -256,5 +256,25 @@ TEST(Spec, InvalidJsonNamesFileAndByte) {
   }
 }
 
+TEST(SpecParse, HostsAreUrisOrObjectsWithPoolDir) {
+  json d = minimal();
+  d["hosts"] = {"qemu+ssh://a/system", {{"uri", "qemu:///system"}, {"pool_dir", "/srv/pool"}}};
+  Spec s = parse_spec(d, ISOLAB_SOURCE_DIR);
+  ASSERT_EQ(s.hosts.size(), 2u);
+  EXPECT_EQ(s.hosts[0].uri, "qemu+ssh://a/system");
+  EXPECT_EQ(s.hosts[0].pool_dir, "");
+  EXPECT_EQ(s.hosts[1].pool_dir, "/srv/pool");
+  d["hosts"] = {"qemu:///system", "qemu:///system"};
+  EXPECT_EQ(pointer_of(d), "/hosts/1");
+  d["hosts"] = {"not-a-uri"};
+  EXPECT_EQ(pointer_of(d), "/hosts/0");
+  d["hosts"] = {{{"uri", "qemu:///system"}, {"pool_dir", "rel"}}};
+  EXPECT_EQ(pointer_of(d), "/hosts/0/pool_dir");
+  d["hosts"] = {{{"uri", "qemu:///system"}, {"pool", "/x"}}};
+  EXPECT_EQ(pointer_of(d), "/hosts/0/pool");
+  d["hosts"] = "qemu:///system";
+  EXPECT_EQ(pointer_of(d), "/hosts");
+}
+
 }  // namespace
 }  // namespace isolab

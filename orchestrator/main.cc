@@ -335,9 +335,11 @@ int main(int argc, char** argv) {
         isolab::GuestDerivation g = isolab::derive_guest(spec);
         isolab::check_guest_cmdline_length(spec, g, !no_trace);
         json plan = isolab::describe_plan(spec, g);
-        plan["host_plan"] = isolab::to_json(
-            isolab::plan_host(isolab::read_host_topology(),
-                              isolab::guest_cpu_needs(spec, g, parse_parallel(parallel))));
+        // The local host plan only for guests that run here (not on --host / "hosts").
+        if (hosts.empty() && spec.hosts.empty())
+          plan["host_plan"] = isolab::to_json(
+              isolab::plan_host(isolab::read_host_topology(),
+                                isolab::guest_cpu_needs(spec, g, parse_parallel(parallel))));
         std::cout << isolab::json_text(plan, 2) << "\n";
         return 0;
       }

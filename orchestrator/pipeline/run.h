@@ -55,10 +55,10 @@ struct RunSummary {
 };
 
 // Runs the spec. Throws isolab::Error (bad spec, no kernel source, no usable accelerator, no
-// reachable host, a guest this host cannot give dedicated CPUs without "overcommit": "host CPU
-// plan: the guest needs 8 vCPUs (3 isolated) on dedicated host CPUs; this host has 2 online CPUs
-// ...") before anything is built or measured; once cells run, a cell's failure is recorded, not
-// thrown.
+// reachable host, or, without hosts, a guest this machine cannot give dedicated CPUs without
+// "overcommit": "host CPU plan: the guest needs 8 vCPUs (3 isolated) on dedicated host CPUs;
+// this host has 2 online CPUs ...") before anything is built or measured; once cells run, a
+// cell's failure is recorded, not thrown.
 // Without hosts: cells run on the host plan's slots (pipeline/hostplan.h), several at once when
 // it fits several guests; result.json gets "host_plan" and each cell its "slot",
 // "overcommitted" and "host_cpus" (planned and read-back affinity).

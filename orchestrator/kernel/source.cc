@@ -75,12 +75,17 @@ struct StageMeter {
   std::function<double(int pid)> done;
 };
 
-// Runs spec; with ctx.meter and m, polls m every second and shows it (Progress throttles).
+// Runs spec; with ctx.meter and m, polls m every second and shows it (Progress throttles), and
+// shows the stage at 100% when the command succeeded: without that line the throttle could
+// leave the stage's last seconds and the next stage's start with no line for over 10 s.
 ProcessResult run_metered(const SourceContext& ctx, const ProcessSpec& spec, const StageMeter* m) {
   if (!ctx.meter || !m) return ctx.runner.run(spec);
   auto child = ctx.runner.start(spec);
   for (;;) {
-    if (auto r = child->wait_for(std::chrono::seconds(1))) return *r;
+    if (auto r = child->wait_for(std::chrono::seconds(1))) {
+      if (r->ok() && m->total) ctx.meter->update(m->task, *m->total, m->total, m->unit, true);
+      return *r;
+    }
     ctx.meter->update(m->task, m->done(child->pid()), m->total, m->unit);
   }
 }

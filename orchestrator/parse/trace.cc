@@ -9,6 +9,8 @@
 #include <tuple>
 #include <utility>
 
+#include "parse/text_util.h"
+
 namespace isolab {
 
 namespace {
@@ -619,12 +621,7 @@ struct TimedEv {
 };
 
 void for_each_line(std::string_view text, const std::function<void(const TraceLine&)>& f) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = std::min(text.find('\n', pos), text.size());
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : parse_detail::split_lines(text)) {
     if (line.empty() || line[0] == '#') continue;
     if (auto l = parse_trace_line(line); l && l->ts_ns) f(*l);
   }
@@ -827,12 +824,7 @@ LockContention lock_contention(std::string_view text) {
   LockContention out;
   LockState s;
   State headers;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = std::min(text.find('\n', pos), text.size());
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : parse_detail::split_lines(text)) {
     if (line.empty()) continue;
     std::string_view frame = stack_frame(line);
     if (!frame.empty()) {

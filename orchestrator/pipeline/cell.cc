@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/files.h"
+#include "base/random_token.h"
 #include "cmdline/gate.h"
 #include "guest/initramfs.h"
 #include "parse/console.h"
@@ -19,14 +20,6 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
-
-std::string random_token(std::size_t n) {
-  static const char* al = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::random_device rd;
-  std::string s;
-  for (std::size_t i = 0; i < n; ++i) s += al[rd() % 36];
-  return s;
-}
 
 std::string rel(const fs::path& p, const fs::path& base) {
   std::error_code ec;

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/random_token.h"
 #include "base/utc_time.h"
 #include "cmdline/gate.h"
 #include "guest/channel.h"
@@ -44,14 +45,6 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
-
-std::string random_token(std::size_t n) {
-  static const char* al = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::random_device rd;
-  std::string s;
-  for (std::size_t i = 0; i < n; ++i) s += al[rd() % 36];
-  return s;
-}
 
 // The run's document, saved atomically after every change.
 class RunDoc {

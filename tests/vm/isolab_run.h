@@ -85,4 +85,11 @@ inline ProcessResult run_isolab_command(std::vector<std::string> args) {
   return make_real_runner()->run(ps);
 }
 
+// cell["metrics"][name], or a null json when the cell has no such metric.
+inline const nlohmann::json& metric(const nlohmann::json& cell, const std::string& name) {
+  static const nlohmann::json none;
+  auto it = cell["metrics"].find(name);
+  return it == cell["metrics"].end() ? none : *it;
+}
+
 }  // namespace isolab::vmtest

@@ -12,12 +12,6 @@ namespace {
 using namespace vmtest;
 using nlohmann::json;
 
-const json& metric(const json& cell, const std::string& name) {
-  static const json none;
-  auto it = cell["metrics"].find(name);
-  return it == cell["metrics"].end() ? none : *it;
-}
-
 // The per-CPU count metric of a step: present, one slot per isolated CPU (2, 3), every slot a
 // number. Returns the summed counts.
 long long isolated_counts(const json& cell, const std::string& name) {

@@ -11,12 +11,6 @@ namespace {
 using namespace vmtest;
 using nlohmann::json;
 
-const json& metric(const json& cell, const std::string& name) {
-  static const json none;
-  auto it = cell["metrics"].find(name);
-  return it == cell["metrics"].end() ? none : *it;
-}
-
 // Per isolated CPU (2, 3) every slot holds a value.
 void expect_per_cpu(const json& m, const std::string& name) {
   ASSERT_TRUE(m.is_object()) << name << " missing";

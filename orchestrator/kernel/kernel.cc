@@ -284,6 +284,353 @@ std::function<void()> config_poll(const KernelEnv& env, const std::string& varia
   };
 }
 
+// One ensure_kernel call, stage by stage (run() reads top to bottom). Each stage fills the
+// members the next ones read; every error is prefixed by Step with the variant and stage.
+class KernelBuilder {
+ public:
+  KernelBuilder(const KernelRequest& req, const KernelEnv& env)
+      : req_(req),
+        env_(env),
+        variant_(req.variant_name.empty() ? "kernel" : req.variant_name),
+        step_(variant_) {}
+
+  KernelArtifact run() {
+    if (env_.cache_dir.empty()) throw Error("variant " + variant_ + ": kernel cache dir is empty");
+    read_inputs();
+    derive_slot_and_index();
+    if (auto a = index_hit()) return *a;
+    slot_lock_.emplace(cache_ / "locks" / ("slot-" + slot_ + ".lock"), say_fn());
+    if (auto a = index_hit()) return *a;  // built by another process while we waited
+    open_slot();
+    check_out_variant();
+    configure();
+    derive_build_key();
+    if (auto a = entry_hit()) return *a;
+    make_image();
+    read_kernel_release();
+    publish();
+    return built_artifact();
+  }
+
+ private:
+  void say(const std::string& m) const {
+    if (env_.progress) env_.progress(variant_ + ": " + m);
+  }
+  std::function<void(const std::string&)> say_fn() const {
+    return [this](const std::string& m) { say(m); };
+  }
+
+  // Stage 1: what is known before any config step: the source tree (unpacked once), the
+  // patches' and fragments' contents (junk fragments are rejected here), the compiler.
+  void read_inputs() {
+    cache_ = fs::absolute(env_.cache_dir);
+    ccache_ = env_.use_ccache ? *env_.use_ccache : in_path("ccache");
+    jobs_ = env_.jobs > 0 ? env_.jobs
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    arch_ = host_arch();
+    sctx_.emplace(SourceContext{cache_, env_.runner, say_fn(), env_.meter, variant_});
+    auto t0 = Clock::now();
+    src_ = step_("source", [&] { return prepare_source(req_.source, *sctx_); });
+    seconds_.source = seconds_since(t0);
+    step_("patch", [&] {
+      for (const auto& p : req_.patches) {
+        std::error_code ec;
+        if (!fs::is_regular_file(p, ec)) throw Error(p.string() + ": patch file not found");
+        patch_ids_.push_back({p, sha256_file(p)});
+        patch_shas_.push_back(patch_ids_.back().sha256);
+      }
+    });
+    step_("config", [&] {
+      for (const auto& f : req_.fragments) {
+        std::error_code ec;
+        if (!fs::is_regular_file(f, ec)) throw Error(f.string() + ": config fragment not found");
+        fragments_.push_back({f.string(), read_file(f)});
+        parse_kconfig_text(fragments_.back().text, f.string());  // reject junk before make runs
+      }
+      fragments_.push_back({"isolab required options", kIsolabRequiredFragment});
+    });
+    compiler_ = step_("compiler", [&] { return compiler_version(env_); });
+  }
+
+  // Stage 2: the config recipe decides the build slot (worktree + O= dir shared by patch sets);
+  // the full input set (recipe, NR_CPUS, patches) decides the index entry that maps straight
+  // to a build key.
+  void derive_slot_and_index() {
+    std::string recipe = "schema " + std::to_string(kKernelCacheSchema) + "\ntree " + src_.tree_id +
+                         "\nbase " + req_.base_target + "\narch " + arch_ + "\ncompiler " +
+                         compiler_ + "\nccache " + (ccache_ ? "1" : "0") + "\n";
+    for (const auto& f : fragments_)
+      recipe += "fragment " + std::to_string(f.text.size()) + "\n" + f.text;
+    slot_ = sha256_hex(recipe).substr(0, 16);
+    std::string inputs = recipe;
+    if (req_.nr_cpus) {
+      nr_cpus_text_ = nr_cpus_fragment(*req_.nr_cpus);
+      inputs += "fragment " + std::to_string(nr_cpus_text_.size()) + "\n" + nr_cpus_text_;
+      fragments_.insert(fragments_.end() - 1, {kNrCpusFragmentOrigin, nr_cpus_text_});
+    }
+    for (const auto& s : patch_shas_) inputs += "patch " + s + "\n";
+    index_file_ = cache_ / "index" / sha256_hex(inputs);
+  }
+
+  // The cached entry the index maps these inputs to, when it is complete.
+  std::optional<KernelArtifact> index_hit() const {
+    std::error_code ec;
+    if (!fs::is_regular_file(index_file_, ec)) return std::nullopt;
+    const std::string key = first_line(read_file(index_file_, 200));
+    const fs::path entry = cache_ / "kernels" / key;
+    if (key.size() != 64 || !entry_complete(entry)) return std::nullopt;
+    KernelArtifact a = load_entry(entry, patch_ids_);
+    say("cache hit " + a.build_key.substr(0, 12) + " (" + a.kernel_release + ")");
+    return a;
+  }
+
+  // Stage 3 (under the slot lock): the slot's worktree and build dir, and a fresh build log.
+  void open_slot() {
+    worktree_ = cache_ / "worktrees" / slot_;
+    build_dir_ = cache_ / "build" / slot_;
+    fs::create_directories(build_dir_);
+    mark_cache_use(build_dir_);
+    const fs::path log_dir = env_.log_dir.empty() ? cache_ / "logs" : env_.log_dir;
+    fs::create_directories(log_dir);
+    log_ = fs::absolute(log_dir / ("build-" + safe_name(variant_) + ".log"));
+    write_file_atomic(
+        log_, "# isolab kernel build, variant " + variant_ + ", source " + src_.description + "\n");
+  }
+
+  // Stage 4: the worktree switched to this variant's commit (one commit per patch set).
+  void check_out_variant() {
+    auto t0 = Clock::now();
+    commit_ = step_("patch", [&] {
+      return checkout_variant(src_, worktree_, req_.patches, patch_shas_, *sctx_);
+    });
+    seconds_.patch = seconds_since(t0);
+  }
+
+  // Stage 5: base target, merge_config.sh, olddefconfig, then the survival check of every
+  // fragment. When the result equals the .config of the previous build in this dir, its mtime
+  // is restored so that make does not re-run syncconfig and rebuild everything.
+  void configure() {
+    auto t0 = Clock::now();
+    const fs::path config = build_dir_ / ".config";
+    std::string old_config;
+    fs::file_time_type old_mtime{};
+    if (fs::exists(config)) {
+      old_config = read_file(config);
+      old_mtime = fs::last_write_time(config);
+    }
+    final_config_ = step_("config", [&] {
+      run_config_commands();
+      if (!fs::exists(config))
+        throw Error("no .config in " + build_dir_.string() + " after olddefconfig");
+      std::string text = read_file(config);
+      auto bad = check_config_survival(fragments_, text);
+      if (!bad.empty()) {
+        std::string msg;
+        for (const auto& m : bad) msg += (msg.empty() ? "" : "; ") + m.message();
+        throw Error(msg);
+      }
+      return text;
+    });
+    if (!old_config.empty() && old_config == final_config_) fs::last_write_time(config, old_mtime);
+    seconds_.config = seconds_since(t0);
+  }
+
+  void run_config_commands() const {
+    const fs::path required = build_dir_ / "isolab-required.config";
+    write_file_atomic(required, kIsolabRequiredFragment);
+    std::vector<fs::path> frag_paths;
+    for (const auto& f : req_.fragments) frag_paths.push_back(fs::absolute(f));
+    if (req_.nr_cpus) {
+      const fs::path nr_cpus_file = build_dir_ / "isolab-nr-cpus.config";
+      write_file_atomic(nr_cpus_file, nr_cpus_text_);
+      frag_paths.push_back(nr_cpus_file);
+    }
+    frag_paths.push_back(required);
+    const std::vector<std::vector<std::string>> commands = {
+        make_base_config_argv(build_dir_, req_.base_target, ccache_),
+        merge_config_argv(worktree_, build_dir_, frag_paths),
+        make_olddefconfig_argv(build_dir_, ccache_)};
+    for (std::size_t i = 0; i < commands.size(); ++i)
+      run_logged(env_, commands[i], worktree_, log_,
+                 config_poll(env_, variant_, i, commands.size()));
+    if (env_.meter) env_.meter->finish("config " + variant_);
+  }
+
+  // Stage 6: the build key from the final .config and the other inputs.
+  void derive_build_key() {
+    config_sha_ = sha256_hex(final_config_);
+    key_ = compute_build_key({src_.tree_id, patch_shas_, final_config_, compiler_, arch_, kTarget});
+    entry_ = cache_ / "kernels" / key_;
+    say("build key " + key_.substr(0, 12) + " (source " + fmt_seconds(seconds_.source) +
+        ", patches " + fmt_seconds(seconds_.patch) + ", config " + fmt_seconds(seconds_.config) +
+        ")");
+  }
+
+  // A complete entry for the key (another patch set or NR_CPUS gave the same .config), else
+  // nothing, with the key's lock held for the build. Runs hold complete entries with a shared
+  // lock (hold_kernel_entry): look before locking.
+  std::optional<KernelArtifact> entry_hit() {
+    if (!entry_complete(entry_)) key_lock_.emplace(cache_ / "locks" / (key_ + ".lock"), say_fn());
+    if (!entry_complete(entry_)) return std::nullopt;
+    write_file_atomic(index_file_, key_ + "\n");
+    say("cache hit " + key_.substr(0, 12) + " after config");
+    return load_entry(entry_, patch_ids_);
+  }
+
+  // Stage 7: make bzImage, its Kbuild steps counted as progress against the expected total.
+  void make_image() {
+    auto t0 = Clock::now();
+    say("building " + std::string(kTarget) + " with make -j" + std::to_string(jobs_) +
+        (ccache_ ? " (ccache)" : "") + ", log " + log_.string());
+    step_("build", [&] {
+      std::function<void()> poll;
+      std::optional<LogStepCounter> counter;
+      std::optional<double> total;
+      const std::string task = "build " + variant_;
+      if (env_.meter) {
+        total = static_cast<double>(build_steps_estimate());
+        counter.emplace(log_);
+        poll = [&] {
+          env_.meter->update(task, static_cast<double>(counter->poll()), total, "steps");
+        };
+      }
+      run_logged(env_, make_build_argv(build_dir_, jobs_, key_, ccache_, kTarget), worktree_, log_,
+                 poll);
+      if (env_.meter) env_.meter->finish(task);
+    });
+    seconds_.build = seconds_since(t0);
+  }
+
+  std::size_t build_steps_estimate() const {
+    if (auto n = expected_build_steps(cache_, build_dir_, src_.tree_id, req_.base_target))
+      return *n;
+    say("no earlier build of this source and base config in the cache: progress counts "
+        "against an estimate of " +
+        std::to_string(kColdBuildStepsPrior) + " steps");
+    return kColdBuildStepsPrior;
+  }
+
+  // Stage 8: `make kernelrelease`, which must carry the key's LOCALVERSION.
+  void read_kernel_release() {
+    release_ = step_("build", [&] {
+      ProcessSpec spec;
+      spec.argv = make_kernelrelease_argv(build_dir_, key_, ccache_);
+      spec.cwd = worktree_;
+      ProcessResult r = env_.runner.run(spec);
+      std::string rel = first_line(r.out);
+      if (!r.ok() || rel.empty())
+        throw Error("make kernelrelease " + r.describe() + ": " + sanitize_excerpt(r.err, 400));
+      if (rel.find(localversion_for_key(key_)) == std::string::npos)
+        throw Error("kernel release '" + sanitize_excerpt(rel, 200) + "' does not carry " +
+                    localversion_for_key(key_));
+      return rel;
+    });
+  }
+
+  // Stage 9: the entry written in a temporary directory and renamed into place, then indexed.
+  void publish() {
+    step_("publish", [&] {
+      const fs::path image = bzimage_in_build_dir(build_dir_, arch_);
+      if (!fs::is_regular_file(image))
+        throw Error("make succeeded but " + image.string() + " is missing");
+      const fs::path tmp = cache_ / "kernels" / (".tmp-" + key_ + "-" + std::to_string(::getpid()));
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      fs::create_directories(tmp);
+      fs::copy_file(image, tmp / "bzImage");
+      write_file_atomic(tmp / "config", final_config_);
+      write_file_atomic(tmp / "kernel_release", release_ + "\n");
+      fs::copy_file(log_, tmp / "build.log");
+      write_file_atomic(tmp / "meta.json", json_text(entry_meta(), 2) + "\n");
+      fs::create_directories(entry_.parent_path());
+      if (fs::exists(entry_)) fs::remove_all(entry_);  // incomplete leftover (we hold the key lock)
+      fs::rename(tmp, entry_);
+      write_file_atomic(index_file_, key_ + "\n");
+    });
+    mark_cache_use(entry_);
+    say("built " + release_ + " in " + fmt_seconds(seconds_.build));
+  }
+
+  nlohmann::json entry_meta() const {
+    nlohmann::json patches = nlohmann::json::array();
+    for (const auto& p : patch_ids_)
+      patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
+    nlohmann::json frags = nlohmann::json::array();
+    for (const auto& f : fragments_)
+      frags.push_back({{"path", f.origin}, {"sha256", sha256_hex(f.text)}});
+    return {{"schema_version", kKernelCacheSchema},
+            {"build_key", key_},
+            {"kernel_release", release_},
+            {"config_sha256", config_sha_},
+            {"source", src_.description},
+            {"source_tree_id", src_.tree_id},
+            {"base_commit", src_.base_commit},
+            {"variant_commit", commit_},
+            {"patches", patches},
+            {"base_target", req_.base_target},
+            {"fragments", frags},
+            {"compiler", compiler_},
+            {"arch", arch_},
+            {"target", kTarget},
+            {"ccache", ccache_},
+            {"jobs", jobs_},
+            {"variant_name", variant_},
+            {"seconds",
+             {{"source", seconds_.source},
+              {"patch", seconds_.patch},
+              {"config", seconds_.config},
+              {"build", seconds_.build}}}};
+  }
+
+  KernelArtifact built_artifact() const {
+    KernelArtifact a;
+    a.bzimage = entry_ / "bzImage";
+    a.kernel_release = release_;
+    a.build_key = key_;
+    a.config_sha256 = config_sha_;
+    a.patches = patch_ids_;
+    a.config_path = entry_ / "config";
+    a.from_cache = false;
+    a.build_seconds = seconds_.build;
+    a.log = log_;
+    a.source_tree_id = src_.tree_id;
+    return a;
+  }
+
+  static constexpr const char* kTarget = "bzImage";
+
+  const KernelRequest& req_;
+  const KernelEnv& env_;
+  const std::string variant_;
+  Step step_;
+  // read_inputs
+  fs::path cache_;
+  bool ccache_ = false;
+  int jobs_ = 1;
+  std::string arch_;
+  std::optional<SourceContext> sctx_;
+  SourceTree src_;
+  std::vector<PatchId> patch_ids_;
+  std::vector<std::string> patch_shas_;
+  std::vector<ConfigFragment> fragments_;
+  std::string compiler_;
+  // derive_slot_and_index
+  std::string slot_, nr_cpus_text_;
+  fs::path index_file_;
+  // open_slot, check_out_variant, configure
+  fs::path worktree_, build_dir_, log_;
+  std::string commit_, final_config_;
+  // derive_build_key, make_image, read_kernel_release
+  std::string config_sha_, key_, release_;
+  fs::path entry_;
+  struct {
+    double source = 0, patch = 0, config = 0, build = 0;
+  } seconds_;
+  // Held until the call returns; the key lock is released first.
+  std::optional<FileLock> slot_lock_;
+  std::optional<FileLock> key_lock_;
+};
+
 }  // namespace
 
 fs::path default_cache_dir() {
@@ -294,246 +641,7 @@ fs::path default_cache_dir() {
 
 KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
   if (req.source.kind == SourceSpec::Kind::prebuilt) return prebuilt(req, env);
-  const std::string variant = req.variant_name.empty() ? "kernel" : req.variant_name;
-  Step step(variant);
-  auto say = [&](const std::string& m) {
-    if (env.progress) env.progress(variant + ": " + m);
-  };
-  if (env.cache_dir.empty()) throw Error("variant " + variant + ": kernel cache dir is empty");
-  const fs::path cache = fs::absolute(env.cache_dir);
-  const bool ccache = env.use_ccache ? *env.use_ccache : in_path("ccache");
-  const int jobs = env.jobs > 0 ? env.jobs : std::max(1u, std::thread::hardware_concurrency());
-  const std::string arch = host_arch();
-  const std::string target = "bzImage";
-  SourceContext sctx{cache, env.runner, say, env.meter, variant};
-
-  // Inputs known before any config step.
-  auto t0 = Clock::now();
-  SourceTree src = step("source", [&] { return prepare_source(req.source, sctx); });
-  double source_s = seconds_since(t0);
-  std::vector<PatchId> patch_ids;
-  std::vector<std::string> patch_shas;
-  step("patch", [&] {
-    for (const auto& p : req.patches) {
-      std::error_code ec;
-      if (!fs::is_regular_file(p, ec)) throw Error(p.string() + ": patch file not found");
-      patch_ids.push_back({p, sha256_file(p)});
-      patch_shas.push_back(patch_ids.back().sha256);
-    }
-  });
-  std::vector<ConfigFragment> fragments;
-  step("config", [&] {
-    for (const auto& f : req.fragments) {
-      std::error_code ec;
-      if (!fs::is_regular_file(f, ec)) throw Error(f.string() + ": config fragment not found");
-      fragments.push_back({f.string(), read_file(f)});
-      parse_kconfig_text(fragments.back().text, f.string());  // reject junk before make runs
-    }
-    fragments.push_back({"isolab required options", kIsolabRequiredFragment});
-  });
-  const std::string compiler = step("compiler", [&] { return compiler_version(env); });
-
-  // The config recipe decides the build slot (worktree + O= dir shared by patch sets); the
-  // full input set decides the index entry that maps straight to a build key.
-  std::string recipe = "schema " + std::to_string(kKernelCacheSchema) + "\ntree " + src.tree_id +
-                       "\nbase " + req.base_target + "\narch " + arch + "\ncompiler " + compiler +
-                       "\nccache " + (ccache ? "1" : "0") + "\n";
-  for (const auto& f : fragments)
-    recipe += "fragment " + std::to_string(f.text.size()) + "\n" + f.text;
-  const std::string slot = sha256_hex(recipe).substr(0, 16);
-  std::string inputs = recipe;
-  const std::string nr_cpus_text = req.nr_cpus ? nr_cpus_fragment(*req.nr_cpus) : "";
-  if (req.nr_cpus) {
-    inputs += "fragment " + std::to_string(nr_cpus_text.size()) + "\n" + nr_cpus_text;
-    fragments.insert(fragments.end() - 1, {kNrCpusFragmentOrigin, nr_cpus_text});
-  }
-  for (const auto& s : patch_shas) inputs += "patch " + s + "\n";
-  const fs::path index_file = cache / "index" / sha256_hex(inputs);
-  auto try_index = [&]() -> std::optional<KernelArtifact> {
-    std::error_code ec;
-    if (!fs::is_regular_file(index_file, ec)) return std::nullopt;
-    std::string key = first_line(read_file(index_file, 200));
-    fs::path entry = cache / "kernels" / key;
-    if (key.size() != 64 || !entry_complete(entry)) return std::nullopt;
-    return load_entry(entry, patch_ids);
-  };
-  if (auto a = try_index()) {
-    say("cache hit " + a->build_key.substr(0, 12) + " (" + a->kernel_release + ")");
-    return *a;
-  }
-
-  FileLock slot_lock(cache / "locks" / ("slot-" + slot + ".lock"), say);
-  if (auto a = try_index()) {  // built by another process while we waited
-    say("cache hit " + a->build_key.substr(0, 12) + " (" + a->kernel_release + ")");
-    return *a;
-  }
-  const fs::path worktree = cache / "worktrees" / slot;
-  const fs::path build_dir = cache / "build" / slot;
-  fs::create_directories(build_dir);
-  mark_cache_use(build_dir);
-  fs::path log_dir = env.log_dir.empty() ? cache / "logs" : env.log_dir;
-  fs::create_directories(log_dir);
-  const fs::path log = fs::absolute(log_dir / ("build-" + safe_name(variant) + ".log"));
-  write_file_atomic(
-      log, "# isolab kernel build, variant " + variant + ", source " + src.description + "\n");
-
-  t0 = Clock::now();
-  std::string commit =
-      step("patch", [&] { return checkout_variant(src, worktree, req.patches, patch_shas, sctx); });
-  double patch_s = seconds_since(t0);
-
-  // Config. When the result equals the .config of the previous build in this dir, its mtime is
-  // restored so that make does not re-run syncconfig and rebuild everything.
-  t0 = Clock::now();
-  const fs::path config = build_dir / ".config";
-  std::string old_config;
-  fs::file_time_type old_mtime{};
-  if (fs::exists(config)) {
-    old_config = read_file(config);
-    old_mtime = fs::last_write_time(config);
-  }
-  const fs::path required = build_dir / "isolab-required.config";
-  write_file_atomic(required, kIsolabRequiredFragment);
-  const fs::path nr_cpus_file = build_dir / "isolab-nr-cpus.config";
-  if (req.nr_cpus) write_file_atomic(nr_cpus_file, nr_cpus_text);
-  std::string final_config = step("config", [&] {
-    std::vector<fs::path> frag_paths;
-    for (const auto& f : req.fragments) frag_paths.push_back(fs::absolute(f));
-    if (req.nr_cpus) frag_paths.push_back(nr_cpus_file);
-    frag_paths.push_back(required);
-    const std::vector<std::vector<std::string>> commands = {
-        make_base_config_argv(build_dir, req.base_target, ccache),
-        merge_config_argv(worktree, build_dir, frag_paths),
-        make_olddefconfig_argv(build_dir, ccache)};
-    for (std::size_t i = 0; i < commands.size(); ++i)
-      run_logged(env, commands[i], worktree, log, config_poll(env, variant, i, commands.size()));
-    if (env.meter) env.meter->finish("config " + variant);
-    if (!fs::exists(config))
-      throw Error("no .config in " + build_dir.string() + " after olddefconfig");
-    std::string text = read_file(config);
-    auto bad = check_config_survival(fragments, text);
-    if (!bad.empty()) {
-      std::string msg;
-      for (const auto& m : bad) msg += (msg.empty() ? "" : "; ") + m.message();
-      throw Error(msg);
-    }
-    return text;
-  });
-  if (!old_config.empty() && old_config == final_config) fs::last_write_time(config, old_mtime);
-  double config_s = seconds_since(t0);
-  const std::string config_sha = sha256_hex(final_config);
-
-  BuildKeyInputs key_in{src.tree_id, patch_shas, final_config, compiler, arch, target};
-  const std::string key = compute_build_key(key_in);
-  const fs::path entry = cache / "kernels" / key;
-  say("build key " + key.substr(0, 12) + " (source " + fmt_seconds(source_s) + ", patches " +
-      fmt_seconds(patch_s) + ", config " + fmt_seconds(config_s) + ")");
-  // Runs hold complete entries with a shared lock (hold_kernel_entry): look before locking.
-  std::optional<FileLock> key_lock;
-  if (!entry_complete(entry)) key_lock.emplace(cache / "locks" / (key + ".lock"), say);
-  if (entry_complete(entry)) {
-    write_file_atomic(index_file, key + "\n");
-    say("cache hit " + key.substr(0, 12) + " after config");
-    return load_entry(entry, patch_ids);
-  }
-
-  t0 = Clock::now();
-  say("building " + target + " with make -j" + std::to_string(jobs) + (ccache ? " (ccache)" : "") +
-      ", log " + log.string());
-  step("build", [&] {
-    std::function<void()> poll;
-    std::optional<LogStepCounter> counter;
-    std::optional<double> total;
-    const std::string task = "build " + variant;
-    if (env.meter) {
-      if (auto n = expected_build_steps(cache, build_dir, src.tree_id, req.base_target)) {
-        total = static_cast<double>(*n);
-      } else {
-        total = static_cast<double>(kColdBuildStepsPrior);
-        say("no earlier build of this source and base config in the cache: progress counts "
-            "against an estimate of " +
-            std::to_string(kColdBuildStepsPrior) + " steps");
-      }
-      counter.emplace(log);
-      poll = [&] { env.meter->update(task, static_cast<double>(counter->poll()), total, "steps"); };
-    }
-    run_logged(env, make_build_argv(build_dir, jobs, key, ccache, target), worktree, log, poll);
-    if (env.meter) env.meter->finish(task);
-  });
-  const double build_s = seconds_since(t0);
-  const std::string release = step("build", [&] {
-    ProcessSpec spec;
-    spec.argv = make_kernelrelease_argv(build_dir, key, ccache);
-    spec.cwd = worktree;
-    ProcessResult r = env.runner.run(spec);
-    std::string rel = first_line(r.out);
-    if (!r.ok() || rel.empty())
-      throw Error("make kernelrelease " + r.describe() + ": " + sanitize_excerpt(r.err, 400));
-    if (rel.find(localversion_for_key(key)) == std::string::npos)
-      throw Error("kernel release '" + sanitize_excerpt(rel, 200) + "' does not carry " +
-                  localversion_for_key(key));
-    return rel;
-  });
-
-  step("publish", [&] {
-    const fs::path image = bzimage_in_build_dir(build_dir, arch);
-    if (!fs::is_regular_file(image))
-      throw Error("make succeeded but " + image.string() + " is missing");
-    const fs::path tmp = cache / "kernels" / (".tmp-" + key + "-" + std::to_string(::getpid()));
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp);
-    fs::copy_file(image, tmp / "bzImage");
-    write_file_atomic(tmp / "config", final_config);
-    write_file_atomic(tmp / "kernel_release", release + "\n");
-    fs::copy_file(log, tmp / "build.log");
-    nlohmann::json patches = nlohmann::json::array();
-    for (const auto& p : patch_ids)
-      patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
-    nlohmann::json frags = nlohmann::json::array();
-    for (const auto& f : fragments)
-      frags.push_back({{"path", f.origin}, {"sha256", sha256_hex(f.text)}});
-    nlohmann::json meta{
-        {"schema_version", kKernelCacheSchema},
-        {"build_key", key},
-        {"kernel_release", release},
-        {"config_sha256", config_sha},
-        {"source", src.description},
-        {"source_tree_id", src.tree_id},
-        {"base_commit", src.base_commit},
-        {"variant_commit", commit},
-        {"patches", patches},
-        {"base_target", req.base_target},
-        {"fragments", frags},
-        {"compiler", compiler},
-        {"arch", arch},
-        {"target", target},
-        {"ccache", ccache},
-        {"jobs", jobs},
-        {"variant_name", variant},
-        {"seconds",
-         {{"source", source_s}, {"patch", patch_s}, {"config", config_s}, {"build", build_s}}}};
-    write_file_atomic(tmp / "meta.json", json_text(meta, 2) + "\n");
-    fs::create_directories(entry.parent_path());
-    if (fs::exists(entry)) fs::remove_all(entry);  // incomplete leftover (we hold the key lock)
-    fs::rename(tmp, entry);
-    write_file_atomic(index_file, key + "\n");
-  });
-  mark_cache_use(entry);
-  say("built " + release + " in " + fmt_seconds(build_s));
-
-  KernelArtifact a;
-  a.bzimage = entry / "bzImage";
-  a.kernel_release = release;
-  a.build_key = key;
-  a.config_sha256 = config_sha;
-  a.patches = patch_ids;
-  a.config_path = entry / "config";
-  a.from_cache = false;
-  a.build_seconds = build_s;
-  a.log = log;
-  a.source_tree_id = src.tree_id;
-  return a;
+  return KernelBuilder(req, env).run();
 }
 
 }  // namespace isolab

@@ -496,7 +496,12 @@ class KernelBuilder {
       }
       run_logged(env_, make_build_argv(build_dir_, jobs_, key_, ccache_, kTarget), worktree_, log_,
                  poll);
-      if (env_.meter) env_.meter->finish(task);
+      if (!env_.meter) return;
+      // The steps make really took, as a 100% line: the estimate may have been off, and without
+      // it the throttle can leave the build's last seconds with no line.
+      const double steps = static_cast<double>(counter->poll());
+      env_.meter->update(task, steps, steps, "steps", true);
+      env_.meter->finish(task);
     });
     seconds_.build = seconds_since(t0);
   }

@@ -71,8 +71,9 @@ struct KernelEnv {
   // When set, `make bzImage` is watched: every 200 ms its log's Kbuild steps are counted
   // (count_build_steps, kernel/build_log.h) and reported as task "build <variant>" in unit
   // "steps", against the step count of the last build in the same build directory (a rebuild)
-  // or the largest of the cached builds of the same source and base config (a cold build);
-  // total unknown when there is none. Must outlive ensure_kernel.
+  // or the largest of the cached builds of the same source and base config (a cold build),
+  // else against a 1500-step prior (announced). A build that succeeds ends with a forced line
+  // at 100%: done == total == the steps it took. Must outlive ensure_kernel.
   Progress* meter = nullptr;
   // Wall-clock limit for each logged command (config steps, make bzImage); 0 = none. A make
   // that exceeds it is killed with its whole process group and reported as "timed out".

@@ -647,86 +647,106 @@ void run_on_hosts(const Spec& spec, const CellContext& cx, std::vector<HostConn>
   if (cx.opt.meter) cx.opt.meter->finish("cells");
 }
 
-}  // namespace
+// ---- run_spec's stages, in the order run_spec_in calls them ----
 
-// run_spec's work; doc is set as soon as the run directory exists, so that run_spec can record
-// an interruption in it.
-RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunner& runner,
-                       std::unique_ptr<RunDoc>& doc) {
-  // Progress lines come from every slot: one at a time.
+// The options with progress lines serialized: they come from every slot, one at a time.
+RunOptions serialized_progress(const RunOptions& options) {
   RunOptions opt = options;
   if (options.progress)
     opt.progress = [p = options.progress](const std::string& s) {
       std::lock_guard<std::mutex> lock(g_output_mu);
       p(s);
     };
-  auto say = [&](const std::string& s) {
-    if (opt.progress) opt.progress(s);
-  };
-  GuestDerivation guest = derive_guest(spec);
-  check_guest_cmdline_length(spec, guest, opt.trace);
-  // The local host plan only when the guests run here (a multi-host run has no local guests).
-  const std::vector<HostSpec> host_specs = run_hosts(spec, opt);
-  const std::optional<HostPlan> host_plan =
-      host_specs.empty() ? std::optional<HostPlan>(checked_host_plan(spec, guest, opt))
-                         : std::nullopt;
-  fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
+  return opt;
+}
 
-  // The run directory, new or resumed.
-  if (!opt.resume_dir.empty()) {
-    json old;
-    try {
-      old = json::parse(read_file(opt.resume_dir / "result.json"));
-    } catch (const std::exception& e) {
-      throw Error("--resume " + opt.resume_dir.string() + ": cannot read result.json: " + e.what());
-    }
-    if (old.value("spec_sha256", "") != sha256_hex(json_text(spec.raw)))
-      throw Error("--resume " + opt.resume_dir.string() +
-                  ": the spec differs from the one this run was started with");
-    reopen_interrupted(old);
-    old["status"] = "running";
-    doc = std::make_unique<RunDoc>(opt.resume_dir, old);
-    doc->save();
-    say("resuming " + opt.resume_dir.string());
-  } else {
-    std::string run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + spec.name + "-" + random_token(6);
-    fs::path dir = opt.results_dir / run_id;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir))
-      throw Error("--results-dir " + opt.results_dir.string() + ": cannot create " + dir.string() +
-                  ": " + (ec ? ec.message() : "not a directory"));
-    json d = {{"schema_version", 1},
-              {"run_id", run_id},
-              {"spec_name", spec.name},
-              {"spec", spec.raw},
-              {"spec_sha256", sha256_hex(json_text(spec.raw))},
-              {"spec_path", spec.spec_path.string()},
-              {"started_at", utc_now()},
-              {"status", "running"},
-              {"guest", guest.analysis},
-              {"variants", json::object()},
-              {"variant_order", json::array()},
-              {"cells", json::array()}};
-    for (const auto& v : spec.variants) d["variant_order"].push_back(v.name);
-    doc = std::make_unique<RunDoc>(dir, d);
-    doc->save();
+void say(const RunOptions& opt, const std::string& s) {
+  if (opt.progress) opt.progress(s);
+}
+
+// The local host plan, only when the guests run here (a multi-host run has no local guests;
+// there each host boots one guest at a time, so a parallel request is reported as ignored).
+std::optional<HostPlan> local_host_plan(const Spec& spec, const GuestDerivation& guest,
+                                        const RunOptions& opt,
+                                        const std::vector<HostSpec>& host_specs) {
+  if (host_specs.empty()) return checked_host_plan(spec, guest, opt);
+  const int parallel = opt.parallel >= 0 ? opt.parallel : spec.parallel;
+  if (parallel != 1)
+    say(opt, "parallel " + (parallel == 0 ? std::string("auto") : std::to_string(parallel)) +
+                 " is ignored with hosts: each host boots one guest at a time");
+  return std::nullopt;
+}
+
+// The run directory of --resume: its result.json, with the same spec, reopened.
+std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt) {
+  json old;
+  try {
+    old = json::parse(read_file(opt.resume_dir / "result.json"));
+  } catch (const std::exception& e) {
+    throw Error("--resume " + opt.resume_dir.string() + ": cannot read result.json: " + e.what());
   }
-  json& d = doc->doc();
-  say("run directory: " + doc->dir().string());
-  // Hosts (several libvirt hosts), connected before anything is measured.
+  if (old.value("spec_sha256", "") != sha256_hex(json_text(spec.raw)))
+    throw Error("--resume " + opt.resume_dir.string() +
+                ": the spec differs from the one this run was started with");
+  reopen_interrupted(old);
+  old["status"] = "running";
+  auto doc = std::make_unique<RunDoc>(opt.resume_dir, old);
+  doc->save();
+  say(opt, "resuming " + opt.resume_dir.string());
+  return doc;
+}
+
+// A new run directory <results-dir>/<UTC time>-<spec name>-<token> with its first result.json.
+std::unique_ptr<RunDoc> new_run_dir(const Spec& spec, const GuestDerivation& guest,
+                                    const RunOptions& opt) {
+  std::string run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + spec.name + "-" + random_token(6);
+  fs::path dir = opt.results_dir / run_id;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw Error("--results-dir " + opt.results_dir.string() + ": cannot create " + dir.string() +
+                ": " + (ec ? ec.message() : "not a directory"));
+  json d = {{"schema_version", 1},
+            {"run_id", run_id},
+            {"spec_name", spec.name},
+            {"spec", spec.raw},
+            {"spec_sha256", sha256_hex(json_text(spec.raw))},
+            {"spec_path", spec.spec_path.string()},
+            {"started_at", utc_now()},
+            {"status", "running"},
+            {"guest", guest.analysis},
+            {"variants", json::object()},
+            {"variant_order", json::array()},
+            {"cells", json::array()}};
+  for (const auto& v : spec.variants) d["variant_order"].push_back(v.name);
+  auto doc = std::make_unique<RunDoc>(dir, d);
+  doc->save();
+  return doc;
+}
+
+// Connects the hosts of a multi-host run (none: an empty list) and records them in "hosts".
+std::vector<HostConn> record_hosts(const std::vector<HostSpec>& host_specs, const RunOptions& opt,
+                                   RunDoc& doc) {
   std::vector<HostConn> hosts;
-  if (!host_specs.empty()) {
-    hosts = connect_hosts(host_specs, opt);
-    d["hosts"] = json::array();
-    for (const auto& h : hosts) d["hosts"].push_back(h.info);
-  }
-  // Accelerator: detect a KVM that does not run guests within seconds, fall back to TCG (the
-  // hosts' capabilities decide for a multi-host run).
-  AccelChoice accel = hosts.empty() ? choose_accelerator(accel_mode(opt.accel), runner, doc->dir())
+  if (host_specs.empty()) return hosts;
+  hosts = connect_hosts(host_specs, opt);
+  json& d = doc.doc();
+  d["hosts"] = json::array();
+  for (const auto& h : hosts) d["hosts"].push_back(h.info);
+  return hosts;
+}
+
+// The accelerator (a KVM that does not run guests within seconds falls back to TCG; the hosts'
+// capabilities decide for a multi-host run), then "host", "host_plan" and "comparison_key".
+AccelChoice record_host_and_accelerator(const Spec& spec, const GuestDerivation& guest,
+                                        const RunOptions& opt, ProcessRunner& runner,
+                                        const std::vector<HostConn>& hosts,
+                                        const std::optional<HostPlan>& host_plan, RunDoc& doc) {
+  AccelChoice accel = hosts.empty() ? choose_accelerator(accel_mode(opt.accel), runner, doc.dir())
                                     : hosts_accelerator(hosts, opt.accel);
-  say("accelerator: " + accel_name(accel.accel) +
-      (accel.reason.empty() ? "" : " (" + accel.reason + ")"));
+  say(opt, "accelerator: " + accel_name(accel.accel) +
+               (accel.reason.empty() ? "" : " (" + accel.reason + ")"));
+  json& d = doc.doc();
   json host = host_fingerprint(runner, opt.source_dir);
   host["accelerator"] = accel_name(accel.accel);
   host["accelerator_reason"] = accel.reason;
@@ -744,75 +764,91 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
       {"memory_mib", spec.memory_mib},
       {"workloads_sha256", sha256_hex(json_text(workloads_to_json(spec.workloads)))},
       {"host_fingerprint_sha256", host_fingerprint_sha256(host)}};
-  doc->save();
+  doc.save();
+  return accel;
+}
 
-  // Kernels, each held in use (shared lock) until the run ends, so `isolab cache prune` leaves
-  // them alone.
+// The result.json record of one variant's kernel.
+json variant_record(const Spec& spec, const GuestDerivation& guest, const VariantSpec& v,
+                    const KernelArtifact& k) {
+  const std::optional<unsigned> nr_cpus = check_kernel_nr_cpus(spec, guest, v, k);
+  json patches = json::array();
+  for (const auto& p : k.patches)
+    patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
+  json rec = {{"kernel_release", k.kernel_release},
+              {"build_key", k.build_key},
+              {"config_sha256", k.config_sha256},
+              {"patches", patches},
+              {"from_cache", k.from_cache},
+              {"build_seconds", k.build_seconds},
+              {"bzimage", k.bzimage.string()},
+              {"build_log", k.log.string()},
+              {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
+              {"sysctls", v.sysctls},
+              {"cmdline", guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline)}};
+  rec.update(build_facts(k));
+  return rec;
+}
+
+// Every variant's kernel (built or from the cache), each held in use (shared lock, in `held`)
+// until the run ends, so `isolab cache prune` leaves them alone. Returns the variants whose
+// build failed, with the error; their cells fail without booting.
+std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDerivation& guest,
+                                                 const RunOptions& opt, ProcessRunner& runner,
+                                                 const fs::path& cache, RunDoc& doc,
+                                                 std::vector<std::unique_ptr<FileLock>>& held) {
   std::map<std::string, std::string> build_failure;
-  std::vector<std::unique_ptr<FileLock>> kernels_in_use;
+  json& d = doc.doc();
   for (const auto& v : spec.variants) {
     check_interrupt();
-    if (hold_recorded_kernel(cache, d["variants"].value(v.name, json::object()), kernels_in_use))
-      continue;
-    say("variant " + v.name + ": kernel");
-    KernelEnv env{cache, runner, doc->dir() / "logs", opt.jobs, std::nullopt, opt.progress};
+    if (hold_recorded_kernel(cache, d["variants"].value(v.name, json::object()), held)) continue;
+    say(opt, "variant " + v.name + ": kernel");
+    KernelEnv env{cache, runner, doc.dir() / "logs", opt.jobs, std::nullopt, opt.progress};
     env.meter = opt.meter;
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
-      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v, guest), env, kernels_in_use);
-      const std::optional<unsigned> nr_cpus = check_kernel_nr_cpus(spec, guest, v, k);
-      json patches = json::array();
-      for (const auto& p : k.patches)
-        patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
-      d["variants"][v.name] = {
-          {"kernel_release", k.kernel_release},
-          {"build_key", k.build_key},
-          {"config_sha256", k.config_sha256},
-          {"patches", patches},
-          {"from_cache", k.from_cache},
-          {"build_seconds", k.build_seconds},
-          {"bzimage", k.bzimage.string()},
-          {"build_log", k.log.string()},
-          {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
-          {"sysctls", v.sysctls},
-          {"cmdline", guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline)}};
-      d["variants"][v.name].update(build_facts(k));
-      say("variant " + v.name + ": " + k.kernel_release +
-          (k.from_cache
-               ? " (cached)"
-               : " (built in " + std::to_string(static_cast<int>(k.build_seconds)) + " s)"));
+      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v, guest), env, held);
+      d["variants"][v.name] = variant_record(spec, guest, v, k);
+      say(opt, "variant " + v.name + ": " + k.kernel_release +
+                   (k.from_cache ? " (cached)"
+                                 : " (built in " +
+                                       std::to_string(static_cast<int>(k.build_seconds)) + " s)"));
     } catch (const Error& e) {
       check_interrupt();  // a make killed by the signal is no build failure
       build_failure[v.name] = e.what();
       d["variants"][v.name] = {{"build_error", e.what()}};
-      say(std::string("variant ") + v.name + ": build failed: " + e.what());
+      say(opt, std::string("variant ") + v.name + ": build failed: " + e.what());
     }
-    doc->save();
+    doc.save();
   }
+  return build_failure;
+}
 
-  // Guest image (busybox, cyclictest, stress-ng, vmstat-overhead and their libraries).
+// The guest image: busybox, cyclictest, stress-ng, vmstat-overhead and their libraries, plus
+// rtla, madvise-pressure and page-fault-bench only when the spec uses them (the images of the
+// other specs, and their cache entries, stay as they were).
+BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
+                      const fs::path& cache, RunDoc& doc) {
   check_interrupt();
   BaseImageInputs bi;
   bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
   if (uses_rtla(spec)) bi.tools.push_back("/usr/bin/rtla");
   if (uses_load_tool(spec, "madvise-pressure")) bi.tools.push_back(opt.madvise_pressure);
-  // Only when used: the images of the other specs (and their cache entries) stay as they were.
   if (std::any_of(spec.workloads.begin(), spec.workloads.end(),
                   [](const WorkloadSpec& w) { return w.tool == "page-fault-bench"; }))
     bi.tools.push_back(opt.page_fault_bench);
   BaseImage base = ensure_base_image(runner, bi, cache);
-  d["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
-  doc->save();
+  doc.doc()["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
+  doc.save();
+  return base;
+}
 
-  const CellContext cx{spec, opt, accel, guest, base.path, doc->dir()};
-  if (!hosts.empty())
-    run_on_hosts(spec, cx, hosts, build_failure, *doc);
-  else
-    run_here(spec, cx, *host_plan, runner, cache, build_failure, *doc);
-  check_interrupt();
-
+// The counts of measured cells (warm-ups left out), the build failures and the run's status
+// (failed: no cell ok; partial: some cell not ok; complete), recorded as finished.
+RunSummary finish_run(const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
+  json& d = doc.doc();
   RunSummary sum;
-  sum.run_dir = doc->dir();
+  sum.run_dir = doc.dir();
   for (const auto& c : d["cells"]) {
     std::string st = c.value("status", "");
     if (c.value("warmup", false)) continue;
@@ -830,8 +866,40 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
                                                         : "complete";
   d["status"] = sum.status;
   d["finished_at"] = utc_now();
-  doc->save();
+  doc.save();
   return sum;
+}
+
+}  // namespace
+
+// run_spec's work, stage by stage; doc is set as soon as the run directory exists, so that
+// run_spec can record an interruption in it.
+RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunner& runner,
+                       std::unique_ptr<RunDoc>& doc) {
+  const RunOptions opt = serialized_progress(options);
+  const GuestDerivation guest = derive_guest(spec);
+  check_guest_cmdline_length(spec, guest, opt.trace);
+  const std::vector<HostSpec> host_specs = run_hosts(spec, opt);
+  const std::optional<HostPlan> host_plan = local_host_plan(spec, guest, opt, host_specs);
+  const fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
+
+  doc = opt.resume_dir.empty() ? new_run_dir(spec, guest, opt) : resumed_run_dir(spec, opt);
+  say(opt, "run directory: " + doc->dir().string());
+  std::vector<HostConn> hosts = record_hosts(host_specs, opt, *doc);
+  const AccelChoice accel =
+      record_host_and_accelerator(spec, guest, opt, runner, hosts, host_plan, *doc);
+
+  std::vector<std::unique_ptr<FileLock>> kernels_in_use;
+  const auto build_failure = build_kernels(spec, guest, opt, runner, cache, *doc, kernels_in_use);
+  const BaseImage base = guest_image(spec, opt, runner, cache, *doc);
+
+  const CellContext cx{spec, opt, accel, guest, base.path, doc->dir()};
+  if (!hosts.empty())
+    run_on_hosts(spec, cx, hosts, build_failure, *doc);
+  else
+    run_here(spec, cx, *host_plan, runner, cache, build_failure, *doc);
+  check_interrupt();
+  return finish_run(build_failure, *doc);
 }
 
 RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {

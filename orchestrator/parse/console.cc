@@ -137,19 +137,27 @@ void ConsoleClassifier::end_line() {
     }
   }
 
+  note_gp_kthread_starvation(message_of(l), cut);
   if (auto f = classify_line(l)) {
     f->line = report_.lines;
     for (const auto& b : before_) f->excerpt += b + "\n";
     f->excerpt += cut;
     ++report_.findings_total;
     Pending p;
-    if (report_.findings.size() < kMaxFindings) {
+    const bool kept = report_.findings.size() < kMaxFindings;
+    if (kept) {
       report_.findings.push_back(*f);
       p.targets.push_back(&report_.findings.back());
     }
-    if (f->fatal && !report_.fatal) {
+    const bool fatal = f->fatal && !report_.fatal;
+    if (fatal) {
       report_.fatal = *f;
       p.targets.push_back(&*report_.fatal);
+    }
+    if (f->klass == "rcu_stall") {
+      rcu_stall_line_ = report_.lines;
+      rcu_stall_index_ = kept ? static_cast<long>(report_.findings.size()) - 1 : -1;
+      rcu_stall_is_fatal_ = fatal;
     }
     p.lines_after = kLinesAfter;
     if (!p.targets.empty()) pending_.push_back(std::move(p));
@@ -159,6 +167,18 @@ void ConsoleClassifier::end_line() {
   if (before_.size() > kLinesBefore) before_.erase(before_.begin());
   line_.clear();
   line_len_ = 0;
+}
+
+// "rcu: rcu_preempt kthread starved for 5254 jiffies! g1465 f0x0 RCU_GP_WAIT_FQS(5)
+// ->state=0x0 ->cpu=1" (6.1) within kStarvedWindow lines of an RCU stall: recorded on it.
+void ConsoleClassifier::note_gp_kthread_starvation(std::string_view msg, const std::string& cut) {
+  constexpr std::size_t kStarvedWindow = 64;
+  if (rcu_stall_line_ == 0 || report_.lines - rcu_stall_line_ > kStarvedWindow) return;
+  if (!contains(msg, " kthread starved for ") || !contains(msg, "->state=0x0 ")) return;
+  if (rcu_stall_index_ >= 0 && report_.findings[rcu_stall_index_].gp_kthread_starved.empty())
+    report_.findings[rcu_stall_index_].gp_kthread_starved = cut;
+  if (rcu_stall_is_fatal_ && report_.fatal->gp_kthread_starved.empty())
+    report_.fatal->gp_kthread_starved = cut;
 }
 
 ConsoleReport ConsoleClassifier::finish() {
@@ -188,8 +208,11 @@ ConsoleReport classify_console_file(const std::filesystem::path& path) {
 
 namespace {
 nlohmann::json finding_json(const ConsoleFinding& f) {
-  return {{"class", f.klass},     {"kind", f.kind},         {"fatal", f.fatal},    {"line", f.line},
-          {"summary", f.summary}, {"location", f.location}, {"excerpt", f.excerpt}};
+  nlohmann::json j = {{"class", f.klass},    {"kind", f.kind},       {"fatal", f.fatal},
+                      {"line", f.line},      {"summary", f.summary}, {"location", f.location},
+                      {"excerpt", f.excerpt}};
+  if (!f.gp_kthread_starved.empty()) j["gp_kthread_starved"] = f.gp_kthread_starved;
+  return j;
 }
 }  // namespace
 

@@ -47,6 +47,13 @@ struct ConsoleFinding {
   std::string summary;   // the matching line, timestamp removed, sanitized, at most 300 bytes
   std::string location;  // WARNING/kernel BUG: "file:line" when printed, else ""
   std::string excerpt;   // up to 3 lines before and 8 after (each cut to 200 bytes), sanitized
+  // RCU stall only: the "rcu_<flavor> kthread starved for N jiffies! ... ->state=0x0" line that
+  // followed it within 64 lines (sanitized), else "". State 0x0 is TASK_RUNNING: the
+  // grace-period kthread was runnable and got no CPU for N jiffies, which the kernel reports as
+  // starvation (kernel/rcu/tree_stall.h, rcu_check_gp_kthread_starvation; the stalled CPUs'
+  // lines then say "(false positive?)" when they were idle). In a guest that is what a host that
+  // does not run the vCPUs looks like (an overloaded TCG host); see pipeline/cell.cc.
+  std::string gp_kthread_starved;
 };
 
 struct ConsoleReport {
@@ -78,6 +85,12 @@ class ConsoleClassifier {
   std::size_t line_len_ = 0;         // its full length
   std::vector<std::string> before_;  // the last 3 lines (cut), oldest first
   std::vector<Pending> pending_;     // findings still collecting lines after them
+  // The last RCU stall: its line, its index in report_.findings (-1: not kept), and whether it
+  // is report_.fatal; for ConsoleFinding::gp_kthread_starved.
+  std::size_t rcu_stall_line_ = 0;
+  long rcu_stall_index_ = -1;
+  bool rcu_stall_is_fatal_ = false;
+  void note_gp_kthread_starvation(std::string_view msg, const std::string& cut);
 };
 
 // Classifies a whole log held in memory.

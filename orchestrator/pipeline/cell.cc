@@ -288,6 +288,13 @@ WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelC
 // Failures decided by how the boot ended, before any workload is looked at (nullopt: none).
 std::optional<json> boot_failure(const json& c, const VmOutcome& out, const ConsoleReport& cons,
                                  bool reached_init, const json& vdoc) {
+  if (host_starved_guest(c, cons))
+    return fail(c, "infrastructure",
+                "RCU stall at console line " + std::to_string(cons.fatal->line) +
+                    " with the grace-period kthread runnable but starved (" +
+                    cons.fatal->gp_kthread_starved + "): the host did not run the guest's vCPUs (" +
+                    c.value("accelerator", "?") +
+                    (c.value("overcommitted", json()) == true ? ", overcommitted" : "") + ")");
   if (out.end == VmOutcome::End::qemu_failed && is_qemu_topology_error(out.qemu_stderr_excerpt))
     return fail(c, "configuration", "QEMU refused the CPU topology: " + out.detail);
   if (out.end == VmOutcome::End::qemu_failed || out.end == VmOutcome::End::host_cpu_msr_error)
@@ -311,6 +318,12 @@ std::optional<json> boot_failure(const json& c, const VmOutcome& out, const Cons
 }
 
 }  // namespace
+
+bool host_starved_guest(const json& c, const ConsoleReport& cons) {
+  if (!cons.fatal || cons.fatal->klass != "rcu_stall" || cons.fatal->gp_kthread_starved.empty())
+    return false;
+  return c.value("accelerator", "") == "tcg" || c.value("overcommitted", json()) == true;
+}
 
 json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
               const CellEvidence& ev, const json& vdoc, json c) {

@@ -9,6 +9,7 @@
 
 #include "guest/channel.h"
 #include "guest/plan.h"
+#include "parse/console.h"
 #include "pipeline/plan.h"
 #include "pipeline/run.h"
 #include "pipeline/scheduler.h"
@@ -58,6 +59,17 @@ CellEvidence collect(const VmConfig& vm, const GuestPlan& plan);
 // Never throws for what the guest sent.
 nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
                         const CellEvidence& ev, const nlohmann::json& vdoc, nlohmann::json c);
+
+// Whether the cell's first fatal console finding is an RCU stall whose grace-period kthread was
+// runnable but starved (ConsoleFinding::gp_kthread_starved, parse/console.h) in a guest whose
+// vCPUs compete for host CPUs: `c`'s "accelerator" is "tcg" or its "overcommitted" is true.
+// classify() then fails the cell as "infrastructure" (the host did not run the guest) instead of
+// "rcu_stall", and run_cell_retrying boots it again. Seen here: a 4-vCPU TCG guest on 2 host CPUs
+// at load 8 printed "rcu_preempt kthread starved for 5254 jiffies! ... ->state=0x0 ->cpu=1" with
+// both stalled CPUs idle and marked "(false positive?)" by the kernel
+// (tests/data/console/rcu-stall-gp-kthread-starved-tcg-6.1.log). With dedicated KVM CPUs the
+// same report stays a kernel failure.
+bool host_starved_guest(const nlohmann::json& c, const ConsoleReport& cons);
 
 // The four stages. `c` starts as cell_header(). Never throws for what the guest does; the
 // slot's backend may throw (LibvirtHostLost when a remote host goes away, vm/libvirt_host.h).

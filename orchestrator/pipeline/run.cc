@@ -308,19 +308,27 @@ json build_failed_cell(const CellPlan& cell, const std::string& error) {
           {"reason", error},       {"metrics", json::object()}};
 }
 
-// A cell with its bounded retries: infrastructure failures (QEMU did not start, host CPU model
-// problems, pinning) are retried and never counted against the kernel.
+// A cell with its bounded retries (3 boots at most): infrastructure failures (QEMU did not
+// start, host CPU model problems, pinning, a guest the host starved: pipeline/cell.cc) are
+// retried and never counted against the kernel. The failed boots before the recorded one are
+// kept in "earlier_attempts": [{"attempt", "failure_class", "reason"}].
 json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
                        const VariantSpec& variant, const json& vdoc) {
   json cj;
+  json earlier = json::array();
   for (int attempt = 1; attempt <= 3; ++attempt) {
+    if (attempt > 1)
+      earlier.push_back({{"attempt", cj.value("attempt", attempt - 1)},
+                         {"failure_class", cj["failure_class"]},
+                         {"reason", cj.value("reason", "")}});
     cj = run_cell(cx, cell, slot, variant, vdoc, attempt);
     check_interrupt();  // a boot ended by the signal is not recorded; --resume redoes it
     if (cj.value("failure_class", json()) != "infrastructure") break;
-    if (cx.opt.progress)
+    if (cx.opt.progress && attempt < 3)
       cx.opt.progress("cell " + cell.id +
                       ": infrastructure failure, retrying: " + cj.value("reason", ""));
   }
+  if (!earlier.empty()) cj["earlier_attempts"] = earlier;
   return cj;
 }
 

@@ -90,6 +90,42 @@ TEST(Console, StallsLockupsAndHungTasks) {
   EXPECT_EQ(r.fatal->line, 7u);
 }
 
+// Real: the e2e vm test's vanilla boot (6.1, 4 vCPUs under TCG on 2 host CPUs at load 8). The
+// stall report at line 216 is followed 9 lines later by the kernel's starved grace-period kthread
+// line (runnable, state 0x0); the finding and the fatal copy carry it, and so does the JSON.
+TEST(Console, RealStallCarriesTheStarvedGpKthreadLine) {
+  auto r = classify_console(data("rcu-stall-gp-kthread-starved-tcg-6.1.log"));
+  ASSERT_TRUE(r.fatal.has_value());
+  EXPECT_EQ(r.fatal->klass, "rcu_stall");
+  EXPECT_EQ(r.fatal->line, 216u);
+  EXPECT_THAT(r.fatal->gp_kthread_starved,
+              testing::HasSubstr("rcu: rcu_preempt kthread starved for 5254 jiffies!"));
+  EXPECT_THAT(r.fatal->gp_kthread_starved, testing::HasSubstr("->state=0x0 ->cpu=1"));
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].gp_kthread_starved, r.fatal->gp_kthread_starved);
+  EXPECT_EQ(console_report_to_json(r)["fatal"]["gp_kthread_starved"], r.fatal->gp_kthread_starved);
+}
+
+// Only a runnable kthread (state 0x0) within 64 lines after a stall counts; a stall without
+// such a line (the constructed 6.1 stalls) carries nothing.
+TEST(Console, StarvedLineMustBeRunnableAndNearTheStall) {
+  const std::string stall = "[   53.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n";
+  const std::string starved =
+      "[   53.0] rcu: rcu_preempt kthread starved for 5254 jiffies! g1465 f0x0 "
+      "RCU_GP_WAIT_FQS(5) ->state=0x0 ->cpu=1\n";
+  const std::string sleeping =
+      "[   53.0] rcu: rcu_preempt kthread starved for 5254 jiffies! g1465 f0x0 "
+      "RCU_GP_WAIT_FQS(5) ->state=0x402 ->cpu=1\n";
+  std::string filler;
+  for (int i = 0; i < 64; ++i) filler += "[   53.0] filler\n";
+  EXPECT_FALSE(classify_console(stall + starved).fatal->gp_kthread_starved.empty());
+  EXPECT_TRUE(classify_console(stall + sleeping).fatal->gp_kthread_starved.empty());
+  EXPECT_TRUE(classify_console(stall + filler + starved).fatal->gp_kthread_starved.empty());
+  EXPECT_TRUE(classify_console(starved + stall).fatal->gp_kthread_starved.empty());
+  for (const auto& f : classify_console(data("constructed-stalls-lockups-6.1.txt")).findings)
+    EXPECT_TRUE(f.gp_kthread_starved.empty()) << f.summary;
+}
+
 TEST(Console, MessagesAreAnchoredAndPrefixesStripped) {
   auto r = classify_console(
       "$ grep 'BUG: ' notes.txt\n"                          // userspace mentioning BUG: mid-line

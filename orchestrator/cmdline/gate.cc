@@ -196,150 +196,238 @@ std::string ClockState::summary() const {
   return out;
 }
 
-GuestFacts parse_guest_facts(const std::map<std::string, std::string>& records) {
-  GuestFacts f;
-  auto get = [&](const std::string& key, bool required) -> const std::string* {
-    auto it = records.find(key);
-    if (it == records.end()) {
-      if (required) f.problems.push_back(key + ": missing");
+namespace {
+
+// The raw records of one guest and the problems found reading them.
+struct Records {
+  const std::map<std::string, std::string>& values;
+  std::vector<std::string>& problems;
+
+  // The record's value; nullptr when it is absent (a "missing" problem if required) or larger
+  // than kMaxRecordBytes (a problem naming its size).
+  const std::string* get(const std::string& key, bool required) const {
+    auto it = values.find(key);
+    if (it == values.end()) {
+      if (required) problems.push_back(key + ": missing");
       return nullptr;
     }
     if (it->second.size() > kMaxRecordBytes) {
-      f.problems.push_back(key + ": " + std::to_string(it->second.size()) +
-                           " bytes, over the limit of " + std::to_string(kMaxRecordBytes));
+      problems.push_back(key + ": " + std::to_string(it->second.size()) +
+                         " bytes, over the limit of " + std::to_string(kMaxRecordBytes));
       return nullptr;
     }
     return &it->second;
-  };
-  auto cpulist = [&](const std::string& key, bool required) -> std::optional<CpuSet> {
-    const std::string* v = get(key, required);
-    if (!v) return std::nullopt;
-    CpuListParse p = try_parse_cpulist(*v, kMaxCpus);
-    if (!p.ok()) {
-      f.problems.push_back(key + ": " + p.message);
-      return std::nullopt;
-    }
-    return p.set;
-  };
-  auto mask = [&](const std::string& key, bool required) -> std::optional<CpuSet> {
-    const std::string* v = get(key, required);
-    if (!v) return std::nullopt;
-    try {
-      return parse_cpumask_hex(trim(*v), kMaxCpus);
-    } catch (const Error& e) {
-      f.problems.push_back(key + ": " + e.what());
-      return std::nullopt;
-    }
-  };
-
-  if (const std::string* v = get("cmdline", true)) {
-    f.cmdline = std::string(trim(*v));
-    try {
-      f.cmdline_tokens = tokenize_cmdline(f.cmdline);
-    } catch (const Error& e) {
-      f.problems.push_back(std::string("cmdline: ") + e.what());
-    }
   }
-  if (const std::string* v = get("uname_r", false))
+};
+
+// A CPU set record's value parsed, or nullopt with the parser's message in `problem`.
+using CpuSetParser = std::optional<CpuSet> (*)(const std::string& value, std::string& problem);
+
+// A cpulist file (/sys/devices/system/cpu/online, ...), as lib/bitmap.c bitmap_parselist().
+std::optional<CpuSet> parse_list_record(const std::string& value, std::string& problem) {
+  CpuListParse p = try_parse_cpulist(value, kMaxCpus);
+  if (p.ok()) return p.set;
+  problem = p.message;
+  return std::nullopt;
+}
+
+// A hex mask file (/proc/irq/default_smp_affinity, ...), as lib/bitmap.c bitmap_parse().
+std::optional<CpuSet> parse_mask_record(const std::string& value, std::string& problem) {
+  try {
+    return parse_cpumask_hex(trim(value), kMaxCpus);
+  } catch (const Error& e) {
+    problem = e.what();
+    return std::nullopt;
+  }
+}
+
+struct CpuSetRecord {
+  const char* key;
+  bool required;
+  CpuSetParser parse;
+  std::optional<CpuSet> GuestFacts::*field;
+};
+
+// The CPU set records, in the order their problems are listed.
+constexpr CpuSetRecord kCpuSetRecords[] = {
+    {"cpu_online", true, parse_list_record, &GuestFacts::cpu_online},
+    {"cpu_possible", false, parse_list_record, &GuestFacts::cpu_possible},
+    {"isolated", true, parse_list_record, &GuestFacts::isolated},
+    {"nohz_full", false, parse_list_record, &GuestFacts::nohz_full},
+    {"default_smp_affinity", false, parse_mask_record, &GuestFacts::default_smp_affinity},
+    {"workqueue_cpumask", false, parse_mask_record, &GuestFacts::workqueue_cpumask},
+};
+
+void read_cmdline(const Records& r, GuestFacts& f) {
+  const std::string* v = r.get("cmdline", true);
+  if (!v) return;
+  f.cmdline = std::string(trim(*v));
+  try {
+    f.cmdline_tokens = tokenize_cmdline(f.cmdline);
+  } catch (const Error& e) {
+    f.problems.push_back(std::string("cmdline: ") + e.what());
+  }
+}
+
+void read_uname(const Records& r, GuestFacts& f) {
+  if (const std::string* v = r.get("uname_r", false))
     f.uname_r = std::string(trim(*v)).substr(0, 200);
-  f.cpu_online = cpulist("cpu_online", true);
-  f.cpu_possible = cpulist("cpu_possible", false);
-  f.isolated = cpulist("isolated", true);
-  f.nohz_full = cpulist("nohz_full", false);
-  f.default_smp_affinity = mask("default_smp_affinity", false);
-  f.workqueue_cpumask = mask("workqueue_cpumask", false);
+}
 
-  if (const std::string* v = get("dmesg", true)) {
-    f.has_dmesg = true;
-    for (auto l : split_lines(*v)) {
-      std::string s = strip_timestamp(l.substr(0, 4096));
-      constexpr std::string_view kOffload = "Offload RCU callbacks from CPUs:";
-      const size_t at = s.find(kOffload);
-      if (at != std::string::npos) {
-        std::string_view list = trim(std::string_view(s).substr(at + kOffload.size()));
-        if (!list.empty() && list.back() == '.') list.remove_suffix(1);
-        if (list == "(none)") {
-          f.rcu_offload = CpuSet(kMaxCpus);
-        } else {
-          CpuListParse p = try_parse_cpulist(list, kMaxCpus);
-          if (p.ok())
-            f.rcu_offload = p.set;
-          else
-            f.problems.push_back("dmesg: RCU offload line: " + p.message);
-        }
-      }
-      if (contains(s, "Marking TSC unstable") || contains(s, "clocksource 'tsc' as unstable") ||
-          contains(s, "Marking clocksource 'tsc' as unstable")) {
-        f.clock.tsc_unstable = true;
-        f.clock.lines.push_back(s);
-      }
-      if (contains(s, "sched_clock: Marking unstable")) {
-        f.clock.sched_clock_unstable = true;
-        f.clock.lines.push_back(s);
-      }
-      if (contains(s, "sched_clock: Marking stable")) {
-        f.clock.sched_clock_stable = true;
-        f.clock.lines.push_back(s);
-      }
-      constexpr std::string_view kSwitched = "clocksource: Switched to clocksource ";
-      const size_t sw = s.find(kSwitched);
-      if (sw != std::string::npos) {
-        f.clock.clocksource = std::string(trim(std::string_view(s).substr(sw + kSwitched.size())));
-        f.clock.lines.push_back(s);
-      }
-      f.dmesg_lines.push_back(std::move(s));
+void read_cpu_sets(const Records& r, GuestFacts& f) {
+  for (const CpuSetRecord& rec : kCpuSetRecords) {
+    const std::string* v = r.get(rec.key, rec.required);
+    if (!v) continue;
+    std::string problem;
+    f.*rec.field = rec.parse(*v, problem);
+    if (!(f.*rec.field)) f.problems.push_back(rec.key + (": " + problem));
+  }
+}
+
+// "rcu: Offload RCU callbacks from CPUs: 1-3." (kernel/rcu/tree_nocb.h): `after` is the list.
+void read_rcu_offload(GuestFacts& f, std::string_view after) {
+  std::string_view list = trim(after);
+  if (!list.empty() && list.back() == '.') list.remove_suffix(1);
+  if (list == "(none)") {
+    f.rcu_offload = CpuSet(kMaxCpus);
+    return;
+  }
+  CpuListParse p = try_parse_cpulist(list, kMaxCpus);
+  if (p.ok())
+    f.rcu_offload = p.set;
+  else
+    f.problems.push_back("dmesg: RCU offload line: " + p.message);
+}
+
+// "clocksource: Switched to clocksource hpet": `after` is the clocksource's name.
+void read_clocksource(GuestFacts& f, std::string_view after) {
+  f.clock.clocksource = std::string(trim(after));
+}
+
+// What a dmesg line holding one of `patterns` sets: a clock flag and/or a value read from the
+// text after the pattern. Clock rules also keep the line in ClockState::lines.
+struct DmesgRule {
+  std::vector<std::string_view> patterns;               // any one matches; the first found counts
+  bool ClockState::*flag;                               // set to true; or nullptr
+  void (*read)(GuestFacts& f, std::string_view after);  // or nullptr
+  bool clock_line;
+};
+
+// Applied to every dmesg line in this order (a line may match several rules).
+const std::vector<DmesgRule>& dmesg_rules() {
+  static const std::vector<DmesgRule> rules = {
+      {{"Offload RCU callbacks from CPUs:"}, nullptr, read_rcu_offload, false},
+      // "tsc: Marking TSC unstable due to ..." and the clocksource watchdog's
+      // "Marking clocksource 'tsc' as unstable because ...".
+      {{"Marking TSC unstable", "clocksource 'tsc' as unstable"},
+       &ClockState::tsc_unstable,
+       nullptr,
+       true},
+      {{"sched_clock: Marking unstable"}, &ClockState::sched_clock_unstable, nullptr, true},
+      {{"sched_clock: Marking stable"}, &ClockState::sched_clock_stable, nullptr, true},
+      {{"clocksource: Switched to clocksource "}, nullptr, read_clocksource, true},
+  };
+  return rules;
+}
+
+void apply_dmesg_rules(GuestFacts& f, const std::string& line) {
+  for (const DmesgRule& rule : dmesg_rules()) {
+    for (std::string_view pattern : rule.patterns) {
+      const size_t at = line.find(pattern);
+      if (at == std::string::npos) continue;
+      if (rule.flag) f.clock.*rule.flag = true;
+      if (rule.read) rule.read(f, std::string_view(line).substr(at + pattern.size()));
+      if (rule.clock_line) f.clock.lines.push_back(line);
+      break;
     }
   }
+}
 
-  if (const std::string* v = get("irq_affinity", false)) {
-    f.has_irq_affinity = true;
-    size_t n = 0;
-    for (auto l : split_lines(*v)) {
-      ++n;
-      const auto toks = split_ws(l);
-      if (toks.empty()) continue;
-      // An IRQ that is not started (x86's cascade IRQ 2, say) has an empty
-      // effective_affinity_list: it lands on no CPU.
-      if (toks.size() == 1 && std::all_of(toks[0].begin(), toks[0].end(), ::isdigit)) {
-        f.irq_affinity.push_back({std::string(toks[0]), CpuSet(kMaxCpus)});
-        continue;
-      }
-      if (toks.size() != 2) {
-        f.problems.push_back("irq_affinity line " + std::to_string(n) +
-                             ": expected '<irq> <cpulist>', got '" + std::string(l.substr(0, 80)) +
-                             "'");
-        continue;
-      }
-      CpuListParse p = try_parse_cpulist(toks[1], kMaxCpus);
-      if (!p.ok()) {
-        f.problems.push_back("irq_affinity line " + std::to_string(n) + ": " + p.message);
-        continue;
-      }
-      f.irq_affinity.push_back({std::string(toks[0]), p.set});
-    }
+void read_dmesg(const Records& r, GuestFacts& f) {
+  const std::string* v = r.get("dmesg", true);
+  if (!v) return;
+  f.has_dmesg = true;
+  for (auto l : split_lines(*v)) {
+    std::string s = strip_timestamp(l.substr(0, 4096));
+    apply_dmesg_rules(f, s);
+    f.dmesg_lines.push_back(std::move(s));
   }
+}
 
-  for (const char* key : {"interrupts_before", "interrupts_after"}) {
-    const std::string* v = get(key, false);
+// One line "<irq> <effective_affinity_list>" (line number `n`, 1-based).
+void read_irq_affinity_line(std::string_view l, size_t n, GuestFacts& f) {
+  const auto toks = split_ws(l);
+  if (toks.empty()) return;
+  // An IRQ that is not started (x86's cascade IRQ 2, say) has an empty
+  // effective_affinity_list: it lands on no CPU.
+  if (toks.size() == 1 && std::all_of(toks[0].begin(), toks[0].end(), ::isdigit)) {
+    f.irq_affinity.push_back({std::string(toks[0]), CpuSet(kMaxCpus)});
+    return;
+  }
+  const std::string where = "irq_affinity line " + std::to_string(n) + ": ";
+  if (toks.size() != 2) {
+    f.problems.push_back(where + "expected '<irq> <cpulist>', got '" +
+                         std::string(l.substr(0, 80)) + "'");
+    return;
+  }
+  CpuListParse p = try_parse_cpulist(toks[1], kMaxCpus);
+  if (!p.ok()) {
+    f.problems.push_back(where + p.message);
+    return;
+  }
+  f.irq_affinity.push_back({std::string(toks[0]), p.set});
+}
+
+void read_irq_affinity(const Records& r, GuestFacts& f) {
+  const std::string* v = r.get("irq_affinity", false);
+  if (!v) return;
+  f.has_irq_affinity = true;
+  size_t n = 0;
+  for (auto l : split_lines(*v)) read_irq_affinity_line(l, ++n, f);
+}
+
+void read_interrupts(const Records& r, GuestFacts& f) {
+  using Snapshot = std::optional<InterruptsSnapshot> GuestFacts::*;
+  const std::pair<const char*, Snapshot> snapshots[] = {
+      {"interrupts_before", &GuestFacts::interrupts_before},
+      {"interrupts_after", &GuestFacts::interrupts_after},
+  };
+  for (const auto& [key, field] : snapshots) {
+    const std::string* v = r.get(key, false);
     if (!v) continue;
     try {
-      auto snap = parse_proc_interrupts(*v);
-      (std::string(key) == "interrupts_before" ? f.interrupts_before : f.interrupts_after) =
-          std::move(snap);
+      f.*field = parse_proc_interrupts(*v);
     } catch (const Error& e) {
       f.problems.push_back(std::string(key) + ": " + e.what());
     }
   }
-  if (const std::string* v = get("busy_window_s", false)) {
-    const std::string s(trim(*v));
-    char* end = nullptr;
-    const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d) || d <= 0)
-      f.problems.push_back("busy_window_s: '" + s.substr(0, 40) +
-                           "' is not a positive number of seconds");
-    else
-      f.busy_window_s = d;
-  }
+}
+
+void read_busy_window(const Records& r, GuestFacts& f) {
+  const std::string* v = r.get("busy_window_s", false);
+  if (!v) return;
+  const std::string s(trim(*v));
+  char* end = nullptr;
+  const double d = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d) || d <= 0)
+    f.problems.push_back("busy_window_s: '" + s.substr(0, 40) +
+                         "' is not a positive number of seconds");
+  else
+    f.busy_window_s = d;
+}
+
+}  // namespace
+
+GuestFacts parse_guest_facts(const std::map<std::string, std::string>& records) {
+  GuestFacts f;
+  const Records r{records, f.problems};
+  read_cmdline(r, f);
+  read_uname(r, f);
+  read_cpu_sets(r, f);
+  read_dmesg(r, f);
+  read_irq_affinity(r, f);
+  read_interrupts(r, f);
+  read_busy_window(r, f);
   return f;
 }
 

@@ -360,7 +360,8 @@ void read_irq_affinity_line(std::string_view l, size_t n, GuestFacts& f) {
   if (toks.empty()) return;
   // An IRQ that is not started (x86's cascade IRQ 2, say) has an empty
   // effective_affinity_list: it lands on no CPU.
-  if (toks.size() == 1 && std::all_of(toks[0].begin(), toks[0].end(), ::isdigit)) {
+  if (toks.size() == 1 &&
+      std::all_of(toks[0].begin(), toks[0].end(), [](char c) { return c >= '0' && c <= '9'; })) {
     f.irq_affinity.push_back({std::string(toks[0]), CpuSet(kMaxCpus)});
     return;
   }

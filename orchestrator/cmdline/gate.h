@@ -21,14 +21,18 @@
 //  malformed: skipped and counted. There may be no LOC row (arm64: the local timer is the
 //  arch_timer IRQ row). It throws isolab::Error (naming the line) when the first non-blank line
 //  is not a header of distinct CPU columns.
-//  evaluate_gate() is pure. The tick check: for each nohz_full CPU the LOC ("Local timer
-//  interrupts") delta over the busy window, in interrupts per second; the tick counts as stopped
-//  when the rate is <= kTickStoppedMaxPerSecond (10/s: a tenth of the lowest CONFIG_HZ, 100, so
-//  it holds whatever HZ the guest has; the housekeeping CPUs' rate is reported beside it as the
-//  reference for the running tick). Per case O6 a clock message (TSC unstable, sched_clock
-//  unstable) is recorded but fails the gate only when the tick did not stop. IRQs whose
-//  effective affinity lands on an isolated CPU give a warning row (they may be managed or
-//  per-CPU queue IRQs, which the kernel places there on purpose), not a failure.
+//  evaluate_gate() is pure. Its rows, one per check in this order (a check with nothing to
+//  say adds no row): guest records (only with problems), cmdline, online CPUs, isolated,
+//  nohz_full, CONFIG_NO_HZ_FULL (only after "Housekeeping: nohz unsupported"), RCU offload,
+//  irq default affinity, irq effective affinity, workqueue cpumask, dmesg isolation messages,
+//  tick stopped, clock. GateReport::reason names the first three failed rows. The tick check: for
+//  each nohz_full CPU the LOC ("Local timer interrupts") delta over the busy window, in interrupts
+//  per second; the tick counts as stopped when the rate is <= kTickStoppedMaxPerSecond (10/s: a
+//  tenth of the lowest CONFIG_HZ, 100, so it holds whatever HZ the guest has; the housekeeping
+//  CPUs' rate is reported beside it as the reference for the running tick). Per case O6 a clock
+//  message (TSC unstable, sched_clock unstable) is recorded but fails the gate only when the tick
+//  did not stop. IRQs whose effective affinity lands on an isolated CPU give a warning row (they
+//  may be managed or per-CPU queue IRQs, which the kernel places there on purpose), not a failure.
 #pragma once
 
 #include <cstdint>

@@ -150,6 +150,62 @@ TEST(CmdlineGate, UntrustedRecordsBecomeProblemsNotCrashes) {
   EXPECT_EQ(j["pass"], false);
 }
 
+// The rows come in the documented order (gate.h), one per check.
+TEST(CmdlineGate, RowsInCheckOrder) {
+  GateReport r = evaluate_gate(o6_expected(), parse_guest_facts(o6_records(201)));
+  std::vector<std::string> checks;
+  for (const auto& x : r.rows) checks.push_back(x.check);
+  EXPECT_EQ(checks, (std::vector<std::string>{
+                        "cmdline", "online CPUs", "isolated", "nohz_full", "RCU offload",
+                        "irq default affinity", "irq effective affinity", "workqueue cpumask",
+                        "dmesg isolation messages", "tick stopped", "clock"}));
+}
+
+// The reason names the first three failed rows only, in row order.
+TEST(CmdlineGate, ReasonNamesFirstThreeFailures) {
+  auto rec = o6_records(950);
+  rec.erase("cpu_online");  // guest records, online CPUs
+  rec["isolated"] = "0\n";
+  GateReport r = evaluate_gate(o6_expected(), parse_guest_facts(rec));
+  EXPECT_EQ(r.reason,
+            "FAIL: guest records: cpu_online: missing; online CPUs: no "
+            "/sys/devices/system/cpu/online record; isolated: /sys/devices/system/cpu/isolated "
+            "differs (isolcpus domain CPUs)");
+  EXPECT_FALSE(row(r, "tick stopped")->pass);  // a fourth failure, not named
+}
+
+// The dmesg lines the clock and RCU facts come from, in the forms the kernel prints them:
+// kernel/time/clocksource.c (watchdog), kernel/sched/clock.c (sched_clock), rcu "(none)".
+TEST(CmdlineGate, DmesgClockAndRcuLines) {
+  const std::string watchdog =
+      "clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because "
+      "the skew is too large:";
+  GuestFacts f = parse_guest_facts(
+      {{"dmesg",
+        "[    0.000000] rcu: \tOffload RCU callbacks from CPUs: (none).\n"
+        "[    0.300000] sched_clock: Marking stable (300000000, 0)->(300100000, -100000)\n"
+        "[    2.100000] " +
+            watchdog +
+            "\n"
+            "[    2.200000] sched_clock: Marking unstable (2200000000, 1)<-(2200000001, 0)\n"
+            "[    2.300000] clocksource: Switched to clocksource hpet\n"}});
+  EXPECT_EQ(f.problems, (std::vector<std::string>{"cmdline: missing", "cpu_online: missing",
+                                                  "isolated: missing"}));
+  ASSERT_TRUE(f.rcu_offload.has_value());
+  EXPECT_TRUE(f.rcu_offload->empty());
+  EXPECT_EQ(f.clock.summary(),
+            "clocksource hpet; TSC unstable; sched_clock unstable; sched_clock stable");
+  ASSERT_EQ(f.clock.lines.size(), 4u);  // the clock lines, timestamps stripped, in dmesg order
+  EXPECT_EQ(f.clock.lines[1], watchdog);
+  EXPECT_EQ(f.clock.lines[3], "clocksource: Switched to clocksource hpet");
+
+  GuestFacts bad = parse_guest_facts({{"dmesg", "rcu: Offload RCU callbacks from CPUs: 1-x.\n"}});
+  EXPECT_FALSE(bad.rcu_offload.has_value());
+  ASSERT_EQ(bad.problems.size(), 4u);
+  EXPECT_EQ(bad.problems[3].rfind("dmesg: RCU offload line: cpulist '1-x'", 0), 0u)
+      << bad.problems[3];
+}
+
 TEST(CmdlineGate, ProcInterruptsWithOfflineColumns) {
   InterruptsSnapshot s = parse_proc_interrupts(
       "           CPU0       CPU2\n"

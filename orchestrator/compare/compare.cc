@@ -316,9 +316,28 @@ std::string workloads_text(const nlohmann::json& run) {
   return out;
 }
 
+// The libvirt hosts a multi-host run measured on ("hosts"): "Skylake-Client-IBRS x16 (QEMU
+// 7.2.22) + ..."; a run on this machine: "this machine (<cpu_model>)".
+std::string hosts_text(const nlohmann::json& run) {
+  const auto hs = field(run, "hosts");
+  if (!hs.is_array())
+    return "this machine (" + value_text(field(field(run, "host"), "cpu_model")) + ")";
+  std::string out;
+  for (const auto& h : hs) {
+    if (field(h, "error") != nullptr) continue;  // unreachable: measured nothing
+    out += (out.empty() ? "" : " + ") + value_text(field(h, "cpu_model")) + " x" +
+           value_text(field(h, "cpus")) + " (" + value_text(field(h, "hypervisor")) + " " +
+           value_text(field(h, "hypervisor_version")) + ")";
+  }
+  return out.empty() ? "(no reachable host)" : out;
+}
+
 // The host fields behind host_fingerprint_sha256 (results/host.h) that differ:
-// "cpu_model A=X, B=Y; qemu_version A=..., B=...".
+// "cpu_model A=X, B=Y; qemu_version A=..., B=..."; with a multi-host run on either side, the
+// hosts: "hosts A=..., B=...".
 std::string host_differences(const nlohmann::json& run_a, const nlohmann::json& run_b) {
+  if (field(run_a, "hosts").is_array() || field(run_b, "hosts").is_array())
+    return "hosts A=" + hosts_text(run_a) + ", B=" + hosts_text(run_b);
   const auto ha = field(run_a, "host"), hb = field(run_b, "host");
   std::string out;
   for (const char* k : {"cpu_model", "nproc", "host_kernel", "qemu_version", "accelerator"}) {

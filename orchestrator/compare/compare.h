@@ -104,7 +104,9 @@ bool is_kernel_failure_class(const std::string& failure_class);
 // ("accelerator: A=tcg, B=kvm"), over the union of their keys; a missing comparison_key is a
 // difference. Hashed keys are shown by what they hash: workloads_sha256 as "workloads:
 // A=latency (cyclictest), ...; B=latency (cyclictest, imported)" (from spec.workloads), and
-// host_fingerprint_sha256 as "host: cpu_model A=X, B=Y; ..." (the host fields that differ). Also a
+// host_fingerprint_sha256 as "host: cpu_model A=X, B=Y; ..." (the host fields that differ), or,
+// when either run used several libvirt hosts ("hosts"), as "host: hosts A=<cpu_model> x<cpus>
+// (<hypervisor> <version>) + ..., B=this machine (<cpu_model>)". Also a
 // difference: the accelerators the contributing cells actually used.
 std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
                                                     const nlohmann::json& run_b);

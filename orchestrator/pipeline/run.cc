@@ -744,8 +744,22 @@ std::vector<HostConn> record_hosts(const std::vector<HostSpec>& host_specs, cons
   return hosts;
 }
 
+// What the cells of a multi-host run were measured on: sha256 (hex) of the sorted
+// fingerprint_sha256 (vm/libvirt_host.h) of every reachable host, one per line, and the
+// accelerator. This machine only orchestrates, so its own fingerprint does not enter.
+std::string hosts_fingerprint_sha256(const std::vector<HostConn>& hosts, Accel accel) {
+  std::vector<std::string> prints;
+  for (const auto& h : hosts)
+    if (h.usable) prints.push_back(fingerprint_sha256(h.host->fingerprint()));
+  std::sort(prints.begin(), prints.end());
+  std::string s;
+  for (const auto& p : prints) s += p + "\n";
+  return sha256_hex(s + "accelerator=" + accel_name(accel) + "\n");
+}
+
 // The accelerator (a KVM that does not run guests within seconds falls back to TCG; the hosts'
-// capabilities decide for a multi-host run), then "host", "host_plan" and "comparison_key".
+// capabilities decide for a multi-host run), then "host", "host_plan" and "comparison_key"
+// (whose host fingerprint is the hosts' in a multi-host run).
 AccelChoice record_host_and_accelerator(const Spec& spec, const GuestDerivation& guest,
                                         const RunOptions& opt, ProcessRunner& runner,
                                         const std::vector<HostConn>& hosts,
@@ -771,7 +785,8 @@ AccelChoice record_host_and_accelerator(const Spec& spec, const GuestDerivation&
       {"vcpus", guest.vcpus},
       {"memory_mib", spec.memory_mib},
       {"workloads_sha256", sha256_hex(json_text(workloads_to_json(spec.workloads)))},
-      {"host_fingerprint_sha256", host_fingerprint_sha256(host)}};
+      {"host_fingerprint_sha256", hosts.empty() ? host_fingerprint_sha256(host)
+                                                : hosts_fingerprint_sha256(hosts, accel.accel)}};
   doc.save();
   return accel;
 }

@@ -820,3 +820,39 @@ TEST(Compare, LatencyTracesAreListedPerVariantWithTopFrames) {
 
 }  // namespace
 }  // namespace isolab
+
+namespace isolab {
+namespace {
+
+// A multi-host run (its "hosts" as the MultiHost vm test recorded them: two session libvirtd on
+// this machine) against a run on this machine: the host difference names the hosts, not the
+// orchestrating machine's fields.
+TEST(ComparisonKey, MultiHostRunNamesItsHosts) {
+  const nlohmann::json host_entry = {{"arch", "x86_64"},
+                                     {"cpu_model", "Broadwell-noTSX-IBRS"},
+                                     {"cpu_vendor", "Intel"},
+                                     {"cpus", 2},
+                                     {"hostname", "vm"},
+                                     {"hypervisor", "QEMU"},
+                                     {"hypervisor_version", "7.2.22"},
+                                     {"kvm", false},
+                                     {"libvirt_version", "9.0.0"}};
+  const nlohmann::json local_host = {
+      {"cpu_model", "Intel(R) Xeon(R) Processor"}, {"nproc", 2}, {"accelerator", "tcg"}};
+  nlohmann::json multi = {
+      {"schema_version", 1},
+      {"host", local_host},
+      {"hosts",
+       {host_entry, host_entry, {{"uri", "qemu+ssh://gone/system"}, {"error", "unreachable"}}}},
+      {"comparison_key", {{"host_fingerprint_sha256", "aa"}}}};
+  nlohmann::json local = {{"schema_version", 1},
+                          {"host", local_host},
+                          {"comparison_key", {{"host_fingerprint_sha256", "bb"}}}};
+  EXPECT_THAT(comparison_key_differences(multi, local),
+              ::testing::Contains("host: hosts A=Broadwell-noTSX-IBRS x2 (QEMU 7.2.22) + "
+                                  "Broadwell-noTSX-IBRS x2 (QEMU 7.2.22), B=this machine (Intel(R) "
+                                  "Xeon(R) Processor)"));
+}
+
+}  // namespace
+}  // namespace isolab

@@ -60,19 +60,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#define HAVE_TSC 1
-#else
-#define HAVE_TSC 0
-#endif
+
+#define TOOL_NAME "page-fault-bench"
+#include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter() */
 
 #define MAX_WORKERS 1024
 #define MAX_PAGES 65536UL
 #define MAX_NUMA_FIELDS 16
-
-static int use_tsc;
-static int have_rdtscp;
 
 struct worker {
   int cpu;
@@ -100,32 +94,9 @@ static void usage(FILE* out) {
           "Prints one JSON object; exit status 2 on bad usage or a failing system call.\n");
 }
 
-static void die(const char* what) {
-  fprintf(stderr, "page-fault-bench: %s\n", what);
-  exit(2);
-}
-
 static void die_errno(const char* call) {
   fprintf(stderr, "page-fault-bench: %s failed: %s\n", call, strerror(errno));
   exit(2);
-}
-
-static unsigned long parse_count(const char* opt, const char* s, unsigned long min,
-                                 unsigned long max) {
-  char* end;
-  unsigned long v;
-
-  if (!s || *s < '0' || *s > '9') {
-    fprintf(stderr, "page-fault-bench: %s needs a number, got '%s'\n", opt, s ? s : "");
-    exit(2);
-  }
-  errno = 0;
-  v = strtoul(s, &end, 10);
-  if (errno || *end || v < min || v > max) {
-    fprintf(stderr, "page-fault-bench: %s: '%s' is not a number in [%lu, %lu]\n", opt, s, min, max);
-    exit(2);
-  }
-  return v;
 }
 
 /* "0-3,6" -> cpus[], in the order given; ranges a-b with a <= b. Returns the count. */
@@ -160,38 +131,6 @@ static int parse_cpulist(const char* s, int* cpus, int max) {
   return n;
 }
 
-static uint64_t monotonic_ns(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t read_counter(void) {
-#if HAVE_TSC
-  if (use_tsc) {
-    uint32_t lo, hi, aux;
-
-    if (have_rdtscp)
-      __asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
-    else
-      __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
-    __asm__ __volatile__("lfence" ::: "memory");
-    (void)aux;
-    return ((uint64_t)hi << 32) | lo;
-  }
-#endif
-  return monotonic_ns();
-}
-
-static void detect_rdtscp(void) {
-#if HAVE_TSC
-  unsigned int a, b, c, d;
-
-  if (__get_cpuid(0x80000001, &a, &b, &c, &d)) have_rdtscp = (d >> 27) & 1;
-#endif
-}
-
 /* The numa_* lines of /proc/vmstat as a JSON object ({} when the kernel has none). */
 static void print_numa_vmstat(const char* key, char* buf, size_t len) {
   FILE* f = fopen("/proc/vmstat", "r");
@@ -211,14 +150,6 @@ static void print_numa_vmstat(const char* key, char* buf, size_t len) {
   }
   fclose(f);
   snprintf(buf + used, len - used, "}");
-}
-
-static void pin(int cpu) {
-  cpu_set_t set;
-
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set)) die_errno("sched_setaffinity");
 }
 
 static int current_node(void) {
@@ -347,9 +278,7 @@ int main(int argc, char** argv) {
     } else if (!strcmp(arg, "--warmup")) {
       warmup = parse_count(arg, val, 0, 1000000);
     } else if (!strcmp(arg, "--counter")) {
-      if (!val || (strcmp(val, "tsc") && strcmp(val, "ns"))) die("--counter wants tsc or ns");
-      if (!strcmp(val, "tsc") && !HAVE_TSC) die("--counter tsc: no TSC on this architecture");
-      counter = !strcmp(val, "tsc") ? "tsc" : "ns";
+      counter = parse_counter(val);
     } else {
       fprintf(stderr, "page-fault-bench: unknown option '%s'\n", arg);
       usage(stderr);
@@ -370,8 +299,7 @@ int main(int argc, char** argv) {
         return 2;
       }
   }
-  use_tsc = !strcmp(counter, "tsc");
-  detect_rdtscp();
+  start_counter(counter);
   ps = sysconf(_SC_PAGESIZE);
   page_size = ps > 0 ? (size_t)ps : 4096;
   sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

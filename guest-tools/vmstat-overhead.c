@@ -47,20 +47,14 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#define HAVE_TSC 1
-#else
-#define HAVE_TSC 0
-#endif
+
+#define TOOL_NAME "vmstat-overhead"
+#include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter() */
 
 #define DEFAULT_SYSCALL_ITERATIONS 30000UL
 #define DEFAULT_IDLE_ITERATIONS 100000UL
 #define MAX_ITERATIONS 1000000000UL
 #define ARENA_PAGES 2048UL
-
-static int use_tsc;
-static int have_rdtscp;
 
 static void usage(FILE* out) {
   fprintf(out,
@@ -79,70 +73,11 @@ static void usage(FILE* out) {
           DEFAULT_SYSCALL_ITERATIONS, DEFAULT_IDLE_ITERATIONS);
 }
 
-static void die(const char* what) {
-  fprintf(stderr, "vmstat-overhead: %s\n", what);
-  exit(2);
-}
-
 static void die_errno(const char* call) {
   int e = errno;
   fprintf(stderr, "vmstat-overhead: %s failed: %s%s\n", call, strerror(e),
           e == ENOMEM || e == EPERM ? " (check RLIMIT_MEMLOCK: ulimit -l)" : "");
   exit(2);
-}
-
-/* Strict decimal parse: the whole string, no sign, within [min, max]. */
-static unsigned long parse_count(const char* opt, const char* s, unsigned long min,
-                                 unsigned long max) {
-  char* end;
-  unsigned long v;
-
-  if (!s || !*s || *s < '0' || *s > '9') {
-    fprintf(stderr, "vmstat-overhead: %s needs a number, got '%s'\n", opt, s ? s : "");
-    exit(2);
-  }
-  errno = 0;
-  v = strtoul(s, &end, 10);
-  if (errno || *end || v < min || v > max) {
-    fprintf(stderr, "vmstat-overhead: %s: '%s' is not a number in [%lu, %lu]\n", opt, s, min, max);
-    exit(2);
-  }
-  return v;
-}
-
-static uint64_t monotonic_ns(void) {
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t read_counter(void) {
-#if HAVE_TSC
-  if (use_tsc) {
-    uint32_t lo, hi, aux;
-
-    if (have_rdtscp) {
-      /* RDTSCP waits until earlier instructions have executed. */
-      __asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
-    } else {
-      __asm__ __volatile__("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
-    }
-    /* Later instructions may not start before the read. */
-    __asm__ __volatile__("lfence" ::: "memory");
-    (void)aux;
-    return ((uint64_t)hi << 32) | lo;
-  }
-#endif
-  return monotonic_ns();
-}
-
-static void detect_rdtscp(void) {
-#if HAVE_TSC
-  unsigned int a, b, c, d;
-
-  if (__get_cpuid(0x80000001, &a, &b, &c, &d)) have_rdtscp = (d >> 27) & 1;
-#endif
 }
 
 /* The arena of --touch: the next page to write, released and reused when exhausted. */
@@ -222,9 +157,7 @@ int main(int argc, char** argv) {
     } else if (!strcmp(name, "--sleep-us")) {
       sleep_us = parse_count(name, val, 0, 1000000);
     } else if (!strcmp(name, "--counter")) {
-      if (!val || (strcmp(val, "tsc") && strcmp(val, "ns"))) die("--counter wants tsc or ns");
-      if (!strcmp(val, "tsc") && !HAVE_TSC) die("--counter tsc: no TSC on this architecture");
-      counter = !strcmp(val, "tsc") ? "tsc" : "ns";
+      counter = parse_counter(val);
     } else {
       fprintf(stderr, "vmstat-overhead: unknown option '%s'\n", arg);
       usage(stderr);
@@ -246,16 +179,8 @@ int main(int argc, char** argv) {
   if (!have_iterations)
     iterations = syscall_mode ? DEFAULT_SYSCALL_ITERATIONS : DEFAULT_IDLE_ITERATIONS;
   if (!have_warmup) warmup = syscall_mode ? 1000 : 100;
-  use_tsc = !strcmp(counter, "tsc");
-  detect_rdtscp();
-
-  if (cpu >= 0) {
-    cpu_set_t set;
-
-    CPU_ZERO(&set);
-    CPU_SET((int)cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set)) die_errno("sched_setaffinity");
-  }
+  start_counter(counter);
+  if (cpu >= 0) pin((int)cpu);
 
   if (syscall_mode) {
     long ps = sysconf(_SC_PAGESIZE);

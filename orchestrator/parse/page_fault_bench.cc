@@ -3,15 +3,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "base/error.h"
-#include "parse/text_util.h"
+#include "parse/guest_tool_json.h"
 
 namespace isolab {
 
 using nlohmann::json;
-using parse_detail::quote;
-using parse_detail::split_lines;
-using parse_detail::trim;
 
 const std::vector<std::string>& numa_vmstat_counters() {
   static const std::vector<std::string> names = {"numa_hit",        "numa_miss",  "numa_foreign",
@@ -22,7 +18,7 @@ const std::vector<std::string>& numa_vmstat_counters() {
 namespace {
 
 [[noreturn]] void fail(const std::string& why, std::string_view text) {
-  throw Error("page-fault-bench: " + why + ": " + quote(text, 200));
+  parse_detail::tool_fail("page-fault-bench", why, text);
 }
 
 // A reader of one JSON object that names the path of a bad field.
@@ -115,24 +111,9 @@ PageFaultPhase parse_phase(const Fields& p) {
 }  // namespace
 
 PageFaultBenchResult parse_page_fault_bench(std::string_view text) {
-  std::string_view line;
-  for (auto l : split_lines(text)) {
-    auto t = trim(l);
-    if (!t.empty() && t.front() == '{') line = t;
-  }
-  if (line.empty()) fail("no JSON line in the output", text);
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::exception& e) {
-    fail(std::string("not valid JSON (") + e.what() + ")", line);
-  }
-  if (!j.is_object()) fail("not a JSON object", line);
-  Fields top{j, "", line};
-  if (auto t = j.find("tool");
-      t == j.end() || !t->is_string() || t->get<std::string>() != "page-fault-bench")
-    fail("field \"tool\" is not \"page-fault-bench\"", line);
-  if (!j.contains("version") || j["version"] != 1) fail("field \"version\" is not 1", line);
+  const parse_detail::ToolJson doc = parse_detail::parse_tool_json(text, "page-fault-bench");
+  const std::string_view line = doc.line;
+  const Fields top{doc.j, "", line};
   PageFaultBenchResult r;
   r.counter = top.str("counter");
   if (r.counter != "tsc" && r.counter != "ns") fail("field \"counter\" is not tsc or ns", line);

@@ -3,20 +3,16 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "base/error.h"
-#include "parse/text_util.h"
+#include "parse/guest_tool_json.h"
 
 namespace isolab {
 
 using nlohmann::json;
-using parse_detail::quote;
-using parse_detail::split_lines;
-using parse_detail::trim;
 
 namespace {
 
 [[noreturn]] void fail(const std::string& why, std::string_view text) {
-  throw Error("vmstat-overhead: " + why + ": " + quote(text, 200));
+  parse_detail::tool_fail("vmstat-overhead", why, text);
 }
 
 double num(const json& j, const char* key, std::string_view line, bool required = true) {
@@ -35,26 +31,9 @@ double num(const json& j, const char* key, std::string_view line, bool required 
 }  // namespace
 
 VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
-  std::string_view line;
-  for (auto l : split_lines(text)) {
-    auto t = trim(l);
-    if (!t.empty() && t.front() == '{') line = t;
-  }
-  if (line.empty()) fail("no JSON line in the output", text);
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::out_of_range& e) {
-    fail(std::string("a value is out of range (") + e.what() + ")", line);
-  } catch (const json::parse_error& e) {
-    fail(std::string("not valid JSON (byte ") + std::to_string(e.byte) + ")", line);
-  }
-  if (!j.is_object()) fail("not a JSON object", line);
-  // j.value() would throw type_error 302 for a non-string "tool" (found by fuzzing).
-  if (auto t = j.find("tool");
-      t == j.end() || !t->is_string() || t->get<std::string>() != "vmstat-overhead")
-    fail("field \"tool\" is not \"vmstat-overhead\"", line);
-  if (!j.contains("version") || j["version"] != 1) fail("field \"version\" is not 1", line);
+  const parse_detail::ToolJson doc = parse_detail::parse_tool_json(text, "vmstat-overhead");
+  const json& j = doc.j;
+  const std::string_view line = doc.line;
   VmstatOverheadResult r;
   auto str = [&](const char* key) {
     auto it = j.find(key);

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
+
 #include "base/files.h"
 #include "parse/stressng.h"
 
@@ -21,8 +24,10 @@ std::string data(const std::string& name) {
 
 // The log s3-<name>.log and, when it exists, the YAML s3-<name>.yaml, judged with `rc`.
 StressngRunCheck check(const std::string& name, std::optional<int> rc,
-                       std::vector<std::string> requested, bool yaml = true) {
-  StressngResult r = yaml ? parse_stressng_yaml(data("s3-" + name + ".yaml")) : StressngResult{};
+                       std::vector<std::string> requested) {
+  const std::string yaml = std::string(ISOLAB_TEST_DATA_DIR) + "/stress-ng/s3-" + name + ".yaml";
+  StressngResult r =
+      std::filesystem::exists(yaml) ? parse_stressng_yaml(read_file(yaml)) : StressngResult{};
   return check_stressng_run(parse_stressng_log(data("s3-" + name + ".log")), rc,
                             std::move(requested), r);
 }
@@ -66,20 +71,101 @@ TEST(StressngLog, CaseS3Summary) {
   EXPECT_EQ(l.successful, true);
 }
 
-TEST(StressngRun, RealSuccess) {
-  StressngRunCheck c = check("cpu-rc0", 0, {"cpu"});
-  EXPECT_EQ(c.outcome, Outcome::ok) << c.reason;
-  EXPECT_TRUE(c.untrustworthy.empty());
+// One run judged by check_stressng_run() (see check()): the log s3-<log>.log, the exit status rc,
+// the requested stressors (separated by spaces), and what the check must say. Expectations left
+// unset (nullopt, "") are not checked.
+struct RunCase {
+  const char* what;
+  const char* log;
+  std::optional<int> rc;
+  const char* requested;
+  std::optional<Outcome> outcome;
+  std::optional<std::size_t> line = std::nullopt;
+  const char* reason_is = "";   // the whole reason
+  const char* reason_has = "";  // a part of the reason
+};
+
+// gtest names a failing case by this.
+void PrintTo(const RunCase& k, std::ostream* os) { *os << k.what; }
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
 }
 
-// Exit status 0 although a requested stressor never ran: not a success.
-TEST(StressngRun, SkippedStressorWithStatus0IsInvalid) {
-  StressngRunCheck c = check("cpu-sctp-rc0", 0, {"cpu", "sctp"});
-  EXPECT_EQ(c.outcome, Outcome::invalid);
-  EXPECT_EQ(c.line, 3u);
-  EXPECT_EQ(c.reason,
-            "stressor sctp did not run: sctp: SCTP protocol not supported, skipping stressor");
-  // Without its log line the 0-ops-in-0-s row still gives it away.
+class StressngRunStatus : public ::testing::TestWithParam<RunCase> {};
+
+TEST_P(StressngRunStatus, Judged) {
+  const RunCase& k = GetParam();
+  StressngRunCheck c = check(k.log, k.rc, words(k.requested));
+  if (k.outcome) {
+    EXPECT_EQ(c.outcome, *k.outcome) << k.what << ": " << c.reason;
+  }
+  if (k.line) {
+    EXPECT_EQ(c.line, *k.line) << k.what;
+  }
+  if (*k.reason_is) {
+    EXPECT_EQ(c.reason, k.reason_is) << k.what;
+  }
+  if (*k.reason_has) {
+    EXPECT_THAT(c.reason, HasSubstr(k.reason_has)) << k.what;
+  }
+}
+
+const auto kNone = std::nullopt;
+
+INSTANTIATE_TEST_SUITE_P(
+    CaseS3, StressngRunStatus,
+    ::testing::Values(
+        RunCase{"real success", "cpu-rc0", 0, "cpu", Outcome::ok},
+        // Exit status 0 although a requested stressor never ran: not a success.
+        RunCase{"status 0, sctp skipped", "cpu-sctp-rc0", 0, "cpu sctp", Outcome::invalid, 3,
+                "stressor sctp did not run: sctp: SCTP protocol not supported, skipping stressor"},
+        // --vm 1 --vm-bytes 100T: stress-ng ran the stressor its 2 s and calls it a success
+        // with 0 bogo ops; that is stress-ng's verdict, kept (the 0 is a measured value).
+        RunCase{"0 bogo ops over the whole run", "vm-100T-rc0", 0, "vm", Outcome::ok},
+        // The same request in a real 6.1 guest (tinyconfig-based, no SCTP): a "fail:" line,
+        // then "successful run completed" and exit status 0 (records of WorkloadStressngStatus).
+        RunCase{"6.1 guest without SCTP", "guest-6.1-cpu-sctp-rc0", 0, "cpu sctp", Outcome::invalid,
+                3,
+                "stressor sctp did not run: sctp: socket failed, errno=38 (Function not "
+                "implemented)"},
+        RunCase{"nothing ran, status 0", "none-apparmor-rc0", 0, "apparmor", Outcome::invalid,
+                kNone, "",
+                "stressor apparmor did not run: apparmor stressor will be skipped, AppArmor is "
+                "not enabled"},
+        // Case S3: "skipped: 16", "passed: 0", "successful run completed".
+        RunCase{"case S3 summary", "case-summary-skipped16", 0, "", Outcome::invalid, kNone, "",
+                "stressor apparmor did not run"},
+        RunCase{"status 2", "physpage-rc2", 2, "physpage", Outcome::failed, kNone, "",
+                "stress-ng exited 2 (a stressor failed (or an unexpected signal)): stressor "
+                "physpage failed: process ["},
+        RunCase{"status 3", "uprobe-rc3", 3, "uprobe", Outcome::failed, 4, "",
+                "stress-ng exited 3 (not enough resources): stressor uprobe had not enough "
+                "resources"},
+        RunCase{"status 2 after SIGKILL", "kill9-rc2", 2, "cpu", Outcome::failed, kNone, "",
+                "stressor cpu: cpu instance 0 corrupted bogo-ops counter"},
+        // Status known only from the log (an import): the same verdicts.
+        RunCase{"status 2 from the log", "physpage-rc2", kNone, "", Outcome::failed},
+        RunCase{"status 3 from the log", "uprobe-rc3", kNone, "", Outcome::failed},
+        RunCase{"SIGKILL from the log", "kill9-rc2", kNone, "", Outcome::failed},
+        // A status the log does not explain still fails, with its meaning.
+        RunCase{"status 1", "cpu-rc0", 1, "cpu", Outcome::failed, kNone,
+                "stress-ng exited 1 (harness or usage error)"},
+        RunCase{"status 42", "cpu-rc0", 42, "cpu", kNone, kNone,
+                "stress-ng exited 42 (not a stress-ng exit status)"},
+        // Status 7 could not be produced here (it needs a stressor that returns with its
+        // counter not ready); the real log of a good run is judged as if stress-ng had exited 7.
+        RunCase{"status 7", "cpu-rc0", 7, "cpu", Outcome::ok}));
+
+TEST(StressngRun, RealSuccessHasNoUntrustworthyStressor) {
+  EXPECT_TRUE(check("cpu-rc0", 0, {"cpu"}).untrustworthy.empty());
+}
+
+// Without its log line the 0-ops-in-0-s row still gives a skipped stressor away.
+TEST(StressngRun, SkippedStressorShowsInTheYamlAlone) {
   StressngResult r = parse_stressng_yaml(data("s3-skipped-sctp-rc0.yaml"));
   StressngRunCheck y = check_stressng_run(StressngLog{}, 0, {"sctp"}, r);
   EXPECT_EQ(y.outcome, Outcome::invalid);
@@ -87,33 +173,10 @@ TEST(StressngRun, SkippedStressorWithStatus0IsInvalid) {
               HasSubstr("stressor sctp did not run: its metrics row has 0 bogo ops in 0.0224 s"));
 }
 
-// --vm 1 --vm-bytes 100T: stress-ng ran the stressor its 2 s and calls it a success with 0
-// bogo ops; that is stress-ng's verdict, kept (the 0 is a measured value).
-TEST(StressngRun, ZeroOpsOverTheWholeRunStaysValid) {
+// The --vm-bytes 100T run of the table ran its whole 2 s.
+TEST(StressngLog, RunSecondsOfTheZeroOpsRun) {
   StressngLog l = parse_stressng_log(data("s3-vm-100T-rc0.log"));
   EXPECT_EQ(l.run_seconds, 2.0);
-  EXPECT_EQ(check("vm-100T-rc0", 0, {"vm"}).outcome, Outcome::ok);
-}
-
-// The same request in a real 6.1 guest (tinyconfig-based, no SCTP): a "fail:" line, then
-// "successful run completed" and exit status 0 (records of WorkloadStressngStatus).
-TEST(StressngRun, GuestWithoutSctpIsInvalid) {
-  StressngRunCheck c = check("guest-6.1-cpu-sctp-rc0", 0, {"cpu", "sctp"});
-  EXPECT_EQ(c.outcome, Outcome::invalid);
-  EXPECT_EQ(c.line, 3u);
-  EXPECT_EQ(c.reason,
-            "stressor sctp did not run: sctp: socket failed, errno=38 (Function not implemented)");
-}
-
-TEST(StressngRun, NothingRanWithStatus0IsInvalid) {
-  StressngRunCheck c = check("none-apparmor-rc0", 0, {"apparmor"}, false);
-  EXPECT_EQ(c.outcome, Outcome::invalid);
-  EXPECT_THAT(c.reason, HasSubstr("stressor apparmor did not run: apparmor stressor will be "
-                                  "skipped, AppArmor is not enabled"));
-  // Case S3: "skipped: 16", "passed: 0", "successful run completed".
-  StressngRunCheck s = check("case-summary-skipped16", 0, {}, false);
-  EXPECT_EQ(s.outcome, Outcome::invalid);
-  EXPECT_THAT(s.reason, HasSubstr("stressor apparmor did not run"));
 }
 
 TEST(StressngRun, PassedSummaryWithoutTheStressorIsInvalid) {
@@ -128,36 +191,10 @@ TEST(StressngRun, PassedSummaryWithoutTheStressorIsInvalid) {
   EXPECT_EQ(c.reason, "stressor vm did not run: passed: 2: cpu (2)");
 }
 
-TEST(StressngRun, Status2And3AreClassifiedFailures) {
-  StressngRunCheck p = check("physpage-rc2", 2, {"physpage"});
-  EXPECT_EQ(p.outcome, Outcome::failed);
-  EXPECT_THAT(p.reason, HasSubstr("stress-ng exited 2 (a stressor failed (or an unexpected "
-                                  "signal)): stressor physpage failed: process ["));
-  StressngRunCheck u = check("uprobe-rc3", 3, {"uprobe"});
-  EXPECT_EQ(u.outcome, Outcome::failed);
-  EXPECT_THAT(u.reason, HasSubstr("stress-ng exited 3 (not enough resources): stressor uprobe "
-                                  "had not enough resources"));
-  EXPECT_EQ(u.line, 4u);
-  StressngRunCheck k = check("kill9-rc2", 2, {"cpu"});
-  EXPECT_EQ(k.outcome, Outcome::failed);
-  EXPECT_THAT(k.reason, HasSubstr("stressor cpu: cpu instance 0 corrupted bogo-ops counter"));
-  // Status known only from the log (an import): the same verdicts.
-  EXPECT_EQ(check("physpage-rc2", std::nullopt, {}).outcome, Outcome::failed);
-  EXPECT_EQ(check("uprobe-rc3", std::nullopt, {}).outcome, Outcome::failed);
-  EXPECT_EQ(check("kill9-rc2", std::nullopt, {}).outcome, Outcome::failed);
-  // A status the log does not explain still fails, with its meaning.
-  StressngRunCheck one = check("cpu-rc0", 1, {"cpu"});
-  EXPECT_EQ(one.outcome, Outcome::failed);
-  EXPECT_EQ(one.reason, "stress-ng exited 1 (harness or usage error)");
-  EXPECT_EQ(check("cpu-rc0", 42, {"cpu"}).reason,
-            "stress-ng exited 42 (not a stress-ng exit status)");
-}
-
-// Status 7 could not be produced here (it needs a stressor that returns with its counter not
-// ready); the real log of a good run is judged as if stress-ng had exited 7.
+// Status 7 (see the table): every reported stressor is untrustworthy, with the warning
+// stress-ng prints for it as the reason where there is one.
 TEST(StressngRun, Status7MarksEveryReportedStressorUntrustworthy) {
   StressngRunCheck c = check("cpu-rc0", 7, {"cpu"});
-  EXPECT_EQ(c.outcome, Outcome::ok);
   ASSERT_EQ(c.untrustworthy.count("cpu"), 1u);
   EXPECT_EQ(c.untrustworthy.at("cpu"), "stress-ng exited 7 (metrics untrustworthy)");
   StressngLog l = parse_stressng_log(
@@ -169,10 +206,12 @@ TEST(StressngRun, Status7MarksEveryReportedStressorUntrustworthy) {
 }
 
 TEST(StressngRun, ExitMeaningTable) {
-  EXPECT_EQ(stressng_exit_meaning(0), "success");
-  EXPECT_EQ(stressng_exit_meaning(3), "not enough resources");
-  EXPECT_EQ(stressng_exit_meaning(7), "metrics untrustworthy");
-  EXPECT_EQ(stressng_exit_meaning(-1), "not a stress-ng exit status");
+  const std::vector<std::pair<int, std::string>> meanings = {{0, "success"},
+                                                             {3, "not enough resources"},
+                                                             {7, "metrics untrustworthy"},
+                                                             {-1, "not a stress-ng exit status"}};
+  for (const auto& [status, meaning] : meanings)
+    EXPECT_EQ(stressng_exit_meaning(status), meaning) << status;
 }
 
 TEST(StressngLog, JunkDoesNotThrow) {

@@ -171,7 +171,15 @@ struct RunCommand {
   int run() const {
     isolab::Spec spec = isolab::load_spec_file(spec_path);
     apply_overrides(spec);
-    if (dry_run) return print_plan(spec);
+    try {
+      return dry_run ? print_plan(spec) : measure(spec);
+    } catch (const isolab::SpecError& e) {
+      throw isolab::spec_error_in_file(e, spec_path);
+    }
+  }
+
+  // The run itself: build, boot, measure; prints the run directory last.
+  int measure(const isolab::Spec& spec) const {
     // From here a signal stops the children and the run records itself as interrupted.
     isolab::install_interrupt_handlers();
     auto runner = isolab::make_real_runner();
@@ -224,6 +232,8 @@ struct RunCommand {
   int print_plan(const isolab::Spec& spec) const {
     isolab::GuestDerivation g = isolab::derive_guest(spec);
     isolab::check_guest_cmdline_length(spec, g, !no_trace);
+    for (const auto& w : g.analysis.value("warnings", json::array()))
+      std::cerr << "isolab: guest command line: " << w.get<std::string>() << "\n";
     json plan = isolab::describe_plan(spec, g);
     // The local host plan only for guests that run here (not on --host / "hosts").
     if (hosts.empty() && spec.hosts.empty())

@@ -404,6 +404,7 @@ json import_result(const ImportOptions& o, const std::string& source_dir) {
   const ImportParser parse = parser_for(o.tool);
   check_label(o.label);
   if (o.files.empty()) throw Error("import: give at least one FILE");
+  cpus_option(o);  // a bad --cpus is refused for every tool, not only where it selects CPUs
   const std::string wl = prefix_of(o).substr(0, prefix_of(o).size() - 1);
   json spec = {{"name", o.label},
                {"imported", {{"tool", o.tool}}},

@@ -49,9 +49,10 @@ struct ImportOptions {
   std::string workload;                      // metric prefix; empty: the tool's name
   std::optional<double> window_s;  // interrupts: seconds between the snapshots (required);
                                    // trace: the measurement window (default: the trace's span)
-  std::string cpus;                // trace/interrupts: CPU list to report (default: all seen)
-  std::string cmdline;             // the machine's /proc/cmdline, for the comparison key
-  std::string kernel_release;      // the machine's uname -r ("" : "unknown")
+  std::string cpus;     // trace/interrupts: CPU list to report (default: all seen); other tools:
+                        // recorded only; a bad list is refused for every tool ("--cpus: ...")
+  std::string cmdline;  // the machine's /proc/cmdline, for the comparison key
+  std::string kernel_release;               // the machine's uname -r ("" : "unknown")
   std::map<std::string, std::string> host;  // host facts (cpu_model, host_kernel, nproc, ...)
   bool values_in_ns = false;                // cyclictest text printed with -N
   std::optional<int> exit_status;           // stress-ng: its exit status for every FILE, when

@@ -181,6 +181,10 @@ void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, 
   }
 }
 
+void check_guest_steps(const Spec& spec, const GuestDerivation& guest) {
+  for (const auto& w : spec.workloads) guest_step(w, guest.partition, spec.timeouts, true);
+}
+
 std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec) {
   std::vector<VmNumaNode> out;
   for (const auto& n : spec.numa_nodes) {

@@ -89,6 +89,12 @@ std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpe
 // x86-64 kernel keeps, naming the variant and the length.
 void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, bool trace);
 
+// Builds every workload's guest step once, so that what only the guest's CPUs can decide (a
+// workload's `cpus` list against the guest's vCPUs: "5-3", "99" on 8 vCPUs) is refused before
+// any kernel is built. Throws SpecError naming the field ("/workloads/0/cpus: cpulist '5-3':
+// EINVAL ...").
+void check_guest_steps(const Spec& spec, const GuestDerivation& guest);
+
 // The spec's guest NUMA nodes for VmConfig::numa_nodes (empty when the spec has none). The
 // cpulists were validated by parse_spec; throws isolab::Error if one does not parse.
 std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec);

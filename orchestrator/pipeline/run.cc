@@ -902,6 +902,9 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   const RunOptions opt = serialized_progress(options);
   const GuestDerivation guest = derive_guest(spec);
   check_guest_cmdline_length(spec, guest, opt.trace);
+  check_guest_steps(spec, guest);
+  for (const auto& w : guest.analysis.value("warnings", json::array()))
+    say(opt, "guest command line: " + w.get<std::string>());
   const std::vector<HostSpec> host_specs = run_hosts(spec, opt);
   const std::optional<HostPlan> host_plan = local_host_plan(spec, guest, opt, host_specs);
   const fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;

@@ -163,6 +163,7 @@ void parse_cyclictest_tracing(Obj& o, WorkloadSpec& w) {
 WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load) {
   Obj o(j, ptr);
   WorkloadSpec w;
+  w.pointer = ptr;
   w.name = o.str("name", is_load ? "load" : "");
   check_name(w.name, o.ptr("name"), "workload");
   w.tool = o.str("tool");
@@ -534,10 +535,14 @@ Spec load_spec_file(const fs::path& path) {
     s.spec_path = fs::absolute(path);
     return s;
   } catch (const SpecError& e) {
-    std::string what = e.what();
-    throw SpecError(e.pointer(),
-                    what.substr(e.pointer().size() + 2) + " (in " + path.string() + ")");
+    throw spec_error_in_file(e, path);
   }
+}
+
+SpecError spec_error_in_file(const SpecError& e, const fs::path& path) {
+  const std::string what = e.what();
+  return SpecError(e.pointer(),
+                   what.substr(e.pointer().size() + 2) + " (in " + path.string() + ")");
 }
 
 json workloads_to_json(const std::vector<WorkloadSpec>& ws) {

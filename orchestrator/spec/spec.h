@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace isolab {
 
 struct KernelSourceSpec {
@@ -46,6 +48,9 @@ struct NumaNodeSpec {
 // One workload. `cpus` selects guest CPUs: "isolated", "housekeeping", "all" or a cpulist.
 struct WorkloadSpec {
   std::string name;  // metric prefix; [A-Za-z0-9_.-]{1,40}, unique
+  // Where it stands in the spec, for errors found after parsing: "/workloads/0",
+  // "/workloads/2/load"; "" for a workload not read from a spec (isolab import).
+  std::string pointer;
   // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat" |
   // "page-fault-bench"; a cyclictest load: "stress-ng" or "madvise-pressure"
   // (guest-tools/madvise-pressure.c, argv from extra_args)
@@ -158,8 +163,13 @@ struct Spec {
 // Parses and validates a spec document. base_dir resolves relative paths. Throws SpecError.
 Spec parse_spec(const nlohmann::json& doc, const std::filesystem::path& base_dir);
 
-// Reads and parses a spec file; JSON syntax errors name the file, line and column.
+// Reads and parses a spec file; JSON syntax errors name the file, line and column, and a
+// SpecError ends with " (in <path>)".
 Spec load_spec_file(const std::filesystem::path& path);
+
+// The same error with " (in <path>)" after its message: for SpecErrors found after parsing
+// (the guest derivation, the workloads' CPUs), so that they name the file as parse errors do.
+SpecError spec_error_in_file(const SpecError& e, const std::filesystem::path& path);
 
 // Canonical JSON for the workloads (hashing them decides comparability of runs).
 nlohmann::json workloads_to_json(const std::vector<WorkloadSpec>& w);

@@ -44,6 +44,11 @@ std::string words(const std::vector<std::string>& argv) {
   return s;
 }
 
+// The workload's JSON pointer in its spec; a workload made in code is named by its name.
+std::string spec_pointer(const WorkloadSpec& w) {
+  return w.pointer.empty() ? "/workloads/" + w.name : w.pointer;
+}
+
 std::vector<std::string> stressng_argv(const WorkloadSpec& w, const CpuSet& cpus, int duration_s,
                                        const std::string& yaml) {
   std::vector<std::string> argv = {"stress-ng", "--taskset", cpus.to_list()};
@@ -78,7 +83,7 @@ std::string rtla_script(const WorkloadSpec& w, const CpuSet& cpus) {
 // stress-ng writes load.yaml; madvise-pressure (pinned with taskset) prints load.json.
 std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep& s) {
   const WorkloadSpec& l = w.load->front();
-  CpuSet lc = resolve_cpus(l.cpus, p, "/workloads/" + w.name + "/load/cpus");
+  CpuSet lc = resolve_cpus(l.cpus, p, spec_pointer(l) + "/cpus");
   std::string script;
   if (l.tool == "madvise-pressure") {
     std::vector<std::string> argv = {"taskset",      "-c",
@@ -158,7 +163,7 @@ GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const Timeout
                      bool trace) {
   GuestStep s;
   s.name = w.name;
-  CpuSet cpus = resolve_cpus(w.cpus, p, "/workloads/" + w.name + "/cpus");
+  CpuSet cpus = resolve_cpus(w.cpus, p, spec_pointer(w) + "/cpus");
   // A latency tracer replaces the noise trace for its step (the two share the top-level ring
   // buffer; see tracing_start_script()).
   if (trace && !p.isolated.empty() && w.latency_tracer.empty()) s.trace_cpus = p.isolated.to_list();

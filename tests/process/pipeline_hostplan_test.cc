@@ -1,6 +1,7 @@
 // process tier: the built `isolab` refuses, before building anything, a guest that cannot get
 // dedicated host CPUs when the spec does not allow overcommit, naming the numbers; `isolab
-// doctor SPEC` and `run --dry-run` show the same plan.
+// doctor SPEC` and `run --dry-run` show the same plan. A bad workload CPU list is refused before
+// the build too.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -79,6 +80,22 @@ TEST(HostPlanCli, ParallelBeyondTheHostIsRefused) {
   EXPECT_EQ(r.proc.exit_code, 2) << err;
   EXPECT_THAT(err, HasSubstr(std::to_string(online) + " such guests fit at once, " +
                              std::to_string(online + 1) + " asked"));
+  fs::remove_all(dir);
+}
+
+// A workload CPU list the guest cannot have is refused before anything is built, naming the
+// field by its index and the spec file (it used to surface only after the kernel builds).
+TEST(SpecCli, BadWorkloadCpusAreRefusedBeforeTheBuildNamingFieldAndFile) {
+  fs::path dir = temp_dir("spec-cpus");
+  json spec = load_spec("e2e-short.json");
+  spec["workloads"][1]["cpus"] = "3-1";
+  IsolabRun r = run_isolab(spec, dir, {{"ISOLAB_CACHE_DIR", (dir / "cache").string()}});
+  const std::string err = read_file(dir / "isolab.stderr", 20000);
+  EXPECT_EQ(r.proc.exit_code, 2) << err;
+  EXPECT_THAT(err, HasSubstr("/workloads/1/cpus: cpulist '3-1': EINVAL"));
+  EXPECT_THAT(err, HasSubstr("(in " + (dir / "spec.json").string() + ")"));
+  EXPECT_FALSE(fs::exists(dir / "cache" / "kernels"));
+  EXPECT_TRUE(!fs::exists(dir / "results") || fs::is_empty(dir / "results"));
   fs::remove_all(dir);
 }
 

@@ -139,4 +139,11 @@ TEST_F(ImportCli, BadInputNamesFileAndLine) {
   ProcessResult t =
       isolab({"import", "--tool", "nope", "--label", "x", data("import/t1-quiet.txt")});
   EXPECT_EQ(t.exit_code, 2);
+
+  // A bad --cpus is refused for a tool that only records it, as for trace and interrupts.
+  ProcessResult c = isolab({"import", "--tool", "cyclictest", "--label", "x", "--cpus", "5-3", "-o",
+                            (dir_ / "c").string(), data("import/t1-quiet.txt")});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_THAT(c.err, HasSubstr("--cpus: cpulist '5-3'"));
+  EXPECT_FALSE(fs::exists(dir_ / "c" / "result.json"));
 }

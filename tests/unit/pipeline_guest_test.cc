@@ -1,5 +1,6 @@
 // The guest a spec derives (issues 12 and 13): its vCPU count, the NR_CPUS its kernel is built
 // with, the checks made before any build, and the command line length limit.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -213,6 +214,38 @@ TEST(PipelineGuest, OvercommitAndParallelFields) {
   EXPECT_EQ(spec_error_pointer(j), "/parallel");
   j["parallel"] = "two";
   EXPECT_EQ(spec_error_pointer(j), "/parallel");
+}
+
+}  // namespace
+}  // namespace isolab
+
+namespace isolab {
+namespace {
+
+// A workload's CPU list is checked against the guest before any build, and the error names the
+// workload by its place in the spec (its index; a load under it as .../load/cpus).
+TEST(PipelineGuest, WorkloadCpusAreCheckedBeforeTheBuildByTheirPointer) {
+  const json base =
+      json::parse(read_file(fs::path(ISOLAB_SOURCE_DIR) / "examples/vmstat-nohz.json"));
+  auto error_of = [&](const json& doc) -> std::string {
+    try {
+      const Spec s = parse_spec(doc, fs::path(ISOLAB_SOURCE_DIR) / "examples");
+      check_guest_steps(s, derive_guest(s));
+    } catch (const SpecError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(error_of(base), "(no error)");
+  json doc = base;
+  doc["workloads"][1]["cpus"] = "5-3";
+  EXPECT_THAT(error_of(doc), ::testing::StartsWith("/workloads/1/cpus: cpulist '5-3': EINVAL"));
+  doc = base;
+  doc["workloads"][0]["cpus"] = "99";
+  EXPECT_THAT(error_of(doc), ::testing::StartsWith("/workloads/0/cpus: cpulist '99': ERANGE"));
+  doc = base;
+  doc["workloads"][2]["load"]["cpus"] = "9";
+  EXPECT_THAT(error_of(doc), ::testing::StartsWith("/workloads/2/load/cpus: cpulist '9'"));
 }
 
 }  // namespace

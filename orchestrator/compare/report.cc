@@ -120,14 +120,23 @@ SummaryLine timing_summary(const MetricRow& r) {
   return l;
 }
 
+// The count metrics' rest line. When some count metric moved, it also says how many of the
+// tested ones (not inconclusive) would be significant by chance alone with no real change:
+// tested x alpha, the expected number of false positives of that many tests at level alpha
+// (no multiplicity correction is applied: at 5 boots a side the smallest permutation p is
+// 2/252 = 0.008, which a Bonferroni or Benjamini-Hochberg threshold over ~40 metrics would never
+// reach, so the reader is told instead).
 SummaryLine count_rest_summary(const Comparison& c) {
-  std::size_t counts = 0, no_change = 0, inconclusive = 0;
+  std::size_t counts = 0, no_change = 0, inconclusive = 0, moved_counts = 0;
   for (const auto& r : c.metrics) {
     if (r.kind != MetricKind::count) continue;
     ++counts;
     no_change += r.verdict.verdict == Verdict::no_change;
     inconclusive += r.verdict.verdict == Verdict::inconclusive;
+    moved_counts += moved(r);
   }
+  const std::size_t tested = counts - inconclusive;
+  const double by_chance = static_cast<double>(tested) * c.settings.alpha;
   SummaryLine l;
   if (counts == 0) {
     l.text = "no count metrics of the isolated CPUs in these runs";
@@ -135,10 +144,20 @@ SummaryLine count_rest_summary(const Comparison& c) {
     l.text = "no significant change on the isolated CPUs in " + std::to_string(no_change) +
              " count metric" + (no_change == 1 ? "" : "s");
     if (inconclusive > 0) l.text += ", " + std::to_string(inconclusive) + " inconclusive";
+    if (moved_counts > 0)
+      l.text += "; of the " + std::to_string(tested) + " tested at alpha " +
+                num(c.settings.alpha, "%.3g") + ", about " + num(by_chance, "%.1f") +
+                " would be significant by chance alone: repeat a lone verdict near p = " +
+                num(c.settings.alpha, "%.3g") + " before trusting it";
   }
-  l.detail = {
-      {"metric", ""},   {"kind", "count"},        {"verdict", verdict_name(Verdict::no_change)},
-      {"text", l.text}, {"no_change", no_change}, {"inconclusive", inconclusive}};
+  l.detail = {{"metric", ""},
+              {"kind", "count"},
+              {"verdict", verdict_name(Verdict::no_change)},
+              {"text", l.text},
+              {"no_change", no_change},
+              {"inconclusive", inconclusive},
+              {"tested", tested},
+              {"expected_significant_by_chance", by_chance}};
   return l;
 }
 

@@ -267,6 +267,7 @@ WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelC
       for (auto it = wo.histograms.begin(); it != wo.histograms.end(); ++it)
         c["histograms"][it.key()] = *it;
     if (!wo.notes.empty()) c["notes"][w.name] = wo.notes;
+    if (!wo.tool_versions.empty()) c["tool_versions"][w.name] = wo.tool_versions;
     if (!wo.noise.is_null()) c["noise"][w.name] = wo.noise;
     if (!wo.latency_trace.is_null())
       c["latency_traces"][w.name] = keep_latency_trace(wo.latency_trace, w, ch, cdir, cx.run_dir);

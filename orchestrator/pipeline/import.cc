@@ -131,6 +131,7 @@ ImportedCell import_stressng(const std::string& text, const std::string& file,
   }
   ImportedCell c;
   c.notes = r.notes;
+  if (!r.version.empty()) c.tool_versions["stress-ng"] = sanitize_excerpt(r.version, 40);
   add_prefixed(c, prefix_of(o), stressng_metrics(r, &c.notes));
   judge_imported_stressng(c, r, yaml ? std::string() : text, file, o);
   if (c.metrics.empty()) c.invalid_reason = "stress-ng: no stressor reported bogo ops";
@@ -394,6 +395,7 @@ json cell_doc(const ImportOptions& o, std::size_t k, ImportedCell cell) {
   for (const auto& [name, m] : cell.metrics) c["metrics"][name] = m;
   const std::string wl = prefix_of(o).substr(0, prefix_of(o).size() - 1);
   if (!cell.notes.empty()) c["notes"][wl] = cell.notes;
+  if (!cell.tool_versions.empty()) c["tool_versions"][wl] = cell.tool_versions;
   if (!cell.noise.is_null()) c["noise"][wl] = std::move(cell.noise);
   return c;
 }

@@ -65,6 +65,8 @@ struct ImportedCell {
   nlohmann::json histograms = nlohmann::json::object();  // as cells[].histograms
   nlohmann::json noise;                                  // as cells[].noise.<wl>, or null
   std::vector<std::string> notes;
+  // As WorkloadOutcome::tool_versions ({"stress-ng": "0.21.04"}), for cells[].tool_versions.<wl>.
+  std::map<std::string, std::string> tool_versions;
   // Non-empty: the file parsed but measured nothing (case T3: every cyclictest thread had 0
   // cycles); the cell is recorded with status "invalid" and this reason, not as an error.
   std::string invalid_reason;

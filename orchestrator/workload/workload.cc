@@ -320,6 +320,11 @@ std::optional<int> rc_record(const ChannelRecord* r) {
   return std::stoi(t);
 }
 
+// Case S4: the stress-ng-version of the YAML's system-info, recorded with the result.
+void record_stressng_version(WorkloadOutcome& o, const StressngResult& r) {
+  if (!r.version.empty()) o.tool_versions["stress-ng"] = sanitize_excerpt(r.version, 40);
+}
+
 // The stress-ng load of a cyclictest step: load.yaml, load.out (its log), load.rc.
 void parse_stressng_load(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelContents& ch) {
   const std::string p = w.name + ".";
@@ -334,6 +339,7 @@ void parse_stressng_load(WorkloadOutcome& o, const WorkloadSpec& w, const Channe
     return;
   }
   StressngResult r = parse_stressng_yaml(ly->data);
+  record_stressng_version(o, r);
   prefixed(o, p + "load.", stressng_metrics(r, &o.notes));
   judge_stressng(o, *w.load->begin(), p + "load.", r, rc_record(ch.find(p + "load.rc")),
                  lo ? std::string_view(lo->data) : std::string_view());
@@ -356,6 +362,7 @@ void parse_stressng_step(WorkloadOutcome& o, const WorkloadSpec& w, const Channe
     return;
   }
   StressngResult r = parse_stressng_yaml(y->data);
+  record_stressng_version(o, r);
   prefixed(o, p, stressng_metrics(r, &o.notes));
   judge_stressng(o, w, p, r, out.rc, log);
 }

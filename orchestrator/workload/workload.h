@@ -4,6 +4,7 @@
 // guest-tools/page-fault-bench.c: cycles per page fault and the numa_* vmstat deltas).
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -44,8 +45,12 @@ struct WorkloadOutcome {
   // cells[].latency_traces.<workload>; null without a latency tracer.
   nlohmann::json latency_trace;
   std::vector<std::string> notes;  // e.g. "thread 2: no samples"
-  bool failed = false;             // the tool crashed, exited non-zero or its output is unusable
-  std::string failure;             // why, quoting the raw text (sanitized)
+  // The versions the tools reported themselves ({"stress-ng": "0.15.06"}, from stress-ng's YAML
+  // system-info stress-ng-version, case S4), sanitized; for result.json
+  // cells[].tool_versions.<workload>. Empty when no tool reported one.
+  std::map<std::string, std::string> tool_versions;
+  bool failed = false;  // the tool crashed, exited non-zero or its output is unusable
+  std::string failure;  // why, quoting the raw text (sanitized)
   // The tool ran but did not measure what was asked (a requested stress-ng stressor was
   // skipped, case S3): the cell is "invalid" with this reason. Empty when valid.
   std::string invalid;

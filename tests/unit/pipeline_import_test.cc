@@ -152,6 +152,8 @@ TEST(Import, S4InstancesAndScientificNumbers) {
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops")[0], 12345);
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_real")[0], 1341.045);
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_usr_sys")[0], 2057.5);
+  // system-info's stress-ng-version is recorded with the result.
+  EXPECT_EQ(r["cells"][0]["tool_versions"]["stress-ng"]["stress-ng"], "0.21.04");
 }
 
 // S3: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the

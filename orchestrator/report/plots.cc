@@ -162,12 +162,13 @@ std::string histogram_svg(const TailRow& t, const Histogram* a, const Histogram*
   fr.x = svg::Scale{0, static_cast<double>(fr.hi + 1), L, W - R, false};
   fr.y = svg::Scale{0.8, static_cast<double>(top) * 1.3, H - B, T, true};
   s.x_axis(fr.x, H - B, svg::ticks(0, static_cast<double>(fr.hi + 1), 8, false),
-           t.histogram + " latency (" + t.unit + ")");
+           "latency (" + t.unit + "), workload " + t.histogram);
   s.y_axis(fr.y, L, svg::ticks(1, static_cast<double>(top) * 1.3, 0, true),
            fr.width == 1 ? "samples (log)"
                          : "samples per " + std::to_string(fr.width) + " " + t.unit + " (log)");
   fr.over_x = W - R + 12;
-  if (ha.overflows + hb.overflows > 0) s.text(fr.over_x + 8, H - B + 15, "over", "tick", "middle");
+  // Below the tick labels' row: on it, the last tick's number ran into it ("2000over").
+  if (ha.overflows + hb.overflows > 0) s.text(fr.over_x + 8, H - B + 27, "over", "tick", "middle");
   histogram_side(s, t, ha, t.a, "A", cells, fr);
   histogram_side(s, t, hb, t.b, "B", cells, fr);
   return s.str();

@@ -1,0 +1,52 @@
+/*
+ * insn-marker.h: the marker instructions a guest program executes so that isolab's QEMU TCG
+ * plugin (tcg-plugin/insn-count.c) can count the guest instructions of a marked region.
+ *
+ * A marker is the 7-byte multi-byte NOP "nopl DISP(%rax)" (0F 1F 80 + little-endian disp32)
+ * with a displacement no compiler emits (compilers pad with displacement 0). It has no
+ * architectural effect: on KVM, on hardware or under QEMU without the plugin it is a NOP.
+ * The plugin recognises the four displacements below when it translates the instruction.
+ *
+ *   ISOLAB_MARK_REGION_BEGIN  starts a measured region on the executing vCPU (e.g. just before
+ *                             one mlock()+munlock() pair).
+ *   ISOLAB_MARK_REGION_END    ends it: the vCPU's user and kernel instructions executed since
+ *                             the begin marker are added to that vCPU's region totals, and its
+ *                             region count goes up by one. A begin while a region is open, or
+ *                             an end with none open, counts as unbalanced on that vCPU.
+ *   ISOLAB_MARK_STEP_BEGIN    a workload step starts: the plugin records every vCPU's
+ *                             cumulative user and kernel instruction counts.
+ *   ISOLAB_MARK_STEP_END      the step ends: the same snapshot, then every vCPU's region totals
+ *                             of the step (and the step's kernel profile) are written out.
+ *
+ * The counts attributed to a region include the marker instructions at both ends and whatever
+ * the vCPU executed in between: the system calls the region makes, and any interrupt, softirq
+ * or kernel thread that ran on that vCPU meanwhile. That is the point: the region's cost on an
+ * isolated CPU is what the kernel made that CPU do.
+ *
+ * x86-64 only (the guest tools are built for the host's architecture, x86-64 here); on other
+ * architectures the macros expand to nothing.
+ */
+#ifndef ISOLAB_INSN_MARKER_H
+#define ISOLAB_INSN_MARKER_H
+
+#define ISOLAB_MARK_DISP_REGION_BEGIN 0x15A1B001u
+#define ISOLAB_MARK_DISP_REGION_END 0x15A1B002u
+#define ISOLAB_MARK_DISP_STEP_BEGIN 0x15A1B003u
+#define ISOLAB_MARK_DISP_STEP_END 0x15A1B004u
+
+#if defined(__x86_64__)
+/* The asm is volatile with a memory clobber so that the compiler neither drops it nor moves
+ * memory accesses (the region's work) across it. */
+#define ISOLAB_MARK_(disp) __asm__ __volatile__("nopl " #disp "(%%rax)" ::: "memory")
+#define ISOLAB_MARK_REGION_BEGIN() ISOLAB_MARK_(0x15A1B001)
+#define ISOLAB_MARK_REGION_END() ISOLAB_MARK_(0x15A1B002)
+#define ISOLAB_MARK_STEP_BEGIN() ISOLAB_MARK_(0x15A1B003)
+#define ISOLAB_MARK_STEP_END() ISOLAB_MARK_(0x15A1B004)
+#else
+#define ISOLAB_MARK_REGION_BEGIN() ((void)0)
+#define ISOLAB_MARK_REGION_END() ((void)0)
+#define ISOLAB_MARK_STEP_BEGIN() ((void)0)
+#define ISOLAB_MARK_STEP_END() ((void)0)
+#endif
+
+#endif /* ISOLAB_INSN_MARKER_H */

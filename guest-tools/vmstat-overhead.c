@@ -27,11 +27,16 @@
  * Each iteration's operation is timed from a counter read just before it to one just after it;
  * total is the sum of those deltas.
  *
+ * Instruction counts: inside the timed interval each operation is bracketed by the region
+ * markers of insn-marker.h, so that isolab's TCG plugin counts the guest instructions of every
+ * timed operation on the pinned CPU (user and kernel); the warm-up is not marked.
+ * "marked_regions" is the number of marked operations (the timed iterations).
+ *
  * Output: one JSON object on stdout, e.g.
  *   {"tool":"vmstat-overhead","version":1,"mode":"syscall","cpu":1,"pinned":true,
  *    "iterations":30000,"warmup":1000,"counter":"tsc","total":123456789,
  *    "per_iteration":4115.2,"per_syscall":2057.6,"min":3900,"max":51234,
- *    "elapsed_ns":2000123456,"touched_pages":0}
+ *    "elapsed_ns":2000123456,"touched_pages":0,"marked_regions":30000}
  * per_syscall (syscall mode) is per_iteration / 2: one pair is two system calls, which is the
  * "cycles per syscall" of the 2022 test. Idle mode adds "sleep_us".
  * Exit status: 0 success, 2 bad usage or a failing system call (message on stderr).
@@ -50,6 +55,7 @@
 
 #define TOOL_NAME "vmstat-overhead"
 #include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter() */
+#include "insn-marker.h"
 
 #define DEFAULT_SYSCALL_ITERATIONS 30000UL
 #define DEFAULT_IDLE_ITERATIONS 100000UL
@@ -211,10 +217,12 @@ int main(int argc, char** argv) {
     if (duration_s && i % 16 == 0 && monotonic_ns() >= deadline_ns) break;
     if (touch) touch_next_page(page_size);
     start = read_counter();
+    ISOLAB_MARK_REGION_BEGIN();
     if (syscall_mode)
       one_pair(page, page_size);
     else
       usleep((useconds_t)sleep_us);
+    ISOLAB_MARK_REGION_END();
     now = read_counter();
     d = now - start;
     total += d;
@@ -243,8 +251,8 @@ int main(int argc, char** argv) {
     else
       printf("\"sleep_us\":%lu,", sleep_us);
     printf("\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"elapsed_ns\":%" PRIu64
-           ",\"touched_pages\":%lu}\n",
-           min, max, elapsed_ns, touched_pages);
+           ",\"touched_pages\":%lu,\"marked_regions\":%lu}\n",
+           min, max, elapsed_ns, touched_pages, iterations);
   }
   free(page);
   if (fflush(stdout) || ferror(stdout)) die("cannot write the result to stdout");

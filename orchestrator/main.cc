@@ -65,6 +65,12 @@ fs::path find_page_fault_bench() {
   return self_dir() / "page-fault-bench";
 }
 
+// The step marker of instruction counting (guest-tools/isolab-mark.c), built beside isolab too.
+fs::path find_isolab_mark() {
+  if (const char* e = std::getenv("ISOLAB_MARK")) return e;
+  return self_dir() / "isolab-mark";
+}
+
 std::string read_input(const std::string& arg, const std::string& file) {
   if (!file.empty()) {
     if (file == "-") {
@@ -264,6 +270,7 @@ struct RunCommand {
     o.vmstat_overhead = find_vmstat_overhead();
     o.page_fault_bench = find_page_fault_bench();
     o.madvise_pressure = find_madvise_pressure();
+    o.isolab_mark = find_isolab_mark();
     return o;
   }
 

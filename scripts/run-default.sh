@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Only what the main job runs: isolab and the guest tool (the tests are test.sh's job).
-./scripts/setup.sh isolab vmstat-overhead
+./scripts/setup.sh isolab vmstat-overhead isolab-mark
 run_dir=$(./build/isolab run examples/vmstat-nohz.json --results-dir results "$@" | tail -n 1)
 echo "== isolab compare $run_dir"
 ./build/isolab compare "$run_dir" || test $? = 1

@@ -213,8 +213,12 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
     // denominators and the cross-check of the trace counts (parse/trace.h).
     init += "cat /proc/interrupts > " + s.name + ".interrupts_before\n";
     init += "read w0 rest < /proc/uptime\n";
+    // The step's edges for the instruction-counting TCG plugin (guest-tools/isolab-mark.c; a
+    // NOP without the plugin): every vCPU's instruction counts are snapshot there.
+    init += "isolab-mark step-begin 2>/dev/null\n";
     init += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
             ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+    init += "isolab-mark step-end 2>/dev/null\n";
     // Tracing stops before the leftovers are killed, so their exit is not counted as noise.
     if (!s.trace_cpus.empty()) init += "[ -d $T/events ] && echo 0 > $T/tracing_on\n";
     init += "read w1 rest < /proc/uptime\n";

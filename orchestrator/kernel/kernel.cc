@@ -161,6 +161,8 @@ KernelArtifact load_entry(const fs::path& entry, const std::vector<PatchId>& pat
   a.source_tree_id = j.value("source_tree_id", "");
   a.patches = patches;
   a.config_path = entry / "config";
+  std::error_code ec;
+  if (fs::is_regular_file(entry / "System.map", ec)) a.system_map = entry / "System.map";
   a.from_cache = true;
   a.build_seconds = 0;
   a.log = entry / "build.log";
@@ -543,6 +545,9 @@ class KernelBuilder {
       fs::remove_all(tmp, ec);
       fs::create_directories(tmp);
       fs::copy_file(image, tmp / "bzImage");
+      // The symbol table, for attributing counted kernel instructions to functions.
+      if (fs::is_regular_file(build_dir_ / "System.map", ec))
+        fs::copy_file(build_dir_ / "System.map", tmp / "System.map");
       write_file_atomic(tmp / "config", final_config_);
       write_file_atomic(tmp / "kernel_release", release_ + "\n");
       fs::copy_file(log_, tmp / "build.log");
@@ -595,6 +600,8 @@ class KernelBuilder {
     a.config_sha256 = config_sha_;
     a.patches = patch_ids_;
     a.config_path = entry_ / "config";
+    std::error_code ec;
+    if (fs::is_regular_file(entry_ / "System.map", ec)) a.system_map = entry_ / "System.map";
     a.from_cache = false;
     a.build_seconds = seconds_.build;
     a.log = log_;

@@ -96,6 +96,9 @@ struct KernelArtifact {
   double build_seconds = 0;           // wall time of the make bzImage step (0 when cached)
   std::filesystem::path log;          // this run's build log (or the cached copy)
   std::string source_tree_id;         // git tree id of the base commit ("" for prebuilt)
+  // The kernel's System.map in the cache entry ("" when the entry has none: prebuilt kernels
+  // and entries published before it was kept).
+  std::filesystem::path system_map;
 };
 
 // Returns a bzImage for the request, building it only when the cache has no entry for its

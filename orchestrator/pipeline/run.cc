@@ -805,6 +805,7 @@ json variant_record(const Spec& spec, const GuestDerivation& guest, const Varian
               {"from_cache", k.from_cache},
               {"build_seconds", k.build_seconds},
               {"bzimage", k.bzimage.string()},
+              {"system_map", k.system_map.string()},
               {"build_log", k.log.string()},
               {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
               {"sysctls", v.sysctls},
@@ -847,14 +848,15 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
   return build_failure;
 }
 
-// The guest image: busybox, cyclictest, stress-ng, vmstat-overhead and their libraries, plus
-// rtla, madvise-pressure and page-fault-bench only when the spec uses them (the images of the
-// other specs, and their cache entries, stay as they were).
+// The guest image: busybox, cyclictest, stress-ng, vmstat-overhead, isolab-mark and their
+// libraries, plus rtla, madvise-pressure and page-fault-bench only when the spec uses them (the
+// images of the other specs, and their cache entries, stay as they were).
 BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
                       const fs::path& cache, RunDoc& doc) {
   check_interrupt();
   BaseImageInputs bi;
   bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
+  if (!opt.isolab_mark.empty()) bi.tools.push_back(opt.isolab_mark);
   if (uses_rtla(spec)) bi.tools.push_back("/usr/bin/rtla");
   if (uses_load_tool(spec, "madvise-pressure")) bi.tools.push_back(opt.madvise_pressure);
   if (std::any_of(spec.workloads.begin(), spec.workloads.end(),

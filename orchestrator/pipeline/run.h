@@ -40,6 +40,9 @@ struct RunOptions {
   std::filesystem::path madvise_pressure;
   // The page-fault-bench binary; put in the guest image when a workload uses it.
   std::filesystem::path page_fault_bench;
+  // guest-tools/isolab-mark.c: the step markers of the instruction-counting TCG plugin, put in
+  // every guest image; "" = none (the /init's marker calls then fail silently, as on KVM).
+  std::filesystem::path isolab_mark;
   std::function<void(const std::string&)> progress;  // status lines (stderr)
   // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
   // task "cells" as k/N after each cell, with an ETA from the cells this process ran.

@@ -1,0 +1,471 @@
+/*
+ * insn-count.c: isolab's QEMU TCG plugin. Counts the guest instructions each vCPU executes,
+ * split user/kernel, and the instructions of marker-delimited regions and workload steps
+ * (the markers of guest-tools/insn-marker.h). System emulation, x86-64 guests, plugin API 1.
+ *
+ * Load: qemu-system-x86_64 -accel tcg[,thread=multi] ... \
+ *         -plugin libisolab-insn-count.so,out=PATH[,profile_cpus=LIST][,profile_top=N]
+ *   out=PATH         required; created or truncated at install. If it cannot be opened the
+ *                    install fails (QEMU prints our message and refuses to start).
+ *   profile_cpus=L   optional cpulist ("5-7", "1,3-4"): per-TB kernel profile on those vCPUs.
+ *   profile_top=N    optional, N >= 1 (default 2000): profile lines per vCPU and step.
+ * An unknown argument, a malformed value or a vCPU outside the machine fails the install.
+ *
+ * Counting. Every translation block (TB) gets an exec callback whose user data holds its
+ * instruction count and whether it is kernel code (start address >= 0xffff800000000000, the
+ * x86-64 upper half; everything else, 32-bit code included, is user). The callback adds the
+ * whole TB at its entry to the executing vCPU's counter. Only the vCPU's own thread writes
+ * its counters (relaxed atomic stores), so multi-threaded TCG needs no lock; other threads
+ * read them with relaxed atomic loads. A TB left in its middle (an exception such as a page
+ * fault, or an I/O exit) still counts whole: counts of such code are upper bounds.
+ *
+ * Markers. The four 7-byte NOPs "nopl DISP(%rax)" (0F 1F 80 disp32; the same bytes are
+ * "nopl DISP(%eax)" in 32-bit code) are recognised by their bytes at translation and get an
+ * instruction exec callback. Its user data holds how many instructions of the TB lie after
+ * the snapshot point, which is subtracted from the counter that the TB callback already
+ * advanced, so snapshots are exact for the executing vCPU. A begin marker's snapshot is
+ * taken before it, an end marker's after it: regions and steps include both markers.
+ *   REGION_BEGIN  opens a region on the executing vCPU (one already open: unbalanced += 1,
+ *                 and the region restarts here).
+ *   REGION_END    adds (end - begin) user and kernel to the vCPU's region totals, n += 1
+ *                 (no region open: unbalanced += 1).
+ *   STEP_BEGIN    seq += 1; writes a "step begin" snapshot of every vCPU; clears every vCPU's
+ *                 region totals, n, unbalanced and profile. A step already open gets no end.
+ *   STEP_END      writes a "step end" snapshot, the region lines and profile lines of the
+ *                 step, and flushes. With no step open it is only counted (stray_step_ends).
+ * Snapshots read the other vCPUs' counters at that instant (exact only for the executing one).
+ *
+ * Profile. While a step is open, each kernel TB executed on a profiled vCPU adds its
+ * instruction count to that vCPU's hash table entry for the TB's start address. Locking: each
+ * vCPU has a mutex over its step state (region totals, n, unbalanced, profile table). Its own
+ * thread takes it, uncontended, to update them; STEP_BEGIN and STEP_END, on whichever vCPU
+ * executes them, take each vCPU's mutex in turn (always after the output mutex, never the
+ * other way round) to clear or copy that state.
+ *
+ * Output (text, one record per line, fields separated by single spaces; after a record's
+ * kind and positional fields every field is key=value; readers ignore keys they do not know):
+ *   isolab-insn-count 1 plugin_api=1 qemu_api=<min>-<cur> vcpus=<n> profile_cpus=<list>
+ *       profile_top=<N>                        (one line; profile_cpus= empty when none)
+ *   step <seq> begin vcpu=<v> counts=<u0>:<k0>,<u1>:<k1>,...   (entry i = vCPU i, n entries)
+ *   region <seq> vcpu=<c> n=<regions> user=<sum> kernel=<sum> unbalanced=<m>
+ *       (after a step end, one per vCPU with n > 0 or m > 0, ascending vCPU)
+ *   prof <seq> vcpu=<c> pc=0x<hex> insns=<n>   (after the region lines; per profiled vCPU,
+ *       at most profile_top lines, largest insns first, ties by ascending pc)
+ *   step <seq> end vcpu=<v> counts=...         (written before the region and prof lines)
+ *   exit stray_step_ends=<k> counts=...        (at QEMU's exit)
+ *   end
+ * seq counts STEP_BEGINs from 1; counts are cumulative since the vCPU started; all numbers are
+ * unsigned decimal except pc. The file is flushed after the header, at every step end and at
+ * exit, so a guest or QEMU that dies leaves whole steps behind (and perhaps a cut last line).
+ * Reader: orchestrator/parse/insn_count.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "insn-marker.h"
+#include "qemu-plugin-api.h"
+
+ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define OUTPUT_FORMAT_VERSION 1
+#define KERNEL_START 0xffff800000000000ull
+#define LOW47 ((1ull << 47) - 1)
+#define MAX_TB_INSNS 0xffffu
+#define MAX_VCPUS 4096u
+#define DEFAULT_PROFILE_TOP 2000u
+
+_Static_assert(sizeof(void*) == 8, "user data encodings need 64-bit pointers");
+
+struct prof_entry {
+  uint64_t pc; /* 0 = empty slot (kernel addresses are never 0) */
+  uint64_t insns;
+};
+
+struct vcpu {
+  uint64_t user, kernel; /* owner writes (relaxed atomic), anyone reads (relaxed atomic) */
+  int region_open;       /* owner only */
+  uint64_t open_user, open_kernel;
+  pthread_mutex_t lock; /* guards the step state below */
+  uint64_t reg_n, reg_user, reg_kernel, unbalanced;
+  struct prof_entry* prof;
+  size_t prof_cap, prof_used;
+} __attribute__((aligned(64)));
+
+static struct {
+  pthread_mutex_t out_lock; /* guards out, seq, stray_step_ends and step_open changes */
+  FILE* out;
+  char* out_path;
+  struct vcpu* v;
+  unsigned n;
+  unsigned char* profiled; /* per vCPU */
+  unsigned profile_top;
+  uint64_t seq, stray_step_ends;
+  int step_open; /* read without the lock (relaxed) by the TB callback */
+} g = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t load64(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static void add64(uint64_t* p, uint64_t n) { __atomic_store_n(p, *p + n, __ATOMIC_RELAXED); }
+
+/* ---- user data encodings ---- */
+
+/* TB: bit 0 kernel, bits 1-16 instruction count, bits 17-63 the low 47 bits of the start
+ * address (a kernel address has all of bits 47-63 set, so they need no room). */
+static void* tb_udata(uint64_t vaddr, size_t n) {
+  const int kernel = vaddr >= KERNEL_START;
+  uint64_t d = (uint64_t)kernel | ((uint64_t)n << 1);
+  if (kernel) d |= (vaddr & LOW47) << 17;
+  return (void*)(uintptr_t)d;
+}
+
+enum marker { REGION_BEGIN, REGION_END, STEP_BEGIN, STEP_END };
+
+/* Marker: bits 0-1 the marker, bit 2 kernel TB, bits 3-63 instructions after the snapshot. */
+static void* marker_udata(enum marker m, int kernel, uint64_t after) {
+  return (void*)(uintptr_t)((uint64_t)m | ((uint64_t)kernel << 2) | (after << 3));
+}
+
+/* ---- profile table (caller holds the vCPU's lock) ---- */
+
+static size_t prof_slot(const struct prof_entry* t, size_t cap, uint64_t pc) {
+  size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+  while (t[i].pc != 0 && t[i].pc != pc) i = (i + 1) & (cap - 1);
+  return i;
+}
+
+static int prof_grow(struct vcpu* v) {
+  const size_t cap = v->prof_cap ? v->prof_cap * 2 : 1024;
+  struct prof_entry* t = calloc(cap, sizeof *t);
+  if (!t) return -1;
+  for (size_t i = 0; i < v->prof_cap; ++i)
+    if (v->prof[i].pc) t[prof_slot(t, cap, v->prof[i].pc)] = v->prof[i];
+  free(v->prof);
+  v->prof = t;
+  v->prof_cap = cap;
+  return 0;
+}
+
+static void prof_add(struct vcpu* v, uint64_t pc, uint64_t n) {
+  if ((v->prof_used + 1) * 2 > v->prof_cap && prof_grow(v) != 0) return;
+  struct prof_entry* e = &v->prof[prof_slot(v->prof, v->prof_cap, pc)];
+  if (e->pc == 0) {
+    e->pc = pc;
+    v->prof_used++;
+  }
+  e->insns += n;
+}
+
+static void prof_clear(struct vcpu* v) {
+  if (v->prof) memset(v->prof, 0, v->prof_cap * sizeof *v->prof);
+  v->prof_used = 0;
+}
+
+/* ---- execution callbacks ---- */
+
+static void on_tb_exec(unsigned int cpu, void* udata) {
+  if (cpu >= g.n) return;
+  const uint64_t d = (uint64_t)(uintptr_t)udata;
+  const uint64_t n = (d >> 1) & MAX_TB_INSNS;
+  struct vcpu* v = &g.v[cpu];
+  if (!(d & 1)) {
+    add64(&v->user, n);
+    return;
+  }
+  add64(&v->kernel, n);
+  if (g.profiled[cpu] && __atomic_load_n(&g.step_open, __ATOMIC_RELAXED)) {
+    pthread_mutex_lock(&v->lock);
+    prof_add(v, KERNEL_START | (d >> 17), n);
+    pthread_mutex_unlock(&v->lock);
+  }
+}
+
+/* The executing vCPU's exact counts at the marker's snapshot point. */
+static void marker_snapshot(const struct vcpu* v, uint64_t d, uint64_t* u, uint64_t* k) {
+  const uint64_t after = d >> 3;
+  *u = v->user;
+  *k = v->kernel;
+  if (d & 4)
+    *k -= after;
+  else
+    *u -= after;
+}
+
+static void region_begin(struct vcpu* v, uint64_t u, uint64_t k) {
+  if (v->region_open) {
+    pthread_mutex_lock(&v->lock);
+    v->unbalanced++;
+    pthread_mutex_unlock(&v->lock);
+  }
+  v->region_open = 1;
+  v->open_user = u;
+  v->open_kernel = k;
+}
+
+static void region_end(struct vcpu* v, uint64_t u, uint64_t k) {
+  pthread_mutex_lock(&v->lock);
+  if (v->region_open) {
+    v->reg_n++;
+    v->reg_user += u - v->open_user;
+    v->reg_kernel += k - v->open_kernel;
+  } else {
+    v->unbalanced++;
+  }
+  pthread_mutex_unlock(&v->lock);
+  v->region_open = 0;
+}
+
+/* ", counts=u0:k0,..." with the executing vCPU's exact snapshot. Caller holds out_lock. */
+static void write_counts(unsigned self, uint64_t su, uint64_t sk) {
+  fputs(" counts=", g.out);
+  for (unsigned i = 0; i < g.n; ++i) {
+    const uint64_t u = i == self ? su : load64(&g.v[i].user);
+    const uint64_t k = i == self ? sk : load64(&g.v[i].kernel);
+    fprintf(g.out, "%s%" PRIu64 ":%" PRIu64, i ? "," : "", u, k);
+  }
+  fputc('\n', g.out);
+}
+
+static void step_begin(unsigned cpu, uint64_t u, uint64_t k) {
+  pthread_mutex_lock(&g.out_lock);
+  if (g.out) {
+    g.seq++;
+    for (unsigned i = 0; i < g.n; ++i) {
+      struct vcpu* v = &g.v[i];
+      pthread_mutex_lock(&v->lock);
+      v->reg_n = v->reg_user = v->reg_kernel = v->unbalanced = 0;
+      prof_clear(v);
+      pthread_mutex_unlock(&v->lock);
+    }
+    __atomic_store_n(&g.step_open, 1, __ATOMIC_RELAXED);
+    fprintf(g.out, "step %" PRIu64 " begin vcpu=%u", g.seq, cpu);
+    write_counts(cpu, u, k);
+  }
+  pthread_mutex_unlock(&g.out_lock);
+}
+
+static int by_insns_desc(const void* a, const void* b) {
+  const struct prof_entry *x = a, *y = b;
+  if (x->insns != y->insns) return x->insns > y->insns ? -1 : 1;
+  return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* Copies a vCPU's profile under its lock, then sorts and writes the top entries. */
+static void write_profile(unsigned cpu) {
+  struct vcpu* v = &g.v[cpu];
+  pthread_mutex_lock(&v->lock);
+  size_t m = 0;
+  struct prof_entry* copy = v->prof_used ? malloc(v->prof_used * sizeof *copy) : NULL;
+  for (size_t i = 0; copy && i < v->prof_cap; ++i)
+    if (v->prof[i].pc) copy[m++] = v->prof[i];
+  pthread_mutex_unlock(&v->lock);
+  qsort(copy, m, sizeof *copy, by_insns_desc);
+  for (size_t i = 0; i < m && i < g.profile_top; ++i)
+    fprintf(g.out, "prof %" PRIu64 " vcpu=%u pc=0x%" PRIx64 " insns=%" PRIu64 "\n", g.seq, cpu,
+            copy[i].pc, copy[i].insns);
+  free(copy);
+}
+
+static void write_regions(void) {
+  for (unsigned i = 0; i < g.n; ++i) {
+    struct vcpu* v = &g.v[i];
+    pthread_mutex_lock(&v->lock);
+    if (v->reg_n || v->unbalanced)
+      fprintf(g.out,
+              "region %" PRIu64 " vcpu=%u n=%" PRIu64 " user=%" PRIu64 " kernel=%" PRIu64
+              " unbalanced=%" PRIu64 "\n",
+              g.seq, i, v->reg_n, v->reg_user, v->reg_kernel, v->unbalanced);
+    pthread_mutex_unlock(&v->lock);
+  }
+}
+
+static void step_end(unsigned cpu, uint64_t u, uint64_t k) {
+  pthread_mutex_lock(&g.out_lock);
+  if (g.out && !g.step_open) {
+    g.stray_step_ends++;
+  } else if (g.out) {
+    __atomic_store_n(&g.step_open, 0, __ATOMIC_RELAXED);
+    fprintf(g.out, "step %" PRIu64 " end vcpu=%u", g.seq, cpu);
+    write_counts(cpu, u, k);
+    write_regions();
+    for (unsigned i = 0; i < g.n; ++i)
+      if (g.profiled[i]) write_profile(i);
+    fflush(g.out);
+  }
+  pthread_mutex_unlock(&g.out_lock);
+}
+
+static void on_marker(unsigned int cpu, void* udata) {
+  if (cpu >= g.n) return;
+  const uint64_t d = (uint64_t)(uintptr_t)udata;
+  struct vcpu* v = &g.v[cpu];
+  uint64_t u, k;
+  marker_snapshot(v, d, &u, &k);
+  switch ((enum marker)(d & 3)) {
+    case REGION_BEGIN:
+      region_begin(v, u, k);
+      break;
+    case REGION_END:
+      region_end(v, u, k);
+      break;
+    case STEP_BEGIN:
+      step_begin(cpu, u, k);
+      break;
+    case STEP_END:
+      step_end(cpu, u, k);
+      break;
+  }
+}
+
+/* ---- translation ---- */
+
+/* The marker an instruction is, or -1. */
+static int marker_of(const struct qemu_plugin_insn* insn) {
+  static const uint32_t disp[4] = {ISOLAB_MARK_DISP_REGION_BEGIN, ISOLAB_MARK_DISP_REGION_END,
+                                   ISOLAB_MARK_DISP_STEP_BEGIN, ISOLAB_MARK_DISP_STEP_END};
+  if (qemu_plugin_insn_size(insn) != 7) return -1;
+  const unsigned char* b = qemu_plugin_insn_data(insn);
+  if (b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80) return -1;
+  const uint32_t d =
+      (uint32_t)b[3] | (uint32_t)b[4] << 8 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 24;
+  for (int m = 0; m < 4; ++m)
+    if (d == disp[m]) return m;
+  return -1;
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
+  (void)id;
+  const size_t n = qemu_plugin_tb_n_insns(tb);
+  const uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+  if (n == 0 || n > MAX_TB_INSNS) return; /* TCG translates at most 512 */
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, tb_udata(vaddr, n));
+  for (size_t i = 0; i < n; ++i) {
+    struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
+    const int m = marker_of(insn);
+    if (m < 0) continue;
+    /* begin markers: the marker is inside; end markers: it is before the point. */
+    const uint64_t after = (m == REGION_BEGIN || m == STEP_BEGIN) ? n - i : n - i - 1;
+    qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+                                           marker_udata(m, vaddr >= KERNEL_START, after));
+  }
+}
+
+static void at_qemu_exit(qemu_plugin_id_t id, void* udata) {
+  (void)id;
+  (void)udata;
+  pthread_mutex_lock(&g.out_lock);
+  if (g.out) {
+    fprintf(g.out, "exit stray_step_ends=%" PRIu64, g.stray_step_ends);
+    write_counts(g.n, 0, 0);
+    fputs("end\n", g.out);
+    if (fclose(g.out) != 0)
+      fprintf(stderr, "isolab-insn-count: writing %s: %s\n", g.out_path, strerror(errno));
+    g.out = NULL;
+  }
+  pthread_mutex_unlock(&g.out_lock);
+}
+
+/* ---- install ---- */
+
+static int fail(const char* fmt, const char* what) {
+  fprintf(stderr, "isolab-insn-count: ");
+  fprintf(stderr, fmt, what);
+  fputc('\n', stderr);
+  return 1;
+}
+
+/* Parses a decimal number; 0 on success. */
+static int parse_uint(const char* s, const char** end, unsigned long* out) {
+  if (*s < '0' || *s > '9') return -1;
+  errno = 0;
+  char* e;
+  *out = strtoul(s, &e, 10);
+  *end = e;
+  return errno ? -1 : 0;
+}
+
+/* "5-7,9" -> g.profiled[5..7] = g.profiled[9] = 1; 0 on success. */
+static int parse_cpulist(const char* s) {
+  while (*s) {
+    unsigned long a, b;
+    const char* e;
+    if (parse_uint(s, &e, &a)) return -1;
+    b = a;
+    if (*e == '-' && parse_uint(e + 1, &e, &b)) return -1;
+    if (b < a || b >= g.n) return -1;
+    for (unsigned long c = a; c <= b; ++c) g.profiled[c] = 1;
+    if (*e == ',' && e[1])
+      e++;
+    else if (*e)
+      return -1;
+    s = e;
+  }
+  return 0;
+}
+
+static int parse_args(int argc, char** argv, const char** out, const char** cpus) {
+  for (int i = 0; i < argc; ++i) {
+    const char* a = argv[i];
+    if (strncmp(a, "out=", 4) == 0 && a[4]) {
+      *out = a + 4;
+    } else if (strncmp(a, "profile_cpus=", 13) == 0) {
+      *cpus = a + 13;
+      if (parse_cpulist(*cpus)) {
+        fprintf(stderr, "isolab-insn-count: bad profile_cpus '%s' (a cpulist of vCPUs 0-%u)\n",
+                *cpus, g.n - 1);
+        return 1;
+      }
+    } else if (strncmp(a, "profile_top=", 12) == 0) {
+      unsigned long n;
+      const char* e;
+      if (parse_uint(a + 12, &e, &n) || *e || n < 1 || n > 100000000)
+        return fail("bad profile_top '%s' (1..100000000)", a + 12);
+      g.profile_top = (unsigned)n;
+    } else {
+      return fail("unknown argument '%s' (expected out=, profile_cpus=, profile_top=)", a);
+    }
+  }
+  if (!*out) return fail("%s", "missing argument out=PATH");
+  return 0;
+}
+
+static int alloc_vcpus(unsigned n) {
+  g.n = n;
+  g.v = aligned_alloc(64, n * sizeof *g.v);
+  g.profiled = calloc(n, 1);
+  if (!g.v || !g.profiled) return -1;
+  memset(g.v, 0, n * sizeof *g.v);
+  for (unsigned i = 0; i < n; ++i) pthread_mutex_init(&g.v[i].lock, NULL);
+  return 0;
+}
+
+ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info,
+                                                  int argc, char** argv) {
+  if (!info->system_emulation) return fail("%s", "needs system emulation (qemu-system-*)");
+  if (QEMU_PLUGIN_VERSION < info->version.min || QEMU_PLUGIN_VERSION > info->version.cur)
+    return fail("%s", "QEMU's plugin API range does not include version 1");
+  const int maxv = info->system.max_vcpus;
+  if (maxv < 1 || (unsigned)maxv > MAX_VCPUS) return fail("%s", "vCPU count outside 1..4096");
+  if (alloc_vcpus((unsigned)maxv)) return fail("%s", "out of memory");
+  const char *out = NULL, *cpus = "";
+  g.profile_top = DEFAULT_PROFILE_TOP;
+  if (parse_args(argc, argv, &out, &cpus)) return 1;
+  g.out_path = strdup(out);
+  g.out = fopen(out, "w");
+  if (!g.out) {
+    fprintf(stderr, "isolab-insn-count: cannot open out=%s: %s\n", out, strerror(errno));
+    return 1;
+  }
+  setvbuf(g.out, NULL, _IOFBF, 1 << 16);
+  fprintf(g.out, "isolab-insn-count %d plugin_api=%d qemu_api=%d-%d vcpus=%u profile_cpus=%s",
+          OUTPUT_FORMAT_VERSION, QEMU_PLUGIN_VERSION, info->version.min, info->version.cur, g.n,
+          cpus);
+  fprintf(g.out, " profile_top=%u\n", g.profile_top);
+  fflush(g.out);
+  qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+  qemu_plugin_register_atexit_cb(id, at_qemu_exit, NULL);
+  return 0;
+}

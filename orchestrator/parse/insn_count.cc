@@ -1,0 +1,326 @@
+#include "parse/insn_count.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "base/error.h"
+#include "parse/text_util.h"
+
+namespace isolab {
+
+namespace {
+
+using parse_detail::quote;
+constexpr unsigned kMaxVcpus = 4096;  // the plugin's own limit
+
+// A bad line: the error names its number and quotes it.
+struct LineError {
+  std::string what;
+};
+
+std::uint64_t to_u64(std::string_view s, std::string_view field, int base = 10) {
+  std::uint64_t v = 0;
+  if (s.empty() || s.front() == '+' || s.front() == '-')
+    throw LineError{std::string(field) + ": not a number"};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec == std::errc::result_out_of_range)
+    throw LineError{std::string(field) + ": overflows 64 bits"};
+  if (ec != std::errc() || end != s.data() + s.size())
+    throw LineError{std::string(field) + ": not a number"};
+  return v;
+}
+
+// Single-space separated fields; an empty field (two spaces, a leading space) is malformed.
+std::vector<std::string_view> fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t sp = line.find(' ', start);
+    std::string_view f = line.substr(start, sp == std::string_view::npos ? sp : sp - start);
+    if (f.empty()) throw LineError{"empty field"};
+    out.push_back(f);
+    if (sp == std::string_view::npos) return out;
+    start = sp + 1;
+  }
+}
+
+// The key=value fields from index `from` on; a duplicate key or a field without '=' throws.
+using Keys = std::map<std::string_view, std::string_view>;
+Keys keys_of(const std::vector<std::string_view>& f, std::size_t from) {
+  Keys k;
+  for (std::size_t i = from; i < f.size(); ++i) {
+    auto eq = f[i].find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw LineError{"field " + quote(f[i]) + " is not key=value"};
+    if (!k.emplace(f[i].substr(0, eq), f[i].substr(eq + 1)).second)
+      throw LineError{"duplicate key " + std::string(f[i].substr(0, eq))};
+  }
+  return k;
+}
+
+std::string_view need(const Keys& k, std::string_view key) {
+  auto it = k.find(key);
+  if (it == k.end()) throw LineError{"missing " + std::string(key) + "="};
+  return it->second;
+}
+
+std::uint64_t need_u64(const Keys& k, std::string_view key) { return to_u64(need(k, key), key); }
+
+unsigned need_vcpu(const Keys& k, unsigned vcpus) {
+  std::uint64_t v = need_u64(k, "vcpu");
+  if (v >= vcpus)
+    throw LineError{"vcpu=" + std::to_string(v) + " but the file has " + std::to_string(vcpus) +
+                    " vCPUs"};
+  return static_cast<unsigned>(v);
+}
+
+// "u0:k0,u1:k1,..." with exactly vcpus entries.
+std::vector<InsnCounts> parse_counts(std::string_view s, unsigned vcpus) {
+  std::vector<InsnCounts> out;
+  std::size_t start = 0;
+  while (start <= s.size() && out.size() <= vcpus) {
+    std::size_t comma = s.find(',', start);
+    std::string_view e = s.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    auto colon = e.find(':');
+    if (colon == std::string_view::npos) throw LineError{"counts: entry " + quote(e) + " not u:k"};
+    out.push_back({to_u64(e.substr(0, colon), "counts"), to_u64(e.substr(colon + 1), "counts")});
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (out.size() > vcpus)
+    throw LineError{"counts: more than " + std::to_string(vcpus) + " entries for " +
+                    std::to_string(vcpus) + " vCPUs"};
+  if (out.size() < vcpus)
+    throw LineError{"counts: " + std::to_string(out.size()) + " entries for " +
+                    std::to_string(vcpus) + " vCPUs"};
+  return out;
+}
+
+int small_int(std::string_view s, std::string_view field) {
+  std::uint64_t v = to_u64(s, field);
+  if (v > 1000000) throw LineError{std::string(field) + ": out of range"};
+  return static_cast<int>(v);
+}
+
+void parse_header(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (f[0] != "isolab-insn-count" || f.size() < 2)
+    throw LineError{"not an isolab-insn-count file (no header)"};
+  if (f[1] != "1") throw LineError{"format version " + quote(f[1]) + " (this reader knows 1)"};
+  out.version = 1;
+  Keys k = keys_of(f, 2);
+  out.plugin_api = small_int(need(k, "plugin_api"), "plugin_api");
+  std::string_view api = need(k, "qemu_api");
+  auto dash = api.find('-');
+  if (dash == std::string_view::npos) throw LineError{"qemu_api: not <min>-<cur>"};
+  out.qemu_api_min = small_int(api.substr(0, dash), "qemu_api");
+  out.qemu_api_max = small_int(api.substr(dash + 1), "qemu_api");
+  std::uint64_t n = need_u64(k, "vcpus");
+  if (n < 1 || n > kMaxVcpus) throw LineError{"vcpus: " + std::to_string(n) + " not in 1..4096"};
+  out.vcpus = static_cast<unsigned>(n);
+  out.profile_cpus = std::string(need(k, "profile_cpus"));
+  out.profile_top = need_u64(k, "profile_top");
+}
+
+// The last step, which an end/region/prof record of seq must belong to.
+InsnStep& last_step(InsnCountFile& out, std::string_view seq) {
+  std::uint64_t s = to_u64(seq, "seq");
+  if (out.steps.empty() || out.steps.back().seq != s)
+    throw LineError{"record for step " + std::to_string(s) + ", which is not the last begun"};
+  return out.steps.back();
+}
+
+void parse_step(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (f.size() < 3 || (f[2] != "begin" && f[2] != "end"))
+    throw LineError{"step record without begin/end"};
+  Keys k = keys_of(f, 3);
+  if (f[2] == "begin") {
+    InsnStep s;
+    s.seq = to_u64(f[1], "seq");
+    if (!out.steps.empty() && s.seq <= out.steps.back().seq)
+      throw LineError{"step " + std::to_string(s.seq) + " does not follow step " +
+                      std::to_string(out.steps.back().seq)};
+    s.begin_vcpu = need_vcpu(k, out.vcpus);
+    s.begin = parse_counts(need(k, "counts"), out.vcpus);
+    out.steps.push_back(std::move(s));
+    return;
+  }
+  InsnStep& s = last_step(out, f[1]);
+  if (s.ended) throw LineError{"second end of step " + std::to_string(s.seq)};
+  s.end_vcpu = need_vcpu(k, out.vcpus);
+  s.end = parse_counts(need(k, "counts"), out.vcpus);
+  s.ended = true;
+}
+
+InsnStep& ended_step(InsnCountFile& out, std::string_view seq) {
+  InsnStep& s = last_step(out, seq);
+  if (!s.ended) throw LineError{"region/prof record before the end of its step"};
+  return s;
+}
+
+void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (f.size() < 2) throw LineError{"region record without seq"};
+  InsnStep& s = ended_step(out, f[1]);
+  Keys k = keys_of(f, 2);
+  InsnRegionTotals r;
+  r.vcpu = need_vcpu(k, out.vcpus);
+  r.regions = need_u64(k, "n");
+  r.user = need_u64(k, "user");
+  r.kernel = need_u64(k, "kernel");
+  r.unbalanced = need_u64(k, "unbalanced");
+  for (const InsnRegionTotals& o : s.regions)
+    if (o.vcpu == r.vcpu) throw LineError{"second region record of vCPU " + std::to_string(r.vcpu)};
+  s.regions.push_back(r);
+}
+
+void parse_prof(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (f.size() < 2) throw LineError{"prof record without seq"};
+  InsnStep& s = ended_step(out, f[1]);
+  Keys k = keys_of(f, 2);
+  InsnProfileEntry e;
+  e.vcpu = need_vcpu(k, out.vcpus);
+  std::string_view pc = need(k, "pc");
+  if (pc.size() < 3 || pc.substr(0, 2) != "0x") throw LineError{"pc: not 0x<hex>"};
+  e.pc = to_u64(pc.substr(2), "pc", 16);
+  e.insns = need_u64(k, "insns");
+  s.profile.push_back(e);
+}
+
+void parse_exit(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (out.exited) throw LineError{"second exit record"};
+  Keys k = keys_of(f, 1);
+  out.stray_step_ends = need_u64(k, "stray_step_ends");
+  out.exit_counts = parse_counts(need(k, "counts"), out.vcpus);
+  out.exited = true;
+}
+
+void parse_record(std::string_view line, InsnCountFile& out) {
+  if (out.complete) throw LineError{"record after the end record"};
+  std::vector<std::string_view> f = fields(line);
+  if (out.version == 0) return parse_header(f, out);
+  if (f[0] == "step") return parse_step(f, out);
+  if (f[0] == "region") return parse_region(f, out);
+  if (f[0] == "prof") return parse_prof(f, out);
+  if (f[0] == "exit") return parse_exit(f, out);
+  if (f[0] == "end" && f.size() == 1) {
+    out.complete = true;
+    return;
+  }
+  throw LineError{"unknown record " + quote(f[0])};
+}
+
+std::string truncation_of(const InsnCountFile& f, bool cut_line) {
+  std::string t = cut_line ? "the last line is cut; " : "";
+  if (!f.steps.empty() && !f.steps.back().ended)
+    t += "step " + std::to_string(f.steps.back().seq) + " has no end; ";
+  return t + (f.exited ? "no end record" : "no exit record (QEMU did not exit normally)");
+}
+
+}  // namespace
+
+InsnCountFile parse_insn_count(std::string_view text) {
+  if (text.empty()) throw Error("insn-count: empty file (the plugin never wrote its header)");
+  InsnCountFile out;
+  std::size_t lineno = 0, start = 0;
+  const bool cut = text.back() != '\n';
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) break;  // a cut last line: dropped
+    std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    ++lineno;
+    try {
+      parse_record(line, out);
+    } catch (const LineError& e) {
+      throw Error("insn-count line " + std::to_string(lineno) + ": " + e.what + ": " + quote(line));
+    }
+  }
+  if (out.version == 0)
+    throw Error("insn-count: no complete header line: " + quote(text.substr(0, 200)));
+  if (!out.complete) out.truncation = truncation_of(out, cut);
+  return out;
+}
+
+const InsnStep* find_insn_step(const InsnCountFile& file, std::uint64_t seq) {
+  for (const InsnStep& s : file.steps)
+    if (s.seq == seq) return &s;
+  return nullptr;
+}
+
+std::vector<InsnCounts> insn_step_deltas(const InsnStep& step) {
+  if (!step.ended) throw Error("insn-count: step " + std::to_string(step.seq) + " has no end");
+  std::vector<InsnCounts> d;
+  for (std::size_t i = 0; i < step.begin.size() && i < step.end.size(); ++i) {
+    const InsnCounts &b = step.begin[i], &e = step.end[i];
+    if (e.user < b.user || e.kernel < b.kernel)
+      throw Error("insn-count: step " + std::to_string(step.seq) + ": vCPU " + std::to_string(i) +
+                  "'s count went down between begin and end");
+    d.push_back({e.user - b.user, e.kernel - b.kernel});
+  }
+  return d;
+}
+
+namespace {
+
+// Every reason a step's regions cannot give a per-operation cost on `vcpu`.
+std::vector<std::string> region_findings(const InsnStep& step, unsigned vcpu,
+                                         std::optional<std::uint64_t> expected) {
+  std::vector<std::string> why;
+  if (!step.ended)
+    why.push_back("step " + std::to_string(step.seq) +
+                  " has a begin but no end (the output stops during the step)");
+  const InsnRegionTotals* mine = nullptr;
+  for (const InsnRegionTotals& r : step.regions) {
+    if (r.vcpu == vcpu) {
+      mine = &r;
+    } else {
+      why.push_back(std::to_string(r.regions) + " regions and " + std::to_string(r.unbalanced) +
+                    " unbalanced markers on vCPU " + std::to_string(r.vcpu) + ", expected vCPU " +
+                    std::to_string(vcpu) + " only");
+    }
+  }
+  const std::string on = " on vCPU " + std::to_string(vcpu);
+  if (mine && mine->unbalanced)
+    why.push_back(std::to_string(mine->unbalanced) + " unbalanced markers" + on);
+  const std::uint64_t n = mine ? mine->regions : 0;
+  if (n == 0) {
+    if (step.ended) why.push_back("no regions" + on);
+  } else if (expected && n != *expected) {
+    why.push_back(std::to_string(n) + " regions" + on + ", expected " + std::to_string(*expected));
+  }
+  return why;
+}
+
+}  // namespace
+
+InsnPerOperation insn_per_operation(const InsnStep& step, unsigned expected_vcpu,
+                                    std::optional<std::uint64_t> expected_regions) {
+  InsnPerOperation r;
+  std::vector<std::string> why = region_findings(step, expected_vcpu, expected_regions);
+  if (!why.empty()) {
+    for (std::size_t i = 0; i < why.size(); ++i) r.reason += (i ? "; " : "") + why[i];
+    return r;
+  }
+  for (const InsnRegionTotals& t : step.regions) {
+    if (t.vcpu != expected_vcpu) continue;
+    r.valid = true;
+    r.regions = t.regions;
+    r.user = static_cast<double>(t.user) / static_cast<double>(t.regions);
+    r.kernel = static_cast<double>(t.kernel) / static_cast<double>(t.regions);
+    r.total = r.user + r.kernel;
+  }
+  return r;
+}
+
+std::vector<InsnProfileEntry> insn_step_profile(const InsnStep& step, unsigned vcpu) {
+  std::vector<InsnProfileEntry> out;
+  for (const InsnProfileEntry& e : step.profile)
+    if (e.vcpu == vcpu) out.push_back(e);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const InsnProfileEntry& a, const InsnProfileEntry& b) {
+                     return a.insns != b.insns ? a.insns > b.insns : a.pc < b.pc;
+                   });
+  return out;
+}
+
+}  // namespace isolab

@@ -1,0 +1,281 @@
+// parse/insn_count.h on real output of tcg-plugin/insn-count.c (tests/data/insn-count/, made
+// from tcg-plugin/test-guest.S, whose comment derives every count asserted here) and on
+// hostile, truncated and overflowing input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "parse/insn_count.h"
+
+namespace isolab {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+std::string data(const std::string& name) {
+  return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/insn-count/" + name);
+}
+
+const InsnStep& step(const InsnCountFile& f, std::uint64_t seq) {
+  const InsnStep* s = find_insn_step(f, seq);
+  EXPECT_NE(s, nullptr) << "step " << seq;
+  static const InsnStep none;
+  return s ? *s : none;
+}
+
+// -smp 2 (vCPU 1 halted), profile_cpus=0-1.
+TEST(InsnCount, RealTestGuestOutputOnTwoVcpus) {
+  InsnCountFile f = parse_insn_count(data("test-guest-smp2.txt"));
+  EXPECT_EQ(f.version, 1);
+  EXPECT_EQ(f.plugin_api, 1);
+  EXPECT_LE(f.qemu_api_min, 1);
+  EXPECT_GE(f.qemu_api_max, 1);
+  EXPECT_EQ(f.vcpus, 2u);
+  EXPECT_EQ(f.profile_cpus, "0-1");
+  EXPECT_EQ(f.profile_top, 2000u);
+  EXPECT_TRUE(f.complete);
+  EXPECT_EQ(f.truncation, "");
+  EXPECT_TRUE(f.exited);
+  EXPECT_EQ(f.stray_step_ends, 0u);
+  ASSERT_EQ(f.steps.size(), 2u);
+  ASSERT_EQ(f.exit_counts.size(), 2u);
+
+  // Step 1, 32-bit: 3005 instructions on vCPU 0, none on the halted vCPU 1.
+  EXPECT_EQ(insn_step_deltas(step(f, 1)), (std::vector<InsnCounts>{{3005, 0}, {0, 0}}));
+  InsnPerOperation op1 = insn_per_operation(step(f, 1), 0, 1);
+  EXPECT_TRUE(op1.valid) << op1.reason;
+  EXPECT_EQ(op1.regions, 1u);
+  EXPECT_EQ(op1.user, 3003);
+  EXPECT_EQ(op1.kernel, 0);
+  EXPECT_EQ(op1.total, 3003);
+  EXPECT_TRUE(insn_step_profile(step(f, 1), 0).empty());
+
+  // Step 2, long mode with a call into the kernel alias.
+  EXPECT_EQ(insn_step_deltas(step(f, 2)), (std::vector<InsnCounts>{{8, 1502}, {0, 0}}));
+  InsnPerOperation op2 = insn_per_operation(step(f, 2), 0);
+  EXPECT_TRUE(op2.valid) << op2.reason;
+  EXPECT_EQ(op2.user, 6);
+  EXPECT_EQ(op2.kernel, 1502);
+  EXPECT_EQ(op2.total, 1508);
+  std::vector<InsnProfileEntry> p = insn_step_profile(step(f, 2), 0);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].insns, 1497u);                         // the loop's block
+  EXPECT_EQ(p[1].insns, 4u);                            // the function's first block
+  EXPECT_EQ(p[2].insns, 1u);                            // the ret
+  EXPECT_EQ(p[1].pc, 0xffffffff80000000u + 0x100140u);  // KBASE + kernel_loop (linked at 1 MiB)
+  EXPECT_EQ(p[0].pc, p[1].pc + 5);                      // after the 5-byte mov
+  EXPECT_TRUE(insn_step_profile(step(f, 2), 1).empty());
+}
+
+TEST(InsnCount, RealUnbalancedMarkersAreInvalid) {
+  InsnCountFile f = parse_insn_count(data("test-guest-unbalanced.txt"));
+  ASSERT_EQ(f.steps.size(), 2u);
+  ASSERT_EQ(step(f, 1).regions.size(), 1u);
+  EXPECT_EQ(step(f, 1).regions[0].regions, 1u);
+  EXPECT_EQ(step(f, 1).regions[0].unbalanced, 2u);
+  EXPECT_EQ(step(f, 1).regions[0].user, 3003u);  // the second begin restarted the region
+  EXPECT_EQ(insn_step_deltas(step(f, 1))[0], (InsnCounts{3007, 0}));
+  InsnPerOperation op = insn_per_operation(step(f, 1), 0, 1);
+  EXPECT_FALSE(op.valid);
+  EXPECT_EQ(op.reason, "2 unbalanced markers on vCPU 0");
+  EXPECT_EQ(op.user, 0);
+  EXPECT_TRUE(insn_per_operation(step(f, 2), 0, 1).valid);
+}
+
+const char* kHeader =
+    "isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=4 profile_cpus= profile_top=2000\n";
+
+std::string with_step(const std::string& records) {
+  return std::string(kHeader) + "step 1 begin vcpu=2 counts=0:0,0:0,10:20,0:0\n" +
+         "step 1 end vcpu=2 counts=0:0,5:5,110:220,0:0\n" + records + "exit stray_step_ends=0 " +
+         "counts=0:0,5:5,111:221,0:0\nend\n";
+}
+
+TEST(InsnCount, RegionsOnAnotherVcpuAreInvalid) {
+  InsnCountFile f =
+      parse_insn_count(with_step("region 1 vcpu=1 n=10 user=50 kernel=100 unbalanced=0\n"
+                                 "region 1 vcpu=2 n=10 user=500 kernel=1000 unbalanced=0\n"));
+  InsnPerOperation op = insn_per_operation(f.steps[0], 2, 10);
+  EXPECT_FALSE(op.valid);
+  EXPECT_EQ(op.reason, "10 regions and 0 unbalanced markers on vCPU 1, expected vCPU 2 only");
+  // The same step read for vCPU 1 names vCPU 2; a vCPU without regions says so too.
+  EXPECT_THAT(insn_per_operation(f.steps[0], 1).reason, HasSubstr("on vCPU 2, expected vCPU 1"));
+  EXPECT_THAT(insn_per_operation(f.steps[0], 3).reason, HasSubstr("no regions on vCPU 3"));
+}
+
+TEST(InsnCount, RegionCountMustMatchTheToolsIterations) {
+  InsnCountFile f =
+      parse_insn_count(with_step("region 1 vcpu=2 n=999 user=999 kernel=1998 unbalanced=0\n"));
+  InsnPerOperation op = insn_per_operation(f.steps[0], 2, 1000);
+  EXPECT_FALSE(op.valid);
+  EXPECT_EQ(op.reason, "999 regions on vCPU 2, expected 1000");
+  InsnPerOperation ok = insn_per_operation(f.steps[0], 2, 999);
+  EXPECT_TRUE(ok.valid);
+  EXPECT_EQ(ok.user, 1);
+  EXPECT_EQ(ok.kernel, 2);
+  EXPECT_EQ(ok.total, 3);
+  InsnPerOperation unknown = insn_per_operation(f.steps[0], 2);  // count not known: any n
+  EXPECT_TRUE(unknown.valid);
+}
+
+TEST(InsnCount, NoRegionsAtAll) {
+  InsnCountFile f = parse_insn_count(with_step(""));
+  EXPECT_EQ(insn_per_operation(f.steps[0], 2, 5).reason, "no regions on vCPU 2");
+  EXPECT_EQ(insn_step_deltas(f.steps[0])[2], (InsnCounts{100, 200}));
+}
+
+TEST(InsnCount, EveryFindingIsListed) {
+  InsnCountFile f =
+      parse_insn_count(with_step("region 1 vcpu=0 n=0 user=0 kernel=0 unbalanced=1\n"
+                                 "region 1 vcpu=2 n=3 user=3 kernel=3 unbalanced=2\n"));
+  EXPECT_EQ(insn_per_operation(f.steps[0], 2, 4).reason,
+            "0 regions and 1 unbalanced markers on vCPU 0, expected vCPU 2 only; "
+            "2 unbalanced markers on vCPU 2; 3 regions on vCPU 2, expected 4");
+}
+
+// A guest or QEMU that died: whole steps are kept, the rest is reported, nothing throws.
+TEST(InsnCount, TruncatedFileKeepsWholeSteps) {
+  const std::string full = data("test-guest-smp2.txt");
+  const std::size_t step2 = full.find("step 2 begin");
+  ASSERT_NE(step2, std::string::npos);
+  const std::size_t cut = full.find('\n', step2) + 1 + 10;  // into the step 2 end line
+  InsnCountFile f = parse_insn_count(full.substr(0, cut));
+  EXPECT_FALSE(f.complete);
+  EXPECT_EQ(f.truncation,
+            "the last line is cut; step 2 has no end; no exit record (QEMU did not exit "
+            "normally)");
+  ASSERT_EQ(f.steps.size(), 2u);
+  EXPECT_TRUE(insn_per_operation(step(f, 1), 0, 1).valid);
+  InsnPerOperation op = insn_per_operation(step(f, 2), 0, 1);
+  EXPECT_FALSE(op.valid);
+  EXPECT_EQ(op.reason, "step 2 has a begin but no end (the output stops during the step)");
+  EXPECT_THAT([&] { insn_step_deltas(step(f, 2)); },
+              ThrowsMessage<Error>(HasSubstr("step 2 has no end")));
+  // Without the end record only.
+  InsnCountFile e = parse_insn_count(full.substr(0, full.rfind("end\n")));
+  EXPECT_FALSE(e.complete);
+  EXPECT_EQ(e.truncation, "no end record");
+}
+
+// Every prefix of a real file either parses (partially) or throws isolab::Error.
+TEST(InsnCount, EveryPrefixParsesOrFailsCleanly) {
+  const std::string full = data("test-guest-smp2.txt");
+  for (std::size_t n = 0; n <= full.size(); ++n) {
+    try {
+      InsnCountFile f = parse_insn_count(full.substr(0, n));
+      EXPECT_EQ(f.complete, n == full.size()) << n;
+    } catch (const Error& e) {
+      EXPECT_LT(n, full.find('\n') + 1) << "only a missing header may throw: " << e.what();
+    }
+  }
+}
+
+TEST(InsnCount, GarbageLinesNameTheLine) {
+  auto fails = [](const std::string& text, const std::string& what) {
+    EXPECT_THAT([&] { parse_insn_count(text); }, ThrowsMessage<Error>(HasSubstr(what))) << text;
+  };
+  const std::string h = kHeader;
+  const std::string b = "step 1 begin vcpu=0 counts=1:1,1:1,1:1,1:1\n";
+  fails("", "empty file");
+  fails("hello\n", "insn-count line 1: not an isolab-insn-count file");
+  fails("isolab-insn-count 2 vcpus=1\n", "format version \"2\"");
+  fails("isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=0 profile_cpus= profile_top=1\n",
+        "vcpus: 0 not in 1..4096");
+  fails("isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=5000 profile_cpus= profile_top=1\n",
+        "not in 1..4096");
+  fails("isolab-insn-count 1 plugin_api=1 vcpus=1 profile_cpus= profile_top=1\n",
+        "missing qemu_api=");
+  fails(h + "bogus 1\n", "insn-count line 2: unknown record \"bogus\"");
+  fails(h + "\x01\xff\n", "line 2");
+  fails(h + "\n", "line 2: empty field");
+  fails(h + "step 1  begin vcpu=0 counts=1:1,1:1,1:1,1:1\n", "empty field");
+  fails(h + "step 1 begin vcpu=0\n", "missing counts=");
+  fails(h + "step 1 begin vcpu=0 counts=1:1,1:1,1:1\n", "counts: 3 entries for 4 vCPUs");
+  fails(h + "step 1 begin vcpu=0 counts=1:1,1:1,1:1,1:1,1:1\n", "more than 4 entries");
+  fails(h + "step 1 begin vcpu=0 counts=1:1,1:1,1-1,1:1\n", "not u:k");
+  fails(h + "step 1 begin vcpu=0 counts=1:1,1:1,1:1,1:1,\n", "counts");
+  fails(h + "step 1 begin vcpu=4 counts=1:1,1:1,1:1,1:1\n", "vcpu=4 but the file has 4 vCPUs");
+  fails(h + "step 1 begin vcpu=0 vcpu=1 counts=1:1,1:1,1:1,1:1\n", "duplicate key vcpu");
+  fails(h + "step 1 begin vcpu counts=1:1,1:1,1:1,1:1\n", "is not key=value");
+  fails(h + "step 1 middle vcpu=0\n", "without begin/end");
+  fails(h + b + "region 1 vcpu=0 n=1 user=1 kernel=1 unbalanced=0\n", "before the end of its step");
+  fails(h + b + "step 2 end vcpu=0 counts=1:1,1:1,1:1,1:1\n", "not the last begun");
+  fails(h + b +
+            "step 1 end vcpu=0 counts=1:1,1:1,1:1,1:1\nstep 1 end vcpu=0 "
+            "counts=1:1,1:1,1:1,1:1\n",
+        "second end of step 1");
+  fails(h + b + b, "step 1 does not follow step 1");
+  fails(h + b + "step 1 end vcpu=0 counts=1:1,1:1,1:1,1:1\n" +
+            "region 1 vcpu=0 n=1 user=1 kernel=1 unbalanced=0\n" +
+            "region 1 vcpu=0 n=1 user=1 kernel=1 unbalanced=0\n",
+        "second region record of vCPU 0");
+  fails(h + b + "step 1 end vcpu=0 counts=1:1,1:1,1:1,1:1\nprof 1 vcpu=0 pc=ffff insns=1\n",
+        "pc: not 0x<hex>");
+  fails(h + "end\nend\n", "record after the end record");
+  fails(h + "exit stray_step_ends=0 counts=1:1,1:1,1:1,1:1\nexit stray_step_ends=0 "
+            "counts=1:1,1:1,1:1,1:1\n",
+        "second exit record");
+}
+
+TEST(InsnCount, NumbersAreOverflowChecked) {
+  const std::string h = kHeader;
+  auto begin = [&](const std::string& c) {
+    return h + "step 1 begin vcpu=0 counts=" + c + ",0:0,0:0,0:0\n";
+  };
+  InsnCountFile max = parse_insn_count(begin("18446744073709551615:0"));
+  EXPECT_EQ(max.steps[0].begin[0].user, 18446744073709551615u);
+  EXPECT_THAT([&] { parse_insn_count(begin("18446744073709551616:0")); },
+              ThrowsMessage<Error>(HasSubstr("counts: overflows 64 bits")));
+  EXPECT_THAT([&] { parse_insn_count(begin("-1:0")); },
+              ThrowsMessage<Error>(HasSubstr("counts: not a number")));
+  EXPECT_THAT([&] { parse_insn_count(begin("+1:0")); },
+              ThrowsMessage<Error>(HasSubstr("counts: not a number")));
+  EXPECT_THAT([&] { parse_insn_count(begin("1x:0")); },
+              ThrowsMessage<Error>(HasSubstr("counts: not a number")));
+  EXPECT_THAT([&] { parse_insn_count(begin(":0")); },
+              ThrowsMessage<Error>(HasSubstr("counts: not a number")));
+  EXPECT_THAT([&] { parse_insn_count(h + "step 99999999999999999999 begin vcpu=0\n"); },
+              ThrowsMessage<Error>(HasSubstr("seq: overflows 64 bits")));
+  const std::string ended = begin("0:0") + "step 1 end vcpu=0 counts=1:1,1:1,1:1,1:1\n";
+  EXPECT_THAT([&] { parse_insn_count(ended + "prof 1 vcpu=0 pc=0x1ffffffffffffffff insns=1\n"); },
+              ThrowsMessage<Error>(HasSubstr("pc: overflows 64 bits")));
+  EXPECT_THAT(
+      [&] {
+        parse_insn_count(ended +
+                         "region 1 vcpu=0 n=1 user=99999999999999999999 kernel=0 "
+                         "unbalanced=0\n");
+      },
+      ThrowsMessage<Error>(HasSubstr("user: overflows 64 bits")));
+}
+
+TEST(InsnCount, CountsGoingDownAreRejectedByTheDeltas) {
+  InsnCountFile f = parse_insn_count(std::string(kHeader) +
+                                     "step 1 begin vcpu=0 counts=5:5,0:0,0:0,0:0\n"
+                                     "step 1 end vcpu=0 counts=4:6,0:0,0:0,0:0\n");
+  EXPECT_THAT([&] { insn_step_deltas(f.steps[0]); },
+              ThrowsMessage<Error>(HasSubstr("vCPU 0's count went down")));
+}
+
+TEST(InsnCount, UnknownKeysAreIgnoredAndProfileIsSorted) {
+  InsnCountFile f = parse_insn_count(std::string(kHeader) +
+                                     "step 3 begin vcpu=0 counts=0:0,0:0,0:0,0:0 future=1\n"
+                                     "step 3 end vcpu=1 counts=0:0,0:0,0:0,0:9\n"
+                                     "prof 3 vcpu=3 pc=0xffffffff81000010 insns=2\n"
+                                     "prof 3 vcpu=3 pc=0xffffffff81000000 insns=2\n"
+                                     "prof 3 vcpu=2 pc=0xffffffff81000020 insns=1\n"
+                                     "prof 3 vcpu=3 pc=0xFFFFFFFF81000030 insns=5\n");
+  EXPECT_FALSE(f.complete);
+  EXPECT_EQ(f.steps[0].end_vcpu, 1u);
+  std::vector<InsnProfileEntry> p = insn_step_profile(f.steps[0], 3);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].pc, 0xffffffff81000030u);
+  EXPECT_EQ(p[1].pc, 0xffffffff81000000u);
+  EXPECT_EQ(p[2].pc, 0xffffffff81000010u);
+  EXPECT_EQ(insn_step_profile(f.steps[0], 2).size(), 1u);
+  EXPECT_EQ(find_insn_step(f, 1), nullptr);
+}
+
+}  // namespace
+}  // namespace isolab

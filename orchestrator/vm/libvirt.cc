@@ -120,7 +120,9 @@ std::string with_numa(const std::string& cpu, const VmConfig& cfg) {
 std::string libvirt_domain_xml(const VmConfig& cfg) {
   validate_vm_config(cfg);
   std::string x;
-  x += std::string("<domain type='") + (cfg.accel == Accel::kvm ? "kvm" : "qemu") + "'>\n";
+  x += std::string("<domain type='") + (cfg.accel == Accel::kvm ? "kvm" : "qemu") + "'" +
+       (insn_plugin_active(cfg) ? " xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'" : "") +
+       ">\n";
   x += "  <name>" + xml_escape(cfg.name, "name") + "</name>\n";
   x += "  <memory unit='MiB'>" + std::to_string(cfg.memory_mib) + "</memory>\n";
   x += "  <vcpu placement='static'>" + std::to_string(cfg.vcpus) + "</vcpu>\n";
@@ -158,6 +160,10 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
   x += "    <controller type='usb' model='none'/>\n";
   x += "    <memballoon model='none'/>\n";
   x += "  </devices>\n";
+  if (insn_plugin_active(cfg))
+    x += "  <qemu:commandline>\n    <qemu:arg value='-plugin'/>\n    <qemu:arg value='" +
+         xml_escape(insn_plugin_qemu_option(*cfg.insn_plugin), "insn_plugin") +
+         "'/>\n  </qemu:commandline>\n";
   x += "</domain>\n";
   return x;
 }

@@ -36,6 +36,10 @@ std::string libvirt_cpu_xml(const std::string& qemu_cpu_model, const VmConfig& c
 //            [NUMA: <numa><cell id='<i>' cpus='<list>' memory='<MiB>' unit='MiB'/>...</numa>]</cpu>
 //   <on_poweroff|on_reboot|on_crash>destroy</...>
 //   <devices> serial 0 (file console_log), serial 1 (file result_channel), no USB, no balloon
+//   [with insn_plugin_active(cfg): the domain element declares
+//    xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0' and ends with
+//    <qemu:commandline><qemu:arg value='-plugin'/><qemu:arg value='<insn_plugin_qemu_option>'/>
+//    </qemu:commandline> (libvirt passes the arguments to QEMU as they are)]
 // The command line is full_kernel_cmdline(cfg). Throws isolab::Error for an invalid cfg.
 std::string libvirt_domain_xml(const VmConfig& cfg);
 

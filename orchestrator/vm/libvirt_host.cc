@@ -326,6 +326,9 @@ std::string kernel_volume_name(const fs::path& kernel) {
 
 VmOutcome LibvirtHostBackend::run(const VmConfig& cfg) {
   validate_vm_config(cfg);
+  if (insn_plugin_active(cfg))
+    throw Error("vm '" + cfg.name + "': instruction counting (insn_plugin) is not supported on " +
+                "remote libvirt hosts: the plugin and its output would be on " + host_.spec().uri);
   prepare_output_files(cfg);
   const std::string console = cfg.name + ".console", results = cfg.name + ".results",
                     initrd = cfg.name + ".initrd";

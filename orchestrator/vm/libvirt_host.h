@@ -147,7 +147,8 @@ class LibvirtHost {
 // then downloads both into cfg.console_log and cfg.result_channel and deletes the cell's
 // volumes. The outcome is LibvirtBackend's, except that the QEMU log of a remote host is not
 // read (qemu_stderr_excerpt holds libvirt's error only). Throws LibvirtHostLost when the host
-// goes away during the cell.
+// goes away during the cell, and isolab::Error for a cfg with insn_plugin_active (not supported
+// on remote hosts).
 class LibvirtHostBackend : public VmBackend {
  public:
   explicit LibvirtHostBackend(LibvirtHost& host,

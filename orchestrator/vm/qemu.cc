@@ -114,7 +114,20 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
                 ",server=on,wait=off");
     a.push_back("-S");
   }
+  if (insn_plugin_active(cfg)) {
+    a.push_back("-plugin");
+    a.push_back(insn_plugin_qemu_option(*cfg.insn_plugin));
+  }
   return a;
+}
+
+std::string insn_plugin_qemu_option(const InsnPluginConfig& p) {
+  std::string o = "file=" + qemu_escape_option_value(p.plugin.string()) +
+                  ",out=" + qemu_escape_option_value(p.output.string());
+  if (!p.profile_cpus.empty())
+    o += ",profile_cpus=" + qemu_escape_option_value(vm_cpu_list(p.profile_cpus));
+  if (p.profile_top > 0) o += ",profile_top=" + std::to_string(p.profile_top);
+  return o;
 }
 
 fs::path qmp_socket_path(const VmConfig& cfg) {

@@ -34,6 +34,12 @@ const QemuArchQuirks& x86_64_quirks();
 // -chardev path=... go through this. "a,b" -> "a,,b".
 std::string qemu_escape_option_value(std::string_view v);
 
+// The value of QEMU's -plugin option for p (pure):
+//   file=<plugin>,out=<output>[,profile_cpus=<vm_cpu_list>][,profile_top=<N>]
+// with every comma inside a value doubled (qemu_escape_option_value); QEMU hands the plugin
+// "out=<output>", "profile_cpus=<list>", ... as its arguments.
+std::string insn_plugin_qemu_option(const InsnPluginConfig& p);
+
 // The QEMU command line for cfg, as an argv vector (never a shell string). Pure. Shape:
 //   qemu-system-x86_64 -name <name> -machine q35,acpi=on -accel kvm | -accel tcg,thread=multi
 //   -cpu <effective_cpu_model> -smp <vcpus>,sockets=S,cores=C,threads=T -m <memory_mib>
@@ -48,6 +54,7 @@ std::string qemu_escape_option_value(std::string_view v);
 //    (c's place in the topology, threads innermost: vcpu_topology_ids)]
 //   [-initrd <initrd>] -append <full_kernel_cmdline> -no-reboot
 //   [-qmp unix:<qmp_socket_path>,server=on,wait=off -S]   (only with cfg.vcpu_pin)
+//   [-plugin <insn_plugin_qemu_option>]                     (only with insn_plugin_active)
 // -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0. Every
 // -smp level is given (case Q1: "-smp 8" alone means 8 sockets on old machine types and 8
 // cores on new ones). With pinning QEMU starts paused (-S) until its threads are pinned.

@@ -52,6 +52,10 @@ std::string_view to_string(VmOutcome::End e) {
   return "?";
 }
 
+bool insn_plugin_active(const VmConfig& cfg) {
+  return cfg.insn_plugin.has_value() && cfg.accel == Accel::tcg;
+}
+
 int effective_cores(const VmConfig& cfg) {
   if (cfg.cores > 0) return cfg.cores;
   const int per = cfg.sockets * cfg.threads;
@@ -118,6 +122,13 @@ void validate_vm_config(const VmConfig& cfg) {
     if (total != cfg.memory_mib)
       bad("numa_nodes", "the nodes hold " + std::to_string(total) + " MiB, memory_mib is " +
                             std::to_string(cfg.memory_mib));
+  }
+  if (cfg.insn_plugin) {
+    if (cfg.insn_plugin->plugin.empty()) bad("insn_plugin", "empty plugin path");
+    if (cfg.insn_plugin->output.empty()) bad("insn_plugin", "empty output path");
+    for (unsigned c : cfg.insn_plugin->profile_cpus)
+      if (c >= static_cast<unsigned>(cfg.vcpus))
+        bad("insn_plugin", "profile vCPU " + std::to_string(c) + " does not exist");
   }
   if (cfg.console_log.empty()) bad("console_log", "empty path");
   if (cfg.result_channel.empty()) bad("result_channel", "empty path");
@@ -212,13 +223,23 @@ fs::path effective_qemu_log(const VmConfig& cfg) {
 }
 
 void prepare_output_files(const VmConfig& cfg) {
-  for (const fs::path& p : {cfg.console_log, cfg.result_channel, effective_qemu_log(cfg)}) {
+  std::vector<fs::path> files = {cfg.console_log, cfg.result_channel, effective_qemu_log(cfg)};
+  if (insn_plugin_active(cfg)) files.push_back(cfg.insn_plugin->output);
+  for (const fs::path& p : files) {
     std::error_code ec;
     if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
     fs::remove(p, ec);
     std::ofstream f(p, std::ios::binary | std::ios::trunc);
     if (!f) throw Error("vm '" + cfg.name + "': cannot create output file " + p.string());
   }
+  if (!insn_plugin_active(cfg)) return;
+  // QEMU opens it itself (the plugin's out=): under libvirt as libvirt's QEMU user, whose
+  // dynamic ownership relabels only the devices libvirt knows of.
+  std::error_code ec;
+  fs::permissions(cfg.insn_plugin->output, fs::perms(0666), fs::perm_options::replace, ec);
+  if (ec)
+    throw Error("vm '" + cfg.name + "': cannot make " + cfg.insn_plugin->output.string() +
+                " writable: " + ec.message());
 }
 
 }  // namespace isolab

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,17 @@ struct VmNumaNode {
 
 // "0-1,3" for {0, 1, 3}: the cpulist QEMU's -numa and libvirt's <cell cpus=...> take. Pure.
 std::string vm_cpu_list(const std::vector<unsigned>& cpus);
+
+// QEMU's TCG plugin that counts guest instructions per vCPU, user/kernel, between the marker
+// NOPs of guest-tools/insn-marker.h (tcg-plugin/insn-count.c; its output is read by
+// parse/insn_count.h). Host paths.
+struct InsnPluginConfig {
+  std::filesystem::path
+      plugin;  // libisolab-insn-count.so (find_insn_plugin_files, vm/insn_plugin.h)
+  std::filesystem::path output;  // the file the plugin writes (created by the backend, mode 0666)
+  std::vector<unsigned> profile_cpus;  // vCPUs whose kernel code is profiled; empty = none
+  unsigned profile_top = 0;  // profile lines per vCPU and step; 0 = the plugin's default, 2000
+};
 
 // One boot. Paths are host paths; the output files are created (truncated) by the backend.
 struct VmConfig {
@@ -64,7 +76,16 @@ struct VmConfig {
   std::chrono::seconds wall_timeout{600};  // whole boot; 0 = none
   std::chrono::seconds silence_timeout{120};  // console did not grow this long -> stop; 0 = none
   std::chrono::seconds boot_timeout{60};  // no console byte at all within this -> stop; 0 = none
+  // Instruction counting. With accel tcg QEMU loads the plugin: QemuBackend through -plugin,
+  // LibvirtBackend through the domain's <qemu:commandline> (the plugin .so and the output's
+  // directory must then be reachable by the user libvirt runs QEMU as; the output file itself
+  // is created writable by every user). Ignored under KVM (no TCG to instrument: no plugin, no
+  // output file). LibvirtHostBackend (remote hosts) refuses it.
+  std::optional<InsnPluginConfig> insn_plugin;
 };
+
+// True when cfg.insn_plugin is set and the guest runs under TCG (so QEMU loads the plugin).
+bool insn_plugin_active(const VmConfig& cfg);
 
 // The cores level actually used: cfg.cores, or vcpus / (sockets * threads) when 0.
 int effective_cores(const VmConfig& cfg);
@@ -81,7 +102,8 @@ VcpuTopologyIds vcpu_topology_ids(const VmConfig& cfg, int vcpu);
 // vcpus < 1 or > 255, a topology level < 1 or sockets*cores*threads != vcpus (QEMU's words,
 // case Q1), vcpu_pin not empty and not one CPU list per vCPU, memory_mib < 64, empty
 // console_log/result_channel, name with characters outside [A-Za-z0-9._-], a NUMA layout that
-// does not place each vCPU on exactly one node or whose memory does not add up to memory_mib).
+// does not place each vCPU on exactly one node or whose memory does not add up to memory_mib,
+// an insn_plugin with an empty plugin or output path or a profile vCPU >= vcpus).
 void validate_vm_config(const VmConfig& cfg);
 
 // cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which

@@ -34,7 +34,9 @@ std::string describe_timeout(VmOutcome::End e, const VmConfig& cfg, const Consol
 std::uintmax_t file_size_or_zero(const std::filesystem::path& path);
 
 // Removes and recreates (empty) each output file of cfg, creating parent directories, so that
-// progress starts from size 0. Throws isolab::Error naming the path on failure.
+// progress starts from size 0; with insn_plugin_active(cfg) also the plugin's output, mode 0666
+// (writable by the user a libvirt driver runs QEMU as). Throws isolab::Error naming the path on
+// failure.
 void prepare_output_files(const VmConfig& cfg);
 
 // cfg.qemu_log, or console_log + ".qemu.log" when that is empty.

@@ -126,5 +126,28 @@ TEST(LibvirtXml, CputuneAndTopology) {
                            "threads='1'/></cpu>"));
 }
 
+// The plugin reaches QEMU through libvirt's passthrough: the namespace on the domain element
+// and the same -plugin value as QemuBackend's argv, XML-escaped.
+TEST(LibvirtXml, InsnPluginThroughQemuCommandline) {
+  VmConfig c = config();
+  c.insn_plugin = InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/a'b,c.txt", {5, 6, 7}, 100};
+  std::string x = libvirt_domain_xml(c);
+  EXPECT_EQ(x.substr(0, x.find('\n')),
+            "<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>");
+  EXPECT_THAT(x, HasSubstr("  </devices>\n"
+                           "  <qemu:commandline>\n"
+                           "    <qemu:arg value='-plugin'/>\n"
+                           "    <qemu:arg value='file=/b/libisolab-insn-count.so,"
+                           "out=/run/a&apos;b,,c.txt,profile_cpus=5-7,profile_top=100'/>\n"
+                           "  </qemu:commandline>\n"
+                           "</domain>\n"));
+  // Under KVM the field is ignored: the XML is the one without it.
+  c.accel = Accel::kvm;
+  VmConfig plain = c;
+  plain.insn_plugin.reset();
+  EXPECT_EQ(libvirt_domain_xml(c), libvirt_domain_xml(plain));
+  EXPECT_THAT(libvirt_domain_xml(c), Not(HasSubstr("qemu:")));
+}
+
 }  // namespace
 }  // namespace isolab

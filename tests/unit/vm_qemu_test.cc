@@ -15,6 +15,7 @@
 namespace isolab {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
@@ -324,6 +325,70 @@ TEST(Qmp, ReadsCpusAllowedList) {
   EXPECT_FALSE(l.empty());
   EXPECT_EQ(l.find_first_not_of("0123456789,-"), std::string::npos) << l;
   EXPECT_EQ(read_cpus_allowed_list(::getpid(), 999999999), "");
+}
+
+// The instruction-counting plugin: the -plugin option's exact value, last in the argv.
+TEST(QemuArgv, InsnPluginUnderTcgIsTheLastOption) {
+  VmConfig c = tcg_config();
+  c.insn_plugin =
+      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/x/insn,count.txt", {1, 2, 3}, 0};
+  std::vector<std::string> want = tcg_argv();
+  want.push_back("-plugin");
+  want.push_back("file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=1-3");
+  EXPECT_EQ(qemu_argv(c), want);
+  // Commas of a cpulist are doubled too, so QEMU hands the plugin "profile_cpus=0,,2" as
+  // "profile_cpus=0,2"; profile_top only when set.
+  c.insn_plugin->profile_cpus = {0, 2};
+  c.insn_plugin->profile_top = 50;
+  EXPECT_EQ(qemu_argv(c).back(),
+            "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=0,,2,"
+            "profile_top=50");
+  c.insn_plugin->profile_cpus.clear();
+  c.insn_plugin->profile_top = 0;
+  EXPECT_EQ(insn_plugin_qemu_option(*c.insn_plugin),
+            "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt");
+  EXPECT_TRUE(insn_plugin_active(c));
+}
+
+TEST(QemuArgv, InsnPluginIsIgnoredUnderKvm) {
+  VmConfig c = tcg_config();
+  c.accel = Accel::kvm;
+  std::vector<std::string> without = qemu_argv(c);
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, 0};
+  EXPECT_FALSE(insn_plugin_active(c));
+  EXPECT_EQ(qemu_argv(c), without);
+  EXPECT_EQ(std::count(without.begin(), without.end(), "-plugin"), 0);
+}
+
+TEST(QemuArgv, InsnPluginConfigIsValidated) {
+  VmConfig c = tcg_config();
+  c.insn_plugin = InsnPluginConfig{"", "/run/x/insn.txt", {}, 0};
+  EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("insn_plugin: empty plugin")));
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "", {}, 0};
+  EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("insn_plugin: empty output")));
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {3, 4}, 0};
+  EXPECT_THAT([&] { qemu_argv(c); },
+              ThrowsMessage<Error>(HasSubstr("insn_plugin: profile vCPU 4 does not exist")));
+}
+
+// The plugin's output file is created empty and writable by every user (QEMU under libvirt
+// runs as libvirt's own user); under KVM it is not created at all.
+TEST(PrepareOutputFiles, InsnPluginOutputIsCreatedWorldWritable) {
+  const fs::path d = fs::temp_directory_path() / ("isolab-insnout-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  VmConfig c = tcg_config();
+  c.console_log = d / "console.log";
+  c.result_channel = d / "result.bin";
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", d / "sub" / "insn.txt", {}, 0};
+  write_file_atomic(d / "sub" / "insn.txt", "old");
+  prepare_output_files(c);
+  EXPECT_EQ(fs::file_size(d / "sub" / "insn.txt"), 0u);
+  EXPECT_EQ(fs::status(d / "sub" / "insn.txt").permissions() & fs::perms::all, fs::perms(0666));
+  c.accel = Accel::kvm;
+  fs::remove(d / "sub" / "insn.txt");
+  prepare_output_files(c);
+  EXPECT_FALSE(fs::exists(d / "sub" / "insn.txt"));
+  fs::remove_all(d);
 }
 
 }  // namespace

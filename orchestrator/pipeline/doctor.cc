@@ -29,7 +29,28 @@ std::string which(const std::string& prog) {
 
 }  // namespace
 
-json doctor(ProcessRunner& runner, const fs::path& vmstat_overhead) {
+json insn_plugin_facts(ProcessRunner& runner, const InsnPluginFiles& files,
+                       const fs::path& work_dir) {
+  InsnPluginPreflight p = preflight_insn_plugin(runner, files, work_dir);
+  return {{"plugin", files.plugin.string()},
+          {"test_guest", files.test_guest.string()},
+          {"ok", p.ok},
+          {"error", p.error},
+          {"seconds", p.seconds},
+          {"plugin_api", p.plugin_api},
+          {"qemu_api", std::to_string(p.qemu_api_min) + "-" + std::to_string(p.qemu_api_max)}};
+}
+
+std::string insn_plugin_text(const json& f) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.2f", f.value("seconds", 0.0));
+  if (!f.value("ok", false)) return "FAILED   " + f.value("error", "") + "\n";
+  return "ok       QEMU insn-count plugin: " + f.value("plugin", "") + " (preflight " + secs +
+         " s, QEMU plugin API " + f.value("qemu_api", "") + ")\n";
+}
+
+json doctor(ProcessRunner& runner, const fs::path& vmstat_overhead,
+            const InsnPluginFiles& insn_plugin) {
   json j;
   fs::path work = fs::temp_directory_path() / ("isolab-doctor-" + std::to_string(::getpid()));
   fs::create_directories(work);
@@ -40,6 +61,7 @@ json doctor(ProcessRunner& runner, const fs::path& vmstat_overhead) {
     libvirt_uri = std::string("isolab-private-libvirt-unavailable: ") + e.what();
   }
   VmDoctorFacts v = vm_doctor_facts(runner, work, true, libvirt_uri);
+  j["insn_plugin"] = insn_plugin_facts(runner, insn_plugin, work / "insn-plugin");
   std::error_code ec;
   fs::remove_all(work, ec);
   j["qemu"] = {{"path", v.qemu_path}, {"version", v.qemu_version}, {"error", v.qemu_error}};
@@ -86,6 +108,7 @@ std::string doctor_text(const json& f) {
   if (!kvm)
     o << "         runs will use TCG (software emulation); every result records the accelerator\n";
   line(f["libvirt"].value("reachable", false), "libvirt", f["libvirt"].value("detail", ""));
+  if (f.contains("insn_plugin")) o << insn_plugin_text(f["insn_plugin"]);
   for (auto it = f["build_tools"].begin(); it != f["build_tools"].end(); ++it)
     line(!it->get<std::string>().empty(), it.key(), it->get<std::string>());
   line(f["kernel_source"].value("present", false), "kernel source",

@@ -1,0 +1,66 @@
+// The instruction-counting QEMU plugin (tcg-plugin/insn-count.c) from the orchestrator's side:
+// where its files are, and the preflight that proves this host's QEMU loads it and counts
+// exactly, run before any boot that uses it (and by `isolab doctor`, scripts/setup.sh).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sys/process.h"
+
+namespace isolab {
+
+// The plugin and its test guest (tcg-plugin/test-guest.S), both built by CMake beside the
+// isolab binary.
+struct InsnPluginFiles {
+  std::filesystem::path plugin;      // libisolab-insn-count.so
+  std::filesystem::path test_guest;  // isolab-test-guest.elf (32-bit multiboot ELF)
+};
+
+// $ISOLAB_INSN_PLUGIN and $ISOLAB_TEST_GUEST when set and non-empty, else the two files in
+// binary_dir (the directory of the isolab executable). Does not check that they exist.
+InsnPluginFiles find_insn_plugin_files(const std::filesystem::path& binary_dir);
+
+// The test guest's exit status through isa-debug-exit: (0x31 << 1) | 1.
+constexpr int kTestGuestExit = 99;
+
+// The QEMU argv of one preflight boot (pure): qemu-system-x86_64 -accel tcg -machine q35
+// -smp <vcpus> -m 64 -display none -nodefaults -no-user-config -no-reboot
+// -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel <test_guest>
+// -plugin file=<plugin>,out=<output>,profile_cpus=0-<vcpus-1>.
+std::vector<std::string> insn_preflight_argv(const InsnPluginFiles& files,
+                                             const std::filesystem::path& output, int vcpus);
+
+// What the test guest must have produced, per tcg-plugin/test-guest.S (derivations there):
+// step 1 region 3003 user instructions, step 2 region 6 user + 1502 kernel, each n = 1 on
+// vCPU 0 with no unbalanced marker, step 2's vCPU-0 profile summing to 1502, vCPU 0's step
+// deltas equal to step 1 3005 user and step 2 8 user + 1502 kernel, other vCPUs' deltas 0.
+// Returns "" when the file says exactly that, else what differs (one line). Pure.
+std::string check_test_guest_counts(std::string_view plugin_output);
+
+struct InsnPluginPreflight {
+  bool ok = false;
+  // When not ok, one paragraph naming the plugin path: QEMU's own message (its output,
+  // sanitized) when QEMU refused the plugin or the guest, an API range that excludes the
+  // plugin's version, or the count that differs.
+  std::string error;
+  double seconds = 0;    // wall time of the QEMU run
+  int plugin_api = 0;    // the API version the plugin was built for (from its output)
+  int qemu_api_min = 0;  // the range QEMU offered it (from its output; 0 when it never ran)
+  int qemu_api_max = 0;
+  std::string qemu_output;  // QEMU's stdout+stderr (sanitized, at most 2000 bytes)
+};
+
+// Boots files.test_guest under TCG with the plugin (vcpus vCPUs, the others halted), writing
+// under work_dir (created; the plugin output insn-count.txt stays there), with a 60 s limit.
+// ok when QEMU exits kTestGuestExit, the output is complete, its plugin_api lies within the
+// qemu_api range, and check_test_guest_counts finds nothing. A missing plugin or test guest
+// file is an error result too (not an exception). Throws isolab::Error only when work_dir
+// cannot be created.
+InsnPluginPreflight preflight_insn_plugin(ProcessRunner& runner, const InsnPluginFiles& files,
+                                          const std::filesystem::path& work_dir, int vcpus = 1);
+
+}  // namespace isolab

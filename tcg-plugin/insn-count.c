@@ -4,7 +4,8 @@
  * (the markers of guest-tools/insn-marker.h). System emulation, x86-64 guests, plugin API 1.
  *
  * Load: qemu-system-x86_64 -accel tcg[,thread=multi] ... \
- *         -plugin libisolab-insn-count.so,out=PATH[,profile_cpus=LIST][,profile_top=N]
+ *         -plugin file=DIR/libisolab-insn-count.so,out=PATH[,profile_cpus=LIST][,profile_top=N]
+ *   (file= with a path that has a slash: QEMU dlopen()s it; commas in values are doubled.)
  *   out=PATH         required; created or truncated at install. If it cannot be opened the
  *                    install fails (QEMU prints our message and refuses to start).
  *   profile_cpus=L   optional cpulist ("5-7", "1,3-4"): per-TB kernel profile on those vCPUs.
@@ -17,7 +18,11 @@
  * whole TB at its entry to the executing vCPU's counter. Only the vCPU's own thread writes
  * its counters (relaxed atomic stores), so multi-threaded TCG needs no lock; other threads
  * read them with relaxed atomic loads. A TB left in its middle (an exception such as a page
- * fault, or an I/O exit) still counts whole: counts of such code are upper bounds.
+ * fault, or an I/O exit) still counts whole: counts of such code are upper bounds. A string
+ * instruction with a rep prefix counts once per iteration, plus once for the final check:
+ * QEMU executes each iteration as a one-instruction TB (measured: "rep stosb" with ecx = 1000
+ * counts 1001), so kernel code using rep movs/stos (memcpy, memset, clear_page with ERMS)
+ * counts more than hardware's retired instructions would.
  *
  * Markers. The four 7-byte NOPs "nopl DISP(%rax)" (0F 1F 80 disp32; the same bytes are
  * "nopl DISP(%eax)" in 32-bit code) are recognised by their bytes at translation and get an

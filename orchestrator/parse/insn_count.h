@@ -15,7 +15,9 @@
 // Counts are guest instructions, cumulative per vCPU since it started, split by where the
 // translation block started: kernel = at or above 0xffff800000000000 (x86-64 upper half),
 // user = below (all of a 32-bit guest). Step snapshots and region sums are exact for the vCPU
-// that executed the marker; the other vCPUs' snapshot entries are read at that instant.
+// that executed the marker; the other vCPUs' snapshot entries are read at that instant. What
+// is counted is QEMU's execution: a block left by an exception counts whole, and a rep-prefixed
+// string instruction counts once per iteration plus one (see the plugin's comment).
 #pragma once
 
 #include <cstdint>

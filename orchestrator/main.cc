@@ -113,7 +113,7 @@ struct RunCommand {
   std::string spec_path, results_dir = "results", accel = "auto", cache_dir, resume,
                          backend = "qemu", libvirt_uri, parallel, progress_format = "text";
   std::vector<std::string> hosts;
-  bool no_trace = false, dry_run = false, aa = false, quiet = false;
+  bool no_trace = false, dry_run = false, aa = false, quiet = false, no_insn_count = false;
   int jobs = 0, repetitions = 0, warmups = -1;
 
   // Options in `isolab run --help` order: inputs, where it builds and boots, what it does.
@@ -156,6 +156,9 @@ struct RunCommand {
 
   void declare_behaviour(CLI::App& run) {
     run.add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
+    run.add_flag("--no-insn-count", no_insn_count,
+                 "Under TCG, boot without the QEMU plugin that counts guest instructions (no "
+                 "insns_per_* or kernel_insns_per_s metrics)");
     run.add_flag("--dry-run", dry_run,
                  "Print the plan (guest, variants, cells, guest steps) and exit");
     run.add_option("--repetitions", repetitions,
@@ -271,6 +274,8 @@ struct RunCommand {
     o.page_fault_bench = find_page_fault_bench();
     o.madvise_pressure = find_madvise_pressure();
     o.isolab_mark = find_isolab_mark();
+    o.insn_plugin = isolab::find_insn_plugin_files(self_dir());
+    o.insn_count = !no_insn_count;
     return o;
   }
 

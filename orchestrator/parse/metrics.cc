@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -93,6 +94,8 @@ void to_json(nlohmann::json& j, const Metric& metric) {
                      {"aggregate", metric.aggregate},
                      {"values", metric.values}};
   if (!metric.untrustworthy.empty()) j["untrustworthy"] = metric.untrustworthy;
+  if (!metric.kind.empty()) j["kind"] = metric.kind;
+  if (!metric.source.empty()) j["source"] = metric.source;
   if (!metric.per_cpu) return;
   const MetricPerCpu& pc = *metric.per_cpu;
   nlohmann::json slots = nlohmann::json::array();
@@ -203,6 +206,14 @@ void from_json(const nlohmann::json& j, Metric& metric) {
       throw Error("metric: field \"untrustworthy\" must be a non-empty string, got " +
                   quote_json(*u));
     out.untrustworthy = u->get<std::string>();
+  }
+  for (auto [key, field] : {std::pair{"kind", &out.kind}, std::pair{"source", &out.source}}) {
+    auto it = j.find(key);
+    if (it == j.end() || (per_cpu && std::string(key) == "kind")) continue;
+    if (!it->is_string() || it->get<std::string>().empty())
+      throw Error(std::string("metric: field \"") + key + "\" must be a non-empty string, got " +
+                  quote_json(*it));
+    *field = it->get<std::string>();
   }
   metric = std::move(out);
 }

@@ -12,6 +12,9 @@
 //    "cpus": [5, 6, 7], "counts": [9, 0, 0], "window_s": 5.01, "values": [1.796, 0, 0]}
 // "kind", "counts" and "window_s" appear only when set.
 //
+// Instruction counts (workload/insn_metrics.h) carry "kind": "instructions" and "source":
+// "tcg-plugin" | "pmu"; per CPU, "counts" are then instructions and values counts / window_s.
+//
 // A metric whose values the tool itself does not vouch for (stress-ng exit status 7, "metrics
 // untrustworthy", case S3) carries "untrustworthy": "<why>"; compare keeps such a cell's values
 // out of the test and lists them (compare/compare.h).
@@ -50,6 +53,14 @@ struct Metric {
   std::optional<MetricPerCpu> per_cpu;
   // Non-empty: why these values must not enter a comparison ("untrustworthy" in JSON).
   std::string untrustworthy;
+  // "kind" of a metric without per-CPU evidence ("instructions": guest instructions counted by
+  // the TCG plugin or the guest PMU; compare/verdict.h); "" = absent. A per-CPU metric keeps
+  // its kind in per_cpu->kind.
+  std::string kind;
+  // Where the values come from, for metrics that have several possible sources: "tcg-plugin"
+  // (QEMU's plugin, counted outside the guest) or "pmu" (the guest's performance counters);
+  // "" = absent. compare refuses to test A against B across sources.
+  std::string source;
 
   bool operator==(const Metric&) const = default;
 };

@@ -74,6 +74,10 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
   } else if (double s = num(j, "sleep_us", line, false); std::isfinite(s)) {
     r.sleep_us = static_cast<long>(s);
   }
+  if (double m = num(j, "marked_regions", line, false); std::isfinite(m)) {
+    if (m > 1e15) fail("field \"marked_regions\" is out of range", line);
+    r.marked_regions = static_cast<long>(m);
+  }
   return r;
 }
 

@@ -1,7 +1,8 @@
 // Parser for the output of guest-tools/vmstat-overhead.c: one JSON object on stdout,
 //   {"tool":"vmstat-overhead","version":1,"mode":"syscall"|"idle","cpu":N|null,"pinned":bool,
 //    "iterations":N,"warmup":N,"counter":"tsc"|"ns","total":N,"per_iteration":x,
-//    "per_syscall":x (syscall mode),"sleep_us":N (idle mode),"min":N,"max":N}
+//    "per_syscall":x (syscall mode),"sleep_us":N (idle mode),"min":N,"max":N,
+//    "marked_regions":N (optional)}
 // Counter units: "tsc" -> cycles (TSC ticks), "ns" -> nanoseconds of CLOCK_MONOTONIC.
 #pragma once
 
@@ -25,6 +26,9 @@ struct VmstatOverheadResult {
   std::optional<double> per_syscall;  // syscall mode: per_iteration / 2
   std::optional<long> sleep_us;       // idle mode
   double min = 0, max = 0;            // fastest and slowest single iteration
+  // Operations bracketed by instruction-count region markers (guest-tools/insn-marker.h);
+  // nullopt for a tool that does not mark them.
+  std::optional<long> marked_regions;
   std::string unit() const { return counter == "tsc" ? "cycles" : "ns"; }
 };
 

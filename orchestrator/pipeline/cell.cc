@@ -10,8 +10,10 @@
 #include "cmdline/gate.h"
 #include "guest/initramfs.h"
 #include "parse/console.h"
+#include "parse/system_map.h"
 #include "pipeline/guest_setup.h"
 #include "vm/qemu.h"
+#include "workload/insn_metrics.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -100,6 +102,9 @@ VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot&
   vm.console_log = p.dir / "console.log";
   vm.result_channel = p.dir / "results.bin";
   vm.qemu_log = p.dir / "qemu.log";
+  if (cx.opt.insn_count && !cx.opt.insn_plugin.plugin.empty() && slot.local())
+    vm.insn_plugin = InsnPluginConfig{cx.opt.insn_plugin.plugin, p.dir / "insn-count.txt",
+                                      cx.guest.partition.isolated.cpus(), 0};
   const TimeoutSpec& t = cx.spec.timeouts;
   vm.boot_timeout = std::chrono::seconds(t.boot_s);
   vm.silence_timeout = std::chrono::seconds(std::max(t.silence_s, p.longest + 30));
@@ -115,6 +120,16 @@ VmOutcome boot(const Slot& slot, const VmConfig& vm) {
   return out;
 }
 
+// The instruction-counting plugin's file of a boot that loaded the plugin (nullopt otherwise).
+std::optional<std::string> read_insn_counts(const VmConfig& vm) {
+  if (!insn_plugin_active(vm)) return std::nullopt;
+  try {
+    return read_file(vm.insn_plugin->output, 256u << 20);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 CellEvidence collect(const VmConfig& vm, const GuestPlan& plan) {
   CellEvidence ev;
   try {
@@ -127,6 +142,7 @@ CellEvidence collect(const VmConfig& vm, const GuestPlan& plan) {
   } catch (const Error&) {
   }
   ev.channel = parse_channel(stream, plan.nonce);
+  ev.insn_counts = read_insn_counts(vm);
   return ev;
 }
 
@@ -286,6 +302,33 @@ WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelC
   return v;
 }
 
+// The instruction-count metrics of the cell (workload/insn_metrics.h) and their record, when
+// the TCG plugin counted this boot; on KVM a record that says why there are none.
+void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, const json& vdoc) {
+  if (cx.accel.accel == Accel::kvm) {
+    c["insn_counts"] = {{"source", nullptr},
+                        {"reason", "KVM: no TCG plugin; guest PMU counting is not implemented"}};
+    return;
+  }
+  if (!ev.insn_counts) return;
+  std::optional<SystemMap> map;
+  try {
+    if (const std::string path = vdoc.value("system_map", ""); !path.empty())
+      map = parse_system_map(read_file(path, 64u << 20));
+  } catch (const Error&) {
+  }
+  InsnCellInput in;
+  in.workloads = &cx.spec.workloads;
+  in.isolated = cx.guest.partition.isolated;
+  in.records = &ev.channel;
+  in.plugin_text = *ev.insn_counts;
+  in.system_map = map ? &*map : nullptr;
+  InsnCellOutcome o = insn_cell_metrics(in);
+  for (auto& [name, m] : o.metrics) c["metrics"][name] = m;
+  if (!map) o.record["profile_note"] = "no System.map for this kernel: functions not named";
+  c["insn_counts"] = std::move(o.record);
+}
+
 // Failures decided by how the boot ended, before any workload is looked at (nullopt: none).
 std::optional<json> boot_failure(const json& c, const VmOutcome& out, const ConsoleReport& cons,
                                  bool reached_init, const json& vdoc) {
@@ -340,6 +383,7 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   if (auto f = boot_failure(c, out, cons, reached_init, vdoc)) return *f;
 
   const WorkloadVerdicts wv = record_workloads(c, cx, ch, p.dir);
+  record_insn_counts(c, cx, ev, vdoc);
   const std::string& workload_reason = wv.failure;
   if (!ch.done) {
     if (out.end == VmOutcome::End::powered_off)

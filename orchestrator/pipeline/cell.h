@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "guest/channel.h"
@@ -51,6 +52,9 @@ VmOutcome boot(const Slot& slot, const VmConfig& vm);
 struct CellEvidence {
   std::string console;
   ChannelContents channel;
+  // The instruction-counting TCG plugin's file (VmConfig::insn_plugin); nullopt when the boot
+  // had no plugin or the file is missing.
+  std::optional<std::string> insn_counts;
 };
 CellEvidence collect(const VmConfig& vm, const GuestPlan& plan);
 

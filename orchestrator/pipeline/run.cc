@@ -791,6 +791,27 @@ AccelChoice record_host_and_accelerator(const Spec& spec, const GuestDerivation&
   return accel;
 }
 
+// Under TCG on this machine, proves before any build or boot that QEMU loads the
+// instruction-counting plugin and counts the test guest exactly; records it as "insn_plugin".
+// Throws isolab::Error with QEMU's own message when it does not.
+void check_insn_plugin(const RunOptions& opt, const AccelChoice& accel,
+                       const std::vector<HostConn>& hosts, ProcessRunner& runner, RunDoc& doc) {
+  if (accel.accel != Accel::tcg || !hosts.empty() || !opt.insn_count ||
+      opt.insn_plugin.plugin.empty())
+    return;
+  const InsnPluginPreflight pf =
+      preflight_insn_plugin(runner, opt.insn_plugin, doc.dir() / "insn-preflight");
+  if (!pf.ok)
+    throw Error("instruction counting: " + pf.error + " (boot without it: --no-insn-count)");
+  doc.doc()["insn_plugin"] = {{"plugin", opt.insn_plugin.plugin.string()},
+                              {"plugin_api", pf.plugin_api},
+                              {"qemu_api", {pf.qemu_api_min, pf.qemu_api_max}},
+                              {"preflight_s", pf.seconds}};
+  doc.save();
+  say(opt, "instruction counting: QEMU loads the TCG plugin (preflight " +
+               std::to_string(static_cast<int>(pf.seconds * 1000)) + " ms)");
+}
+
 // The result.json record of one variant's kernel.
 json variant_record(const Spec& spec, const GuestDerivation& guest, const VariantSpec& v,
                     const KernelArtifact& k) {
@@ -916,6 +937,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   std::vector<HostConn> hosts = record_hosts(host_specs, opt, *doc);
   const AccelChoice accel =
       record_host_and_accelerator(spec, guest, opt, runner, hosts, host_plan, *doc);
+  check_insn_plugin(opt, accel, hosts, runner, *doc);
 
   std::vector<std::unique_ptr<FileLock>> kernels_in_use;
   const auto build_failure = build_kernels(spec, guest, opt, runner, cache, *doc, kernels_in_use);

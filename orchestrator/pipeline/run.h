@@ -11,6 +11,7 @@
 #include "base/progress.h"
 #include "spec/spec.h"
 #include "sys/process.h"
+#include "vm/insn_plugin.h"
 
 namespace isolab {
 
@@ -43,6 +44,12 @@ struct RunOptions {
   // guest-tools/isolab-mark.c: the step markers of the instruction-counting TCG plugin, put in
   // every guest image; "" = none (the /init's marker calls then fail silently, as on KVM).
   std::filesystem::path isolab_mark;
+  // The instruction-counting TCG plugin and its test guest (vm/insn_plugin.h). When the plugin
+  // path is set, insn_count is true and the guests run under TCG on this machine, the run first
+  // proves QEMU loads the plugin (preflight_insn_plugin; an error before any build or boot
+  // otherwise) and every boot counts guest instructions (workload/insn_metrics.h).
+  InsnPluginFiles insn_plugin;
+  bool insn_count = true;                            // false: `isolab run --no-insn-count`
   std::function<void(const std::string&)> progress;  // status lines (stderr)
   // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
   // task "cells" as k/N after each cell, with an ETA from the cells this process ran.

@@ -1,0 +1,63 @@
+// Instruction-count metrics of one cell, from the file isolab's QEMU TCG plugin wrote during
+// the boot (parse/insn_count.h) and the records the guest sent (guest/channel.h).
+//
+// The guest's /init brackets every workload step with step markers (guest/plan.h), so the
+// plugin's step k is the k-th step of the plan; vmstat-overhead brackets each timed operation
+// with region markers (guest-tools/insn-marker.h). Metrics, all "kind": "instructions",
+// "source": "tcg-plugin", unit "instructions" or "instructions/s", lower is better:
+//   <wl>.insns_per_syscall, <wl>.kernel_insns_per_syscall      vmstat-overhead syscall mode:
+//       the guest instructions (all, kernel-mode only) of the marked mlock()+munlock() pairs
+//       on the pinned CPU, per system call (half a pair, as cycles_per_syscall)
+//   <wl>.insns_per_idle_loop, <wl>.kernel_insns_per_idle_loop  vmstat-overhead idle mode: per
+//       usleep() iteration (the CPU leaves and re-enters the idle loop)
+//   <wl>.noise.kernel_insns_per_s                               every step: per isolated CPU,
+//       the kernel-mode instructions the CPU executed between the step's markers divided by
+//       the step window (uptime seconds, "<wl>.window"); "cpus", "counts" (instructions),
+//       "window_s" as the trace-derived noise.* counts carry them
+// An instruction count is a path length, not a time: a cache miss or a slow instruction costs
+// no extra count, and a halted (idle) vCPU executes none.
+//
+// A per-operation metric whose regions do not check out (a marker on a CPU other than the
+// pinned one, unbalanced markers, a region count other than the tool's own, a step without its
+// end marker) is left out, with the reason under "invalid" in the cell's record; never a number
+// from a partial count.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cmdline/cpulist.h"
+#include "guest/channel.h"
+#include "parse/metrics.h"
+#include "parse/system_map.h"
+#include "spec/spec.h"
+
+namespace isolab {
+
+struct InsnCellInput {
+  const std::vector<WorkloadSpec>* workloads = nullptr;  // the plan's steps, in order
+  CpuSet isolated;                                       // CPUs whose kernel work is reported
+  const ChannelContents* records = nullptr;
+  std::string_view plugin_text;           // the plugin's file ("" = none was written)
+  const SystemMap* system_map = nullptr;  // the kernel's symbols; nullptr = no profile names
+  std::size_t profile_functions = 25;     // kept per step and CPU, largest first
+};
+
+struct InsnCellOutcome {
+  Metrics metrics;  // names prefixed "<workload>."
+  // For result.json cells[].insn_counts:
+  //   {"source": "tcg-plugin", "steps": {"<wl>": {"seq": k, "kernel": {"<cpu>": n},
+  //    "user": {"<cpu>": n}, "window_s": s}}, "invalid": {"<metric>": "<reason>"},
+  //    "profile": {"<wl>": {"<cpu>": [{"function": f, "insns": n}, ...]}},
+  //    "profile_unattributed": {"<wl>": {"<cpu>": n}}, "problems": ["..."]}
+  // "problems" holds what made the whole file unusable (unparsable, step count differs).
+  nlohmann::json record;
+};
+
+// Never throws for what the guest or the plugin wrote: a file that cannot be parsed gives no
+// metrics and a problem line naming the parser's error.
+InsnCellOutcome insn_cell_metrics(const InsnCellInput& in);
+
+}  // namespace isolab

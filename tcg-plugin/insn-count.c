@@ -53,7 +53,13 @@
  *       profile_top=<N>                        (one line; profile_cpus= empty when none)
  *   step <seq> begin vcpu=<v> counts=<u0>:<k0>,<u1>:<k1>,...   (entry i = vCPU i, n entries)
  *   region <seq> vcpu=<c> n=<regions> user=<sum> kernel=<sum> unbalanced=<m>
- *       (after a step end, one per vCPU with n > 0 or m > 0, ascending vCPU)
+ *       [median=<insns> kernel_median=<insns>]
+ *       (after a step end, one per vCPU with n > 0 or m > 0, ascending vCPU; median is the
+ *       lower median over the step's regions of one region's instructions (user + kernel),
+ *       kernel_median that of its kernel instructions, both over the first 4194304 regions;
+ *       absent when n = 0. A region that an interrupt, a softirq or a kernel thread entered
+ *       costs more, and how many do depends on how fast the host emulates the guest, since
+ *       ticks and timers follow guest time; the median is the operation's own path length.)
  *   prof <seq> vcpu=<c> pc=0x<hex> insns=<n>   (after the region lines; per profiled vCPU,
  *       at most profile_top lines, largest insns first, ties by ascending pc)
  *   step <seq> end vcpu=<v> counts=...         (written before the region and prof lines)
@@ -97,6 +103,8 @@ struct vcpu {
   uint64_t open_user, open_kernel;
   pthread_mutex_t lock; /* guards the step state below */
   uint64_t reg_n, reg_user, reg_kernel, unbalanced;
+  uint64_t *reg_all, *reg_ker; /* each closed region's total and kernel instructions */
+  size_t reg_cap;
   struct prof_entry* prof;
   size_t prof_cap, prof_used;
 } __attribute__((aligned(64)));
@@ -210,12 +218,32 @@ static void region_begin(struct vcpu* v, uint64_t u, uint64_t k) {
   v->open_kernel = k;
 }
 
+#define MAX_KEPT_REGIONS ((size_t)1 << 22)
+
+/* Keeps one closed region's counts for the step's medians (caller holds v->lock). */
+static void keep_region(struct vcpu* v, uint64_t all, uint64_t ker) {
+  const size_t i = (size_t)v->reg_n - 1;
+  if (i >= MAX_KEPT_REGIONS) return;
+  if (i >= v->reg_cap) {
+    const size_t cap = v->reg_cap ? v->reg_cap * 2 : 4096;
+    uint64_t* a = realloc(v->reg_all, cap * sizeof *a);
+    if (a) v->reg_all = a;
+    uint64_t* k = a ? realloc(v->reg_ker, cap * sizeof *k) : NULL;
+    if (k) v->reg_ker = k;
+    if (!a || !k) return; /* out of memory: the medians cover the regions kept so far */
+    v->reg_cap = cap;
+  }
+  v->reg_all[i] = all;
+  v->reg_ker[i] = ker;
+}
+
 static void region_end(struct vcpu* v, uint64_t u, uint64_t k) {
   pthread_mutex_lock(&v->lock);
   if (v->region_open) {
     v->reg_n++;
     v->reg_user += u - v->open_user;
     v->reg_kernel += k - v->open_kernel;
+    keep_region(v, (u - v->open_user) + (k - v->open_kernel), k - v->open_kernel);
   } else {
     v->unbalanced++;
   }
@@ -274,6 +302,17 @@ static void write_profile(unsigned cpu) {
   free(copy);
 }
 
+static int by_value(const void* a, const void* b) {
+  const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The lower median of the first n values (sorts them in place); n > 0. */
+static uint64_t lower_median(uint64_t* values, size_t n) {
+  qsort(values, n, sizeof *values, by_value);
+  return values[(n - 1) / 2];
+}
+
 static void write_regions(void) {
   for (unsigned i = 0; i < g.n; ++i) {
     struct vcpu* v = &g.v[i];
@@ -281,8 +320,13 @@ static void write_regions(void) {
     if (v->reg_n || v->unbalanced)
       fprintf(g.out,
               "region %" PRIu64 " vcpu=%u n=%" PRIu64 " user=%" PRIu64 " kernel=%" PRIu64
-              " unbalanced=%" PRIu64 "\n",
+              " unbalanced=%" PRIu64,
               g.seq, i, v->reg_n, v->reg_user, v->reg_kernel, v->unbalanced);
+    const size_t kept = v->reg_n < v->reg_cap ? (size_t)v->reg_n : v->reg_cap;
+    if (v->reg_n && kept)
+      fprintf(g.out, " median=%" PRIu64 " kernel_median=%" PRIu64, lower_median(v->reg_all, kept),
+              lower_median(v->reg_ker, kept));
+    if (v->reg_n || v->unbalanced) fputc('\n', g.out);
     pthread_mutex_unlock(&v->lock);
   }
 }

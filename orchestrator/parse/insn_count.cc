@@ -67,6 +67,12 @@ std::string_view need(const Keys& k, std::string_view key) {
 
 std::uint64_t need_u64(const Keys& k, std::string_view key) { return to_u64(need(k, key), key); }
 
+std::optional<std::uint64_t> maybe_u64(const Keys& k, std::string_view key) {
+  auto it = k.find(key);
+  if (it == k.end()) return std::nullopt;
+  return to_u64(it->second, key);
+}
+
 unsigned need_vcpu(const Keys& k, unsigned vcpus) {
   std::uint64_t v = need_u64(k, "vcpu");
   if (v >= vcpus)
@@ -168,6 +174,11 @@ void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
   r.user = need_u64(k, "user");
   r.kernel = need_u64(k, "kernel");
   r.unbalanced = need_u64(k, "unbalanced");
+  r.median = maybe_u64(k, "median");
+  r.kernel_median = maybe_u64(k, "kernel_median");
+  if (r.median.has_value() != r.kernel_median.has_value())
+    throw LineError{"median= and kernel_median= come together"};
+  if (r.median && r.kernel_median > r.median) throw LineError{"kernel_median= above median="};
   for (const InsnRegionTotals& o : s.regions)
     if (o.vcpu == r.vcpu) throw LineError{"second region record of vCPU " + std::to_string(r.vcpu)};
   s.regions.push_back(r);
@@ -308,6 +319,10 @@ InsnPerOperation insn_per_operation(const InsnStep& step, unsigned expected_vcpu
     r.user = static_cast<double>(t.user) / static_cast<double>(t.regions);
     r.kernel = static_cast<double>(t.kernel) / static_cast<double>(t.regions);
     r.total = r.user + r.kernel;
+    if (t.median) {
+      r.median_total = static_cast<double>(*t.median);
+      r.median_kernel = static_cast<double>(*t.kernel_median);
+    }
   }
   return r;
 }

@@ -9,6 +9,7 @@
 //   step <seq> begin vcpu=<v> counts=<u0>:<k0>,<u1>:<k1>,...     (n entries, index = vCPU)
 //   step <seq> end vcpu=<v> counts=...
 //   region <seq> vcpu=<c> n=<regions> user=<sum> kernel=<sum> unbalanced=<m>
+//       [median=<insns> kernel_median=<insns>]
 //   prof <seq> vcpu=<c> pc=0x<hex> insns=<n>
 //   exit stray_step_ends=<k> counts=...
 //   end
@@ -43,6 +44,13 @@ struct InsnRegionTotals {
   std::uint64_t user = 0;        // sum over those regions, instructions
   std::uint64_t kernel = 0;      // likewise
   std::uint64_t unbalanced = 0;  // a REGION_BEGIN while open, or a REGION_END with none open
+  // The lower median over the step's regions of one region's instructions (user + kernel) and
+  // of its kernel instructions ("median=", "kernel_median="); nullopt when the plugin did not
+  // write them (no region closed). A region entered by an interrupt or another task costs
+  // more, and how many are depends on the emulation speed (ticks follow guest time): the
+  // median is the operation's own path length.
+  std::optional<std::uint64_t> median;
+  std::optional<std::uint64_t> kernel_median;
 };
 
 // One "prof" record: kernel instructions executed on a vCPU during a step in translation
@@ -116,6 +124,9 @@ struct InsnPerOperation {
   double user = 0;
   double kernel = 0;
   double total = 0;
+  // The medians of the expected vCPU's regions (InsnRegionTotals::median), when written.
+  std::optional<double> median_total;
+  std::optional<double> median_kernel;
 };
 InsnPerOperation insn_per_operation(const InsnStep& step, unsigned expected_vcpu,
                                     std::optional<std::uint64_t> expected_regions = {});

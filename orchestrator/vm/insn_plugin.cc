@@ -33,6 +33,10 @@ std::string check_step(const InsnCountFile& f, std::uint64_t seq, InsnCounts reg
       op.kernel != static_cast<double>(region.kernel))
     return where + "region user/kernel " + std::to_string(op.user) + "/" +
            std::to_string(op.kernel) + ", expected " + str(region.user) + "/" + str(region.kernel);
+  // One region: its median is the region itself.
+  if (op.median_total != static_cast<double>(region.total()) ||
+      op.median_kernel != static_cast<double>(region.kernel))
+    return where + "region median missing or not the region's own count";
   std::vector<InsnCounts> d = insn_step_deltas(*s);
   for (std::size_t v = 0; v < d.size(); ++v) {
     InsnCounts want = v == 0 ? step_delta : InsnCounts{};

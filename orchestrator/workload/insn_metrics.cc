@@ -31,13 +31,18 @@ Metric insn_metric(const std::string& unit, double value) {
 
 // What vmstat-overhead's region counts are called, by mode, and what one region is worth.
 struct RegionNames {
-  const char* all;
-  const char* kernel;
+  const char* all;     // the median region (the operation's own path length)
+  const char* kernel;  // its kernel part
+  const char* mean;    // the mean region (with whatever entered the regions)
   double operations_per_region;
 };
 std::optional<RegionNames> region_names(const std::string& mode) {
-  if (mode == "syscall") return RegionNames{"insns_per_syscall", "kernel_insns_per_syscall", 2};
-  if (mode == "idle") return RegionNames{"insns_per_idle_loop", "kernel_insns_per_idle_loop", 1};
+  if (mode == "syscall")
+    return RegionNames{"insns_per_syscall", "kernel_insns_per_syscall", "insns_per_syscall_mean",
+                       2};
+  if (mode == "idle")
+    return RegionNames{"insns_per_idle_loop", "kernel_insns_per_idle_loop",
+                       "insns_per_idle_loop_mean", 1};
   return std::nullopt;
 }
 
@@ -63,9 +68,14 @@ void per_operation_metrics(const WorkloadSpec& w, const InsnStep& step, const Ch
     o.record["invalid"][all] = op.reason;
     return;
   }
-  o.metrics[all] = insn_metric("instructions", op.total / names->operations_per_region);
-  o.metrics[w.name + "." + names->kernel] =
-      insn_metric("instructions", op.kernel / names->operations_per_region);
+  const double per = names->operations_per_region;
+  o.metrics[w.name + "." + names->mean] = insn_metric("instructions", op.total / per);
+  if (!op.median_total) {
+    o.record["invalid"][all] = "the plugin wrote no region median";
+    return;
+  }
+  o.metrics[all] = insn_metric("instructions", *op.median_total / per);
+  o.metrics[w.name + "." + names->kernel] = insn_metric("instructions", *op.median_kernel / per);
 }
 
 // Kernel-mode instructions per second of the step window on each isolated CPU.

@@ -6,10 +6,15 @@
 // with region markers (guest-tools/insn-marker.h). Metrics, all "kind": "instructions",
 // "source": "tcg-plugin", unit "instructions" or "instructions/s", lower is better:
 //   <wl>.insns_per_syscall, <wl>.kernel_insns_per_syscall      vmstat-overhead syscall mode:
-//       the guest instructions (all, kernel-mode only) of the marked mlock()+munlock() pairs
-//       on the pinned CPU, per system call (half a pair, as cycles_per_syscall)
-//   <wl>.insns_per_idle_loop, <wl>.kernel_insns_per_idle_loop  vmstat-overhead idle mode: per
-//       usleep() iteration (the CPU leaves and re-enters the idle loop)
+//       the median over the marked mlock()+munlock() pairs on the pinned CPU of one pair's
+//       guest instructions (all, kernel-mode only), per system call (half a pair, as
+//       cycles_per_syscall): the path length of the system calls themselves
+//   <wl>.insns_per_syscall_mean                                 the mean pair, per system call:
+//       with the ticks, softirqs and kernel threads that entered the pairs (how many do
+//       depends on the emulation speed, since they follow guest time)
+//   <wl>.insns_per_idle_loop, <wl>.kernel_insns_per_idle_loop,
+//   <wl>.insns_per_idle_loop_mean                               vmstat-overhead idle mode: the
+//       same per usleep() iteration (the CPU leaves and re-enters the idle loop)
 //   <wl>.noise.kernel_insns_per_s                               every step: per isolated CPU,
 //       the kernel-mode instructions the CPU executed between the step's markers divided by
 //       the step window (uptime seconds, "<wl>.window"); "cpus", "counts" (instructions),

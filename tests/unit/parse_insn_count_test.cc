@@ -105,6 +105,22 @@ TEST(InsnCount, RegionsOnAnotherVcpuAreInvalid) {
   EXPECT_THAT(insn_per_operation(f.steps[0], 3).reason, HasSubstr("no regions on vCPU 3"));
 }
 
+TEST(InsnCount, RegionMediansAreReadBesideTheSums) {
+  InsnCountFile f = parse_insn_count(with_step(
+      "region 1 vcpu=2 n=10 user=500 kernel=1000 unbalanced=0 median=140 kernel_median=95\n"));
+  InsnPerOperation op = insn_per_operation(f.steps[0], 2, 10);
+  ASSERT_TRUE(op.valid);
+  EXPECT_DOUBLE_EQ(op.total, 150);
+  EXPECT_EQ(op.median_total, 140);
+  EXPECT_EQ(op.median_kernel, 95);
+  EXPECT_THROW(parse_insn_count(with_step(
+                   "region 1 vcpu=2 n=10 user=500 kernel=1000 unbalanced=0 median=140\n")),
+               Error);
+  EXPECT_THROW(parse_insn_count(with_step("region 1 vcpu=2 n=10 user=500 kernel=1000 "
+                                          "unbalanced=0 median=90 kernel_median=95\n")),
+               Error);
+}
+
 TEST(InsnCount, RegionCountMustMatchTheToolsIterations) {
   InsnCountFile f =
       parse_insn_count(with_step("region 1 vcpu=2 n=999 user=999 kernel=1998 unbalanced=0\n"));

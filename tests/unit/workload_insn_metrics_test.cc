@@ -13,7 +13,8 @@ constexpr const char* kPlugin =
     "isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=4 profile_cpus=2-3 profile_top=2000\n"
     "step 1 begin vcpu=0 counts=100:1000,0:500,0:0,0:0\n"
     "step 1 end vcpu=0 counts=200:2000,0:900,90000:4000000,0:20000\n"
-    "region 1 vcpu=2 n=1000 user=60000 kernel=3200000 unbalanced=0\n"
+    "region 1 vcpu=2 n=1000 user=60000 kernel=3200000 unbalanced=0 median=3100 "
+    "kernel_median=3040\n"
     "prof 1 vcpu=2 pc=0xffffffff81001404 insns=3000000\n"
     "prof 1 vcpu=2 pc=0xffffffff81001000 insns=150000\n"
     "prof 1 vcpu=2 pc=0xffffffff81001010 insns=50000\n"
@@ -58,16 +59,29 @@ InsnCellOutcome derive(const std::vector<WorkloadSpec>& w, const ChannelContents
   return insn_cell_metrics(in);
 }
 
-TEST(InsnMetrics, PerSyscallIsHalfAPairOnThePinnedCpu) {
+TEST(InsnMetrics, PerSyscallIsHalfTheMedianPairOnThePinnedCpu) {
   const auto w = workloads();
   const auto o = derive(w, records(kTool), kPlugin);
   ASSERT_TRUE(o.metrics.count("vmstat-syscall.insns_per_syscall")) << o.record.dump();
   const Metric& m = o.metrics.at("vmstat-syscall.insns_per_syscall");
-  EXPECT_DOUBLE_EQ(m.values.at(0), (60000.0 + 3200000.0) / 1000 / 2);  // 1630
+  EXPECT_DOUBLE_EQ(m.values.at(0), 3100.0 / 2);
   EXPECT_EQ(m.kind, "instructions");
   EXPECT_EQ(m.source, "tcg-plugin");
   EXPECT_EQ(m.unit, "instructions");
-  EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.kernel_insns_per_syscall").values.at(0), 1600);
+  EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.kernel_insns_per_syscall").values.at(0), 1520);
+  // The mean pair carries what entered the pairs: (60000 + 3200000) / 1000 / 2.
+  EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.insns_per_syscall_mean").values.at(0), 1630);
+}
+
+TEST(InsnMetrics, WithoutARegionMedianOnlyTheMeanIsGiven) {
+  std::string plugin = kPlugin;
+  plugin.erase(plugin.find(" median=3100 kernel_median=3040"), 31);
+  const auto w = workloads();
+  const auto o = derive(w, records(kTool), plugin);
+  EXPECT_FALSE(o.metrics.count("vmstat-syscall.insns_per_syscall"));
+  EXPECT_TRUE(o.metrics.count("vmstat-syscall.insns_per_syscall_mean"));
+  EXPECT_EQ(o.record["invalid"]["vmstat-syscall.insns_per_syscall"],
+            "the plugin wrote no region median");
 }
 
 TEST(InsnMetrics, KernelInstructionsPerSecondOnEachIsolatedCpuOverTheStepWindow) {

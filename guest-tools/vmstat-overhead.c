@@ -30,7 +30,9 @@
  * Instruction counts: inside the timed interval each operation is bracketed by the region
  * markers of insn-marker.h, so that isolab's TCG plugin counts the guest instructions of every
  * timed operation on the pinned CPU (user and kernel); the warm-up is not marked.
- * "marked_regions" is the number of marked operations (the timed iterations).
+ * "marked_regions" is the number of marked operations (the timed iterations). The program
+ * re-executes itself once with address space randomization off (personality ADDR_NO_RANDOMIZE),
+ * so that the kernel's path through this process's mappings is the same in every boot.
  *
  * Output: one JSON object on stdout, e.g.
  *   {"tool":"vmstat-overhead","version":1,"mode":"syscall","cpu":1,"pinned":true,
@@ -50,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +109,18 @@ static void one_pair(void* page, size_t len) {
   if (munlock(page, len)) die_errno("munlock");
 }
 
+/* Runs the program again with address space randomization off (once: the flag is inherited),
+ * so that every boot lays out the same mappings and the kernel walks the same VMA tree in each
+ * mlock()/munlock(): a path length that moves with a random layout is no path length. Falls
+ * through (randomized) when the kernel refuses. */
+static void without_aslr(char** argv) {
+  const int p = personality(0xffffffff);
+
+  if (p == -1 || (p & ADDR_NO_RANDOMIZE)) return;
+  if (personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1) return;
+  execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char** argv) {
   const char* mode = NULL;
   unsigned long iterations = 0, warmup = 0, sleep_us = 10;
@@ -119,6 +134,8 @@ int main(int argc, char** argv) {
   uint64_t begin_ns, deadline_ns, elapsed_ns;
   unsigned long i;
   int syscall_mode, running_cpu;
+
+  without_aslr(argv);
 
   for (int a = 1; a < argc; a++) {
     const char* arg = argv[a];

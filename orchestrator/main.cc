@@ -387,14 +387,20 @@ struct ReportCommand {
   }
 };
 
-// isolab calibrate RUN_DIR: noise floor of an A/A run.
+// isolab calibrate RUN...: drift, spread, MDE and false alarms of one or more A/A runs.
 struct CalibrateCommand {
   isolab::CalibrateCommandOptions opt;
   std::string output;
 
   void declare(CLI::App& cal) {
-    cal.add_option("run", opt.run_dir, "A run directory whose two variants are the same kernel")
+    cal.add_option("runs", opt.run_dirs,
+                   "A/A run directories (one kernel as every variant, e.g. `isolab run --aa`), "
+                   "made under one comparison key")
         ->required();
+    cal.add_option("--variant", opt.variants,
+                   "Pool only this variant (repeatable; default: every variant of each run)");
+    cal.add_option("--seed", opt.seed, "Seed of the simulations and sampled permutations")
+        ->capture_default_str();
     cal.add_option("--format", opt.format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -658,8 +664,9 @@ std::span<const Subcommand> subcommands() {
        "interruptions per isolated CPU, gate, kernels, host): RUN_DIR, or RUN_A RUN_B.",
        declare<ReportCommand>},
       {"calibrate",
-       "A/A calibration: noise floor and false-positive rate per metric from a run of one kernel "
-       "as A and B.",
+       "A/A calibration of one or more runs of one kernel: per metric the trend and split tests "
+       "against boot order (drifting metrics named), spread, minimum detectable effect, noise "
+       "floor; the runs' false-alarm rate.",
        declare<CalibrateCommand>},
       {"history", "Trend of one metric across the runs indexed in RESULTS_DIR/isolab.db.",
        declare<HistoryCommand>},

@@ -113,8 +113,10 @@ struct RunCommand {
   std::string spec_path, results_dir = "results", accel = "auto", cache_dir, resume,
                          backend = "qemu", libvirt_uri, parallel, progress_format = "text";
   std::vector<std::string> hosts;
-  bool no_trace = false, dry_run = false, aa = false, quiet = false, no_insn_count = false;
+  bool no_trace = false, dry_run = false, aa = false, quiet = false, no_insn_count = false,
+       force = false;
   int jobs = 0, repetitions = 0, warmups = -1;
+  long boot_order_seed = -1;
 
   // Options in `isolab run --help` order: inputs, where it builds and boots, what it does.
   void declare(CLI::App& run) {
@@ -166,6 +168,10 @@ struct RunCommand {
         ->check(CLI::Range(1, 1000));
     run.add_option("--warmup", warmups, "Override the spec's warm-up repetitions")
         ->check(CLI::Range(0, 100));
+    run.add_option("--boot-order-seed", boot_order_seed,
+                   "Seed of the variants' order within each block of cells (default: the "
+                   "spec's boot_order_seed, else drawn at run start; recorded in result.json)")
+        ->check(CLI::Range(0L, isolab::kMaxBootOrderSeed));
     run.add_flag("-q,--quiet", quiet, "No progress on stderr (errors and warnings only)");
     run.add_option("--progress", progress_format,
                    "text (a live line on a terminal, else a line at most every 10 s) or json "
@@ -220,6 +226,10 @@ struct RunCommand {
     if (warmups >= 0) {
       spec.warmup_repetitions = warmups;
       spec.raw["warmup_repetitions"] = warmups;
+    }
+    if (boot_order_seed >= 0) {
+      spec.boot_order_seed = static_cast<std::uint64_t>(boot_order_seed);
+      spec.raw["boot_order_seed"] = boot_order_seed;
     }
     if (aa) make_aa(spec);
   }

@@ -8,6 +8,7 @@
 #include "compare/calibrate.h"
 #include "compare/compare.h"
 #include "compare/history.h"
+#include "compare/host_load.h"
 #include "compare/report.h"
 
 namespace isolab {
@@ -146,6 +147,15 @@ void resolve_variants(const CompareCommandOptions& o, LoadedComparison& l) {
   }
 }
 
+// compare's host-load flag (compare/host_load.h) as a line of its own; "" when neither side
+// recorded cells[].host_load.
+std::string host_load_line(const LoadedComparison& l) {
+  const auto a = variant_host_loads(l.run_a, l.variant_a);
+  const auto b = variant_host_loads(l.run_b, l.variant_b);
+  if (a.empty() && b.empty()) return "";
+  return host_load_flag_line(compare_host_loads(a, b, l.comparison.settings.alpha)) + "\n";
+}
+
 }  // namespace
 
 LoadedComparison load_comparison(const CompareCommandOptions& o, std::ostream& err) {
@@ -176,6 +186,7 @@ int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostr
       return 2;
     }
     out << render(l.comparison, format);
+    if (o.format == "text" || o.format == "markdown") out << host_load_line(l);
     if (o.history_db) {
       HistoryDb db = HistoryDb::open(*o.history_db);
       index_run(db, l.run_a, l.dir_a);

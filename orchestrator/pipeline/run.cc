@@ -197,7 +197,7 @@ bool hold_recorded_kernel(const fs::path& cache, const json& variant,
   if (!variant.contains("bzimage")) return false;
   const fs::path image = variant["bzimage"].get<std::string>();
   if (!in_kernel_cache(cache, image)) return fs::exists(image);
-  auto lock = hold_kernel_entry(cache, variant.value("build_key", ""));
+  auto lock = hold_kernel_entry(cache, image.parent_path().filename().string());
   if (!fs::exists(image)) return false;  // pruned: build it again (after releasing the lock)
   held.push_back(std::move(lock));
   return true;
@@ -209,7 +209,8 @@ KernelArtifact ensure_kernel_held(const KernelRequest& req, const KernelEnv& env
   for (int attempt = 1;; ++attempt) {
     KernelArtifact k = ensure_kernel(req, env);
     if (!in_kernel_cache(env.cache_dir, k.bzimage)) return k;
-    auto lock = hold_kernel_entry(env.cache_dir, k.build_key);
+    // The entry's directory is its build key (a baseline's prebuilt image keeps its entry).
+    auto lock = hold_kernel_entry(env.cache_dir, k.bzimage.parent_path().filename().string());
     if (fs::exists(k.bzimage) || attempt == 3) {
       held.push_back(std::move(lock));
       return k;
@@ -252,6 +253,23 @@ KernelRequest kernel_request(const Spec& spec, const VariantSpec& v, const Guest
   if (r.source.kind != SourceSpec::Kind::prebuilt)
     r.nr_cpus = guest_kernel_nr_cpus(r.fragments, guest.nr_cpus_required);
   r.variant_name = v.name;
+  return r;
+}
+
+// kernel_request, or for a variant that boots a baseline run's kernel (RunOptions::
+// baseline_kernels) that kernel's image as a prebuilt one with its recorded release.
+KernelRequest variant_kernel_request(const Spec& spec, const VariantSpec& v,
+                                     const GuestDerivation& guest, const RunOptions& opt) {
+  KernelRequest r = kernel_request(spec, v, guest);
+  const auto b = opt.baseline_kernels.find(v.name);
+  if (b == opt.baseline_kernels.end()) return r;
+  r.source = SourceSpec{};
+  r.source.kind = SourceSpec::Kind::prebuilt;
+  r.source.prebuilt_bzimage = b->second.bzimage;
+  r.source.prebuilt_release = b->second.kernel_release;
+  r.patches.clear();
+  r.fragments.clear();
+  r.nr_cpus.reset();
   return r;
 }
 
@@ -877,8 +895,10 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
     env.meter = opt.meter;
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
-      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v, guest), env, held);
+      KernelArtifact k = ensure_kernel_held(variant_kernel_request(spec, v, guest, opt), env, held);
       d["variants"][v.name] = variant_record(spec, guest, v, k);
+      if (auto b = opt.baseline_kernels.find(v.name); b != opt.baseline_kernels.end())
+        d["variants"][v.name]["baseline_of"] = to_json(b->second);
       say(opt, "variant " + v.name + ": " + k.kernel_release +
                    (k.from_cache ? " (cached)"
                                  : " (built in " +

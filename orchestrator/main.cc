@@ -401,8 +401,9 @@ struct CompareCommand {
                    "Variant to use as B (default: the second of the run)");
     cmp.add_option("--noise-floor", noise_floor, "Calibration JSON from `isolab calibrate`");
     cmp.add_flag("--force", opt.force,
-                 "Compare runs with a different accelerator, host, cmdline or workloads (shown in "
-                 "the report)");
+                 "Compare runs with a different accelerator, host, cmdline, workloads, isolab "
+                 "build or guest image (shown in the report), or use a calibration made under "
+                 "another comparison key");
     cmp.add_flag("--pool-hosts", opt.pool_hosts,
                  "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and "
                  "QEMU versions) differ (refused by default)");

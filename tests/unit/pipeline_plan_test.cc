@@ -71,6 +71,12 @@ TEST(PlanCells, SameSeedSameOrder) {
   EXPECT_EQ(pinned, (std::vector<std::string>{"a-r0", "b-r0", "b-r1", "a-r1", "b-r2", "a-r2"}));
 }
 
+TEST(PlanCells, SeedThreeKeepsTheSpecOrderInTwoBlocks) {
+  // tests/vm/vm_multihost_test.cc sets boot_order_seed 3 to know which cell boots first.
+  EXPECT_EQ(ids(plan_cells(spec_of({"vanilla", "patched"}, 2, 0), 3)),
+            (std::vector<std::string>{"vanilla-r0", "patched-r0", "vanilla-r1", "patched-r1"}));
+}
+
 TEST(PlanCells, DrawnSeedsFitInJsonIntegers) {
   for (int i = 0; i < 100; ++i) EXPECT_LE(draw_boot_order_seed(), std::uint64_t(kMaxBootOrderSeed));
 }

@@ -241,6 +241,7 @@ RunMetricCalibration calibrate_metric(const MetricStrata& m, const std::string& 
   if (r.n == 0) return r;
   const std::uint64_t seed = metric_seed(o.seed, name, run_index);
   r.spread = within_run_spread(groups);
+  if (m.kind == MetricKind::timing) r.spread.dispersion = kNaN;  // a count's index only
   r.drift = drift_tests(m.strata, m.kind, o.drift_exact_limit, o.drift_resamples, seed);
   const std::vector<double> pooled = pooled_values(m.strata, aa);
   r.mde = minimum_detectable_effect(pooled, r.n / std::max<std::size_t>(1, strata), m.kind,

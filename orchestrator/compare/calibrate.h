@@ -118,7 +118,7 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
 //           "drifting_metrics","compare_exit_status","compare_note","warnings"}],
 //  "false_alarms":{"alarms","comparisons","rate","ci_low","ci_high","level"}|null,
 //  "metrics":{"<name>":{"unit","kind","threshold_pct","noise_floor_pct",
-//     "runs":[{"run_id","n","mean","cv","within_sd","dispersion",
+//     "runs":[{"run_id","n","mean","cv","within_sd","dispersion" (null for timings),
 //              "trend":{"s","kendall_tau","p"},"odd_even":{"statistic","p"},
 //              "halves":{"statistic","p"},"drift_p","drift_p_holm","drifting","testable",
 //              "exact","permutations",

@@ -27,6 +27,7 @@
 #include "compare/history.h"
 #include "kernel/cache.h"
 #include "kernel/kernel.h"
+#include "pipeline/baseline.h"
 #include "pipeline/doctor.h"
 #include "pipeline/hostplan.h"
 #include "pipeline/import.h"
@@ -113,8 +114,10 @@ struct RunCommand {
   std::string spec_path, results_dir = "results", accel = "auto", cache_dir, resume,
                          backend = "qemu", libvirt_uri, parallel, progress_format = "text";
   std::vector<std::string> hosts;
-  bool no_trace = false, dry_run = false, aa = false, quiet = false, no_insn_count = false;
+  bool no_trace = false, dry_run = false, aa = false, quiet = false, no_insn_count = false,
+       force = false;
   int jobs = 0, repetitions = 0, warmups = -1;
+  long boot_order_seed = -1;
 
   // Options in `isolab run --help` order: inputs, where it builds and boots, what it does.
   void declare(CLI::App& run) {
@@ -166,12 +169,20 @@ struct RunCommand {
         ->check(CLI::Range(1, 1000));
     run.add_option("--warmup", warmups, "Override the spec's warm-up repetitions")
         ->check(CLI::Range(0, 100));
+    run.add_option("--boot-order-seed", boot_order_seed,
+                   "Seed of the variants' order within each block of cells (default: the "
+                   "spec's boot_order_seed, else drawn at run start; recorded in result.json)")
+        ->check(CLI::Range(0L, isolab::kMaxBootOrderSeed));
     run.add_flag("-q,--quiet", quiet, "No progress on stderr (errors and warnings only)");
     run.add_option("--progress", progress_format,
                    "text (a live line on a terminal, else a line at most every 10 s) or json "
                    "(one object per line on stderr, for CI)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
+    run.add_flag("--force", force,
+                 "Nightly mode: when the baseline run's kernel cannot boot in this run, compare "
+                 "with that run's boots anyway (a host change between the runs then reads as a "
+                 "kernel change)");
     run.add_flag("--aa", aa,
                  "A/A calibration run: the first variant's kernel as both A and B (then `isolab "
                  "calibrate RUN_DIR`)");
@@ -188,24 +199,27 @@ struct RunCommand {
   }
 
   // The run itself: build, boot, measure; prints the run directory last.
-  int measure(const isolab::Spec& spec) const {
+  int measure(isolab::Spec spec) const {
     // From here a signal stops the children and the run records itself as interrupted.
     isolab::install_interrupt_handlers();
     auto runner = isolab::make_real_runner();
     isolab::RunOptions o = run_options();
+    const bool nightly = spec.baseline_last_good || !spec.baseline_run.empty();
+    const NightlyBaseline baseline = nightly ? boot_baseline_beside(spec, o) : NightlyBaseline{};
     isolab::Progress meter(isolab::progress_mode(progress_format, quiet, STDERR_FILENO), std::cerr,
                            isolab::monotonic_seconds);
     o.progress = [&meter](const std::string& s) { meter.message(s); };
     o.meter = &meter;
     isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
     if (sum.status == "interrupted") return report_interrupted(sum);
-    std::optional<fs::path> baseline = index_and_find_baseline(spec, sum);
+    with_history(results_dir, [&](isolab::HistoryDb& db) {
+      isolab::index_run(db, isolab::load_result(sum.run_dir), sum.run_dir);
+    });
     meter.message(sum.status + ": " + std::to_string(sum.cells_ok) + " ok, " +
                   std::to_string(sum.cells_invalid) + " invalid, " +
                   std::to_string(sum.cells_failed) + " failed");
     int status = build_status(sum);
-    if (spec.baseline_last_good || !spec.baseline_run.empty())
-      status = compare_with_baseline(spec, baseline, sum, status);
+    if (nightly) status = compare_with_baseline(spec, baseline, sum, status);
     std::cout << sum.run_dir.string() << std::endl;
     return status;
   }
@@ -220,6 +234,10 @@ struct RunCommand {
     if (warmups >= 0) {
       spec.warmup_repetitions = warmups;
       spec.raw["warmup_repetitions"] = warmups;
+    }
+    if (boot_order_seed >= 0) {
+      spec.boot_order_seed = static_cast<std::uint64_t>(boot_order_seed);
+      spec.raw["boot_order_seed"] = boot_order_seed;
     }
     if (aa) make_aa(spec);
   }
@@ -288,18 +306,36 @@ struct RunCommand {
     return 128 + sum.interrupt_signal;  // what a shell reports for a death by that signal
   }
 
-  // Nightly mode: find the baseline before this run joins the history, then index the run.
-  std::optional<fs::path> index_and_find_baseline(const isolab::Spec& spec,
-                                                  const isolab::RunSummary& sum) const {
-    std::optional<fs::path> baseline;
-    if (!spec.baseline_run.empty()) baseline = spec.baseline_run;
-    with_history(results_dir, [&](isolab::HistoryDb& db) {
-      if (spec.baseline_last_good)
+  // Nightly mode: the stored run that names the baseline kernel, and that kernel when it can
+  // be booted in this run.
+  struct NightlyBaseline {
+    std::optional<fs::path> run;
+    std::optional<isolab::BaselineKernel> kernel;
+    std::string why_not;  // when kernel is nullopt
+  };
+
+  // Finds the baseline run (before this run joins the history) and, when its kernel of the
+  // baseline variant is still there, adds it to the spec as "<variant>-baseline", booted in
+  // this run with tonight's kernels in the same blocks.
+  NightlyBaseline boot_baseline_beside(isolab::Spec& spec, isolab::RunOptions& o) const {
+    NightlyBaseline b;
+    if (!spec.baseline_run.empty()) b.run = spec.baseline_run;
+    if (spec.baseline_last_good)
+      with_history(results_dir, [&](isolab::HistoryDb& db) {
         if (auto ref = isolab::last_good_run(db, spec.name, spec.baseline_variant))
-          baseline = fs::path(ref->path);
-      isolab::index_run(db, isolab::load_result(sum.run_dir), sum.run_dir);
-    });
-    return baseline;
+          b.run = fs::path(ref->path);
+      });
+    if (!b.run) return b;
+    b.kernel = isolab::baseline_kernel(isolab::load_result(*b.run), *b.run, spec.baseline_variant,
+                                       &b.why_not);
+    if (!b.kernel) return b;
+    isolab::add_baseline_variant(spec, *b.kernel);
+    o.baseline_kernels[isolab::baseline_variant_name(spec.baseline_variant)] = *b.kernel;
+    std::cerr << "isolab: baseline: the kernel of " << spec.baseline_variant << " in run "
+              << b.kernel->run_id << " boots in this run as "
+              << isolab::baseline_variant_name(spec.baseline_variant)
+              << ", in the same blocks as tonight's\n";
+    return b;
   }
 
   // A variant that could not be built (patch, config or compiler error) fails the run,
@@ -310,20 +346,40 @@ struct RunCommand {
     return status;
   }
 
-  // Nightly mode: compare this run with the baseline (report on stderr) when the run is good.
-  int compare_with_baseline(const isolab::Spec& spec, const std::optional<fs::path>& baseline,
+  // Nightly mode: compare tonight's variant with the baseline kernel booted in the same run
+  // (report on stderr) when the run is good. Without that kernel, comparing with the stored
+  // run's boots needs --force.
+  int compare_with_baseline(const isolab::Spec& spec, const NightlyBaseline& baseline,
                             const isolab::RunSummary& sum, int status) const {
-    if (!baseline) {
+    if (!baseline.run) {
       std::cerr << "isolab: baseline: no earlier good run of " << spec.name << " in " << results_dir
                 << "; this run becomes the baseline if it is good\n";
       return status;
     }
     if (status != 0) return status;
     isolab::CompareCommandOptions c;
-    c.run_dirs = {*baseline, sum.run_dir};
-    c.variant_a = c.variant_b = spec.baseline_variant;
     c.history_db = fs::path(results_dir) / "isolab.db";
-    std::cerr << "isolab: baseline " << baseline->string() << "\n";
+    if (baseline.kernel) {
+      c.run_dirs = {sum.run_dir};
+      c.variant_a = isolab::baseline_variant_name(spec.baseline_variant);
+      c.variant_b = spec.baseline_variant;
+      return isolab::compare_command(c, std::cerr, std::cerr);
+    }
+    const std::string risk =
+        "comparing with the boots of run " + baseline.run->string() +
+        " treats boots made at another time, under another host load, as exchangeable with "
+        "tonight's: a change of the host or of its load between the runs reads as a change of "
+        "the kernel";
+    if (!force) {
+      std::cerr << "isolab: baseline: " << baseline.why_not << ", so it cannot boot beside "
+                << "tonight's kernel; " << risk
+                << ". Refused: give --force to compare across runs anyway\n";
+      return 2;
+    }
+    std::cerr << "isolab: baseline: " << baseline.why_not << "; --force: " << risk << "\n";
+    c.run_dirs = {*baseline.run, sum.run_dir};
+    c.variant_a = c.variant_b = spec.baseline_variant;
+    c.force = true;
     return isolab::compare_command(c, std::cerr, std::cerr);
   }
 };
@@ -345,8 +401,9 @@ struct CompareCommand {
                    "Variant to use as B (default: the second of the run)");
     cmp.add_option("--noise-floor", noise_floor, "Calibration JSON from `isolab calibrate`");
     cmp.add_flag("--force", opt.force,
-                 "Compare runs with a different accelerator, host, cmdline or workloads (shown in "
-                 "the report)");
+                 "Compare runs with a different accelerator, host, cmdline, workloads, isolab "
+                 "build or guest image (shown in the report), or use a calibration made under "
+                 "another comparison key");
     cmp.add_flag("--pool-hosts", opt.pool_hosts,
                  "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and "
                  "QEMU versions) differ (refused by default)");
@@ -387,14 +444,21 @@ struct ReportCommand {
   }
 };
 
-// isolab calibrate RUN_DIR: noise floor of an A/A run.
+// isolab calibrate RUN...: drift, spread, MDE and false alarms of one or more A/A runs.
 struct CalibrateCommand {
   isolab::CalibrateCommandOptions opt;
   std::string output;
 
   void declare(CLI::App& cal) {
-    cal.add_option("run", opt.run_dir, "A run directory whose two variants are the same kernel")
+    cal.add_option("runs", opt.run_dirs,
+                   "A/A run directories (one kernel as every variant, e.g. `isolab run --aa`), "
+                   "made under one comparison key")
         ->required();
+    cal.add_option("--variant", opt.variants,
+                   "Pool only this variant (repeatable; default: every variant of each run)")
+        ->allow_extra_args(false);
+    cal.add_option("--seed", opt.seed, "Seed of the simulations and sampled permutations")
+        ->capture_default_str();
     cal.add_option("--format", opt.format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -658,8 +722,9 @@ std::span<const Subcommand> subcommands() {
        "interruptions per isolated CPU, gate, kernels, host): RUN_DIR, or RUN_A RUN_B.",
        declare<ReportCommand>},
       {"calibrate",
-       "A/A calibration: noise floor and false-positive rate per metric from a run of one kernel "
-       "as A and B.",
+       "A/A calibration of one or more runs of one kernel: per metric the trend and split tests "
+       "against boot order (drifting metrics named), spread, minimum detectable effect, noise "
+       "floor; the runs' false-alarm rate.",
        declare<CalibrateCommand>},
       {"history", "Trend of one metric across the runs indexed in RESULTS_DIR/isolab.db.",
        declare<HistoryCommand>},

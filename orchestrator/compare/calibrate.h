@@ -1,81 +1,136 @@
-// A/A calibration: how much a metric moves when nothing changed.
+// A/A calibration: how a metric behaves over boots of one kernel, and whether the host drifted.
 //
-// Method. Input is a run whose cells all come from the same kernel (an A/A run: both variants
-// built from the same source, or one variant whose cells are split). Per metric, the per-cell
-// values of the chosen variants are pooled (n cells). For every equal split when n is even and
-// there are at most `splits` of them (C(10,5) = 252 for 10 boots: then the rates are exact, and
-// for an exact test the false-positive rate cannot exceed alpha), else for `splits` random
-// equal splits (seeded std::mt19937_64; floor(n/2) cells to each half, the odd cell left out),
-// we compute
-// the relative change between the halves (of medians for timing metrics, of means for count
-// metrics) and the verdict of decide_metric_verdict() -- the very test and rule compare applies
-// to the metric's kind, with the TCG timing threshold when the cells ran under TCG and the
-// count floor -- with the given settings (noise floors ignored, CI not needed). Then:
-//   noise_floor_pct      = 95th percentile (nearest rank) of |relative change| * 100 over the
-//                          splits whose change is finite (a count half that is 0 in every
-//                          boot has none): a change smaller than this is within A/A noise 19
-//                          times in 20. NaN (null in JSON) when n < 4 or no split had one.
-//   false_positive_rate  = fraction of splits that decide_verdict calls improved or regressed
-//                          (what the verdict rule would wrongly report on identical kernels).
-//   p_significant_rate   = fraction of splits whose test (Mann-Whitney for timings, the
-//                          permutation test of means for counts) gives p < alpha, before the
-//                          threshold and floor: for judging the test itself.
-// Note the halves have n/2 cells each, so the floor is that of a comparison with n/2 cells per
-// variant; calibrate with twice the repetitions you will compare with.
+// Input: one or more A/A runs (result.json documents): runs whose pooled variants are the same
+// kernel (`isolab run --aa`), or one variant of a run. The variants pooled are strata: every
+// test below reorders boots within a variant only, so a level difference between variants
+// (a run that is not A/A) does not read as drift; such a run gets a warning.
+//
+// Boot order: the order the run's cells ran: by cells[].started_at when every cell has it
+// (stable, so equal seconds keep the recorded order), else the order of cells[] (each cell is
+// appended when it ends). A boot's position counts every cell of the run (warm-ups and failed
+// cells too); the first half is the positions < cells / 2.
+//
+// Per metric and run (calibrate_stats.h for each formula and its source):
+//   - drift: the seasonal Mann-Kendall trend test against boot order, the odd-against-even and
+//     first-half-against-second-half splits, each with its exact permutation p, and their exact
+//     min-p combination (drift_p); the run's testable metrics (not constant in every variant)
+//     are Holm-corrected together, and a metric with Holm-adjusted drift_p < alpha is drifting;
+//   - spread: CV (pooled within-variant sd / |mean|) and, for counts, the index of dispersion;
+//   - MDE: the smallest shift (percent of the mean and in the metric's unit) compare's test
+//     detects with power 0.8 at the spec's alpha with the run's boots per side (boots per
+//     pooled variant), simulated from the run's pooled values: as they are in an A/A run
+//     (same build_key and kernel_release), else each variant centred on the run's mean;
+//   - noise_floor_pct: 95th percentile (nearest rank) of |relative change| between the halves
+//     of equal splits of those pooled values (of medians for timings, of means for counts),
+//     over the splits of every run: every C(n, n/2) split when n is even and there are at most
+//     `splits`, else `splits` random ones. compare --noise-floor raises thresholds to it.
+// Over runs: between_runs (two or more runs with the metric): the run means' CV and the
+// one-way random-effects variance split (within sd, between sd, ICC); false alarms: each run's
+// own A-vs-B comparison through compare_run_variants / compare_exit_status (variants pooled[0]
+// against pooled[1]; a one-variant run's boots alternately as A and B in boot order), counted
+// when it exits 1, with a 95% Clopper-Pearson interval of the rate.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compare/calibrate_stats.h"
 #include "compare/verdict.h"
 
 namespace isolab {
 
 struct CalibrationOptions {
-  std::size_t splits = 1000;
+  std::size_t splits = 1000;  // noise floor splits (see above)
   std::uint64_t seed = 1;
-  // Variants whose cells are pooled; empty = every variant in the run's variant_order (or every
-  // variant with cells when there is no variant_order).
+  // Variants pooled in every run; empty = the run's variant_order (or every variant with cells
+  // when there is none).
   std::vector<std::string> variants;
+  std::size_t power_replicates = 200;  // MDE simulation replicates per shift
+  std::uint64_t drift_exact_limit = 500000;
+  std::size_t drift_resamples = 20000;
+};
+
+// One metric in one run. n == 0: the run has no value of the metric (the rest is default).
+struct RunMetricCalibration {
+  std::size_t n = 0;  // boots with a value, all pooled variants
+  WithinRunSpread spread;
+  DriftTests drift;
+  double drift_p_holm = 1;  // Holm-adjusted drift.combined_p over the run's testable metrics
+  bool drifting = false;    // drift_p_holm < alpha
+  MinimumDetectableEffect mde;
+  double noise_floor_pct = 0;  // this run's splits; NaN when there are none
 };
 
 struct MetricCalibration {
   std::string name;
   std::string unit;
   MetricKind kind = MetricKind::timing;
-  std::size_t n = 0;           // pooled cells with a value
-  double noise_floor_pct = 0;  // NaN when n < 4
-  double false_positive_rate = 0;
-  double p_significant_rate = 0;
-  std::size_t splits = 0;  // splits evaluated
-  bool exact = false;      // every equal split (see equal_splits in calibrate.cc), not a sample
+  double threshold_pct = 0;                // compare's threshold for it (effective_threshold_pct)
+  std::vector<RunMetricCalibration> runs;  // parallel to Calibration::runs
+  std::optional<BetweenRunSpread> between_runs;
+  double noise_floor_pct = 0;  // over every run's splits; NaN when there are none
 };
 
-struct Calibration {
+// One run: what was pooled, in which order, and its own A-vs-B comparison.
+struct RunCalibration {
   std::string run_id;
-  std::vector<std::string> variants;  // pooled
-  std::size_t splits = 0;
-  std::uint64_t seed = 0;
-  CompareSettings settings;
-  std::vector<MetricCalibration> metrics;  // sorted by name
-  // E.g. "variants have different kernel_release (...): this is not an A/A run".
+  std::vector<std::string> variants;    // pooled (the strata)
+  std::vector<std::string> boot_order;  // ids of the pooled variants' boots, in boot order
+  std::string boot_order_source;        // "cells[].started_at" or "cells[] order"
+  std::size_t testable_metrics = 0;
+  std::vector<std::string> drifting_metrics;  // sorted by name
+  int compare_exit_status = -1;               // 0 or 1; -1 when the comparison could not be made
+  std::string compare_note;                   // what was compared ("A vs B"), or why not
   std::vector<std::string> warnings;
 };
 
-// Runs the method above. Throws isolab::Error as extract_variant does, or when splits == 0.
-Calibration calibrate_from_run(const nlohmann::json& run, const CompareSettings& settings,
-                               const CalibrationOptions& options = {});
+struct FalseAlarms {
+  std::size_t alarms = 0;       // runs whose comparison exits 1
+  std::size_t comparisons = 0;  // runs whose comparison could be made
+  BinomialInterval interval;    // Clopper-Pearson, 95%
+};
 
-// {"schema":"isolab-calibration","version":1,"run_id","variants","splits","seed","method",
-//  "warnings":[...],"metrics":{"<name>":{"unit","kind","n","noise_floor_pct","splits","exact",
-//  "false_positive_rate","p_significant_rate"}}}; NaN is null.
+struct Calibration {
+  std::vector<RunCalibration> runs;
+  std::vector<MetricCalibration> metrics;  // sorted by name
+  CompareSettings settings;                // the first run's spec compare settings
+  std::uint64_t seed = 0;
+  std::size_t splits = 0;
+  nlohmann::json comparison_key;  // of the runs (all equal); null when they have none
+  std::optional<FalseAlarms> false_alarms;
+  std::vector<std::string> warnings;
+};
+
+// Runs the method above over runs (result.json documents). Throws isolab::Error as
+// extract_variant does, when runs is empty or splits == 0, or when two runs' comparison keys
+// differ (the differences as comparison_key_differences names them).
+Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const CompareSettings& settings,
+                           const CalibrationOptions& options = {});
+
+// {"schema":"isolab-calibration","version":2,"comparison_key","seed","splits","alpha","power",
+//  "method":{...},"warnings",
+//  "runs":[{"run_id","variants","boot_order","boot_order_source","testable_metrics",
+//           "drifting_metrics","compare_exit_status","compare_note","warnings"}],
+//  "false_alarms":{"alarms","comparisons","rate","ci_low","ci_high","level"}|null,
+//  "metrics":{"<name>":{"unit","kind","threshold_pct","noise_floor_pct",
+//     "runs":[{"run_id","n","mean","cv","within_sd","dispersion" (null for timings),
+//              "trend":{"s","kendall_tau","p"},"odd_even":{"statistic","p"},
+//              "halves":{"statistic","p"},"drift_p","drift_p_holm","drifting","testable",
+//              "exact","permutations",
+//              "mde":{"boots_per_side","delta","delta_pct","power","replicates","reached"},
+//              "noise_floor_pct"}|null],
+//     "between_runs":{"run_means","means_cv","within_sd","between_sd","icc"}|null}}};
+// NaN is null.
 nlohmann::json calibration_to_json(const Calibration& c);
 
-// Table: metric, unit, n, noise floor %, false-positive rate, p<alpha rate.
+// Per run: a table (metric, unit, kind, n, CV %, dispersion, tau, trend p, odd/even p,
+// halves p, Holm-adjusted drift p, MDE in unit and %, noise floor %); then the between-run
+// table, the false-alarm line and the drifting-metrics line.
 std::string render_calibration_text(const Calibration& c);
 
 // Reads the noise floors (percent by metric name) from calibration_to_json() output, as
@@ -83,5 +138,11 @@ std::string render_calibration_text(const Calibration& c);
 // with the JSON pointer for a document that is not a calibration or a floor that is not a
 // number >= 0.
 std::map<std::string, double> noise_floors_from_json(const nlohmann::json& j);
+
+// Why a calibration document may not be used for `run`: one line per field of the two
+// comparison_key objects that differs ("isolab_revision: calibration=X, run=Y"), or one line
+// when the calibration carries no comparison_key (made by an older isolab). Empty: usable.
+std::vector<std::string> calibration_key_differences(const nlohmann::json& calibration,
+                                                     const nlohmann::json& run);
 
 }  // namespace isolab

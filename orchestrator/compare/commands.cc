@@ -8,6 +8,7 @@
 #include "compare/calibrate.h"
 #include "compare/compare.h"
 #include "compare/history.h"
+#include "compare/host_load.h"
 #include "compare/report.h"
 
 namespace isolab {
@@ -76,21 +77,39 @@ nlohmann::json load_result(const std::filesystem::path& run_dir_or_file) {
 
 namespace {
 
-CompareSettings settings_for(const CompareCommandOptions& o, const nlohmann::json& run_b) {
+// The calibration's noise floors, when its comparison key is the runs' (or force).
+std::map<std::string, double> calibrated_floors(const CompareCommandOptions& o,
+                                                const nlohmann::json& run_a,
+                                                const nlohmann::json& run_b, std::ostream& err) {
+  const std::string file = o.noise_floor_file->string();
+  const nlohmann::json cal = parse_json_file(*o.noise_floor_file);
+  std::map<std::string, double> floors;
+  try {
+    floors = noise_floors_from_json(cal);
+  } catch (const Error& e) {
+    throw Error(file + ": " + e.what());
+  }
+  std::vector<std::string> diffs = calibration_key_differences(cal, run_b);
+  if (o.run_dirs.size() == 2)
+    for (const auto& d : calibration_key_differences(cal, run_a)) diffs.push_back("A: " + d);
+  if (!diffs.empty()) {
+    std::string m = file + ": calibration made under another comparison key than the runs'";
+    for (const auto& d : diffs) m += "\n  " + d;
+    if (!o.force) throw Error(m + "\n(use --force to apply its noise floors anyway)");
+    err << "isolab compare: warning: " << m << "\n(applied because of --force)\n";
+  }
+  return floors;
+}
+
+CompareSettings settings_for(const CompareCommandOptions& o, const nlohmann::json& run_a,
+                             const nlohmann::json& run_b, std::ostream& err) {
   CompareSettings settings;
   try {
     settings = settings_of(run_b);
   } catch (const Error& e) {
     throw Error(result_path(o.run_dirs.back()).string() + ": " + e.what());
   }
-  if (o.noise_floor_file) {
-    const nlohmann::json cal = parse_json_file(*o.noise_floor_file);
-    try {
-      settings.noise_floors_pct = noise_floors_from_json(cal);
-    } catch (const Error& e) {
-      throw Error(o.noise_floor_file->string() + ": " + e.what());
-    }
-  }
+  if (o.noise_floor_file) settings.noise_floors_pct = calibrated_floors(o, run_a, run_b, err);
   settings.pool_hosts = o.pool_hosts;
   return settings;
 }
@@ -128,9 +147,18 @@ void resolve_variants(const CompareCommandOptions& o, LoadedComparison& l) {
   }
 }
 
+// compare's host-load flag (compare/host_load.h) as a line of its own; "" when neither side
+// recorded cells[].host_load.
+std::string host_load_line(const LoadedComparison& l) {
+  const auto a = variant_host_loads(l.run_a, l.variant_a);
+  const auto b = variant_host_loads(l.run_b, l.variant_b);
+  if (a.empty() && b.empty()) return "";
+  return host_load_flag_line(compare_host_loads(a, b, l.comparison.settings.alpha)) + "\n";
+}
+
 }  // namespace
 
-LoadedComparison load_comparison(const CompareCommandOptions& o) {
+LoadedComparison load_comparison(const CompareCommandOptions& o, std::ostream& err) {
   if (o.run_dirs.empty() || o.run_dirs.size() > 2) {
     throw Error("compare: give one run directory (its two variants) or two (A then B)");
   }
@@ -139,7 +167,7 @@ LoadedComparison load_comparison(const CompareCommandOptions& o) {
   l.run_b = o.run_dirs.size() == 2 ? load_result(o.run_dirs[1]) : l.run_a;
   l.dir_a = result_path(o.run_dirs[0]).parent_path();
   l.dir_b = result_path(o.run_dirs.back()).parent_path();
-  const CompareSettings settings = settings_for(o, l.run_b);
+  const CompareSettings settings = settings_for(o, l.run_a, l.run_b, err);
   l.variant_a = o.variant_a;
   l.variant_b = o.variant_b;
   resolve_variants(o, l);
@@ -152,12 +180,13 @@ int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostr
     const ReportFormat format = parse_report_format(o.format);
     LoadedComparison l;
     try {
-      l = load_comparison(o);
+      l = load_comparison(o, err);
     } catch (const ComparisonRefused& e) {
       err << "isolab compare: " << e.what() << "\n";
       return 2;
     }
     out << render(l.comparison, format);
+    if (o.format == "text" || o.format == "markdown") out << host_load_line(l);
     if (o.history_db) {
       HistoryDb db = HistoryDb::open(*o.history_db);
       index_run(db, l.run_a, l.dir_a);
@@ -177,23 +206,23 @@ int calibrate_report_command(const CalibrateCommandOptions& o, std::ostream& out
     if (o.format != "text" && o.format != "json") {
       throw Error("--format: calibrate writes text or json, not '" + o.format + "'");
     }
-    const nlohmann::json run = load_result(o.run_dir);
+    if (o.run_dirs.empty()) throw Error("calibrate: give one or more A/A run directories");
+    std::vector<nlohmann::json> runs;
+    for (const auto& d : o.run_dirs) runs.push_back(load_result(d));
     CalibrationOptions co;
     co.splits = o.splits;
     co.seed = o.seed;
     co.variants = o.variants;
     CompareSettings settings;
     try {
-      settings = settings_of(run);
+      settings = settings_of(runs.front());
     } catch (const Error& e) {
-      throw Error(result_path(o.run_dir).string() + ": " + e.what());
+      throw Error(result_path(o.run_dirs.front()).string() + ": " + e.what());
     }
-    const Calibration cal = calibrate_from_run(run, settings, co);
-    const std::string json_text =
-        calibration_to_json(cal).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-        "\n";
-    if (o.output) write_file_atomic(*o.output, json_text);
-    out << (o.format == "json" ? json_text : render_calibration_text(cal));
+    const Calibration cal = calibrate_runs(runs, settings, co);
+    const std::string text = json_text(calibration_to_json(cal), 2) + "\n";
+    if (o.output) write_file_atomic(*o.output, text);
+    out << (o.format == "json" ? text : render_calibration_text(cal));
     return 0;
   } catch (const std::exception& e) {
     err << "isolab calibrate: error: " << e.what() << "\n";

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -34,7 +35,9 @@ struct CompareCommandOptions {
   std::string format = "text";  // text | json | markdown | junit
   bool force = false;           // compare runs whose comparison_key differs
   bool pool_hosts = false;      // combine cells of hosts whose fingerprints differ
-  // Calibration JSON (isolab calibrate --output) whose noise floors raise the thresholds.
+  // Calibration JSON (isolab calibrate --output) whose noise floors raise the thresholds. It
+  // is refused (error, exit 2) when its comparison_key differs from A's or B's
+  // (calibration_key_differences), unless force; then the differences go to `err`.
   std::optional<std::filesystem::path> noise_floor_file;
   // When set, both runs are indexed into this history database and the outcome recorded
   // (so last_good_run() can skip regressed runs).
@@ -55,18 +58,22 @@ struct LoadedComparison {
 };
 // The loading, variant defaults, settings and compare_runs() of compare_command, without the
 // rendering (options.format and history_db are not read). Throws isolab::Error naming the file
-// for bad input, and ComparisonRefused as compare_runs() does.
-LoadedComparison load_comparison(const CompareCommandOptions& options);
+// for bad input, and ComparisonRefused as compare_runs() does. Warnings (a calibration used
+// under --force) go to err.
+LoadedComparison load_comparison(const CompareCommandOptions& options,
+                                 std::ostream& err = std::cerr);
 
 struct CalibrateCommandOptions {
-  std::filesystem::path run_dir;
-  std::vector<std::string> variants;  // pooled; empty = all variants of the run
+  // A/A runs (directories or result.json files); their comparison_key objects must be equal.
+  std::vector<std::filesystem::path> run_dirs;
+  std::vector<std::string> variants;  // pooled; empty = all variants of each run
   std::size_t splits = 1000;
   std::uint64_t seed = 1;
   std::string format = "text";  // text | json (what goes to `out`)
   // When set, the JSON form is also written here (atomically), for compare --noise-floor.
   std::optional<std::filesystem::path> output;
 };
+// Settings come from the first run's spec "compare" section (alpha, thresholds).
 int calibrate_report_command(const CalibrateCommandOptions& options, std::ostream& out,
                              std::ostream& err);
 

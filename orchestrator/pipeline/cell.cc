@@ -1,5 +1,7 @@
 #include "pipeline/cell.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -12,6 +14,7 @@
 #include "parse/console.h"
 #include "parse/system_map.h"
 #include "pipeline/guest_setup.h"
+#include "pipeline/host_sample.h"
 #include "vm/qemu.h"
 #include "workload/insn_metrics.h"
 #include "workload/workload.h"
@@ -443,7 +446,16 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
     cx.opt.progress("cell " + cell.id + ": booting (" + accel_name(vm.accel) + ", " +
                     (slot.local() ? "slot " + std::to_string(slot.index) : "host " + slot.host) +
                     ")");
+  const HostLoadSample load_start = sample_host_load();
+  c["started_at"] = load_start.at;
   VmOutcome out = boot(slot, vm);
+  const HostLoadSample load_end = sample_host_load();
+  c["ended_at"] = load_end.at;
+  c["host_load"] = slot.local() ? host_load_json(load_start, load_end, ::sysconf(_SC_CLK_TCK))
+                                : nlohmann::json();
+  if (!slot.local())
+    c["host_load_note"] =
+        "the guest ran on libvirt host " + slot.host + "; this machine's load is not that host's";
   c["boot"] = vm_outcome_to_json(out);
   c["wall_seconds"] = out.seconds;
   c["host_cpus"] = host_cpus_json(slot, out);

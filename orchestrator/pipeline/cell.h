@@ -77,7 +77,10 @@ bool host_starved_guest(const nlohmann::json& c, const ConsoleReport& cons);
 
 // The four stages. `c` starts as cell_header(). Never throws for what the guest does; the
 // slot's backend may throw (LibvirtHostLost when a remote host goes away, vm/libvirt_host.h).
-// "overcommitted" is null on a remote slot.
+// "overcommitted" is null on a remote slot. The boot is bracketed by "started_at" and
+// "ended_at" (UTC) and, on a local slot, by "host_load" (pipeline/host_sample.h
+// host_load_json: this machine's load averages, CPU pressure and steal time over the boot);
+// on a remote slot "host_load" is null and "host_load_note" says why.
 nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
                         const VariantSpec& variant, const nlohmann::json& vdoc, int attempt);
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 
 #include "base/error.h"
 #include "base/files.h"
+#include "compare/rng.h"
 #include "guest/plan.h"
 #include "kernel/config_check.h"
 #include "vm/vm.h"
@@ -13,15 +15,28 @@ using nlohmann::json;
 
 namespace isolab {
 
-std::vector<CellPlan> plan_cells(const Spec& spec) {
+std::vector<CellPlan> plan_cells(const Spec& spec, std::optional<std::uint64_t> seed) {
   std::vector<CellPlan> cells;
-  for (int w = 0; w < spec.warmup_repetitions; ++w)
-    for (const auto& v : spec.variants)
-      cells.push_back({v.name + "-w" + std::to_string(w), v.name, w, true});
-  for (int r = 0; r < spec.repetitions; ++r)
-    for (const auto& v : spec.variants)
-      cells.push_back({v.name + "-r" + std::to_string(r), v.name, r, false});
+  std::mt19937_64 rng(seed.value_or(0));
+  auto block = [&](int rep, bool warmup) {
+    std::vector<const VariantSpec*> order;
+    for (const auto& v : spec.variants) order.push_back(&v);
+    if (seed)
+      for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[uniform_index(rng, i)]);
+    for (const VariantSpec* v : order)
+      cells.push_back(
+          {v->name + (warmup ? "-w" : "-r") + std::to_string(rep), v->name, rep, warmup});
+  };
+  for (int w = 0; w < spec.warmup_repetitions; ++w) block(w, true);
+  for (int r = 0; r < spec.repetitions; ++r) block(r, false);
   return cells;
+}
+
+std::uint64_t draw_boot_order_seed() {
+  std::random_device rd;
+  const std::uint64_t x = (std::uint64_t(rd()) << 32) ^ std::uint64_t(rd());
+  return x & std::uint64_t(kMaxBootOrderSeed);
 }
 
 namespace {
@@ -235,8 +250,14 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
                              {"extra_cmdline", v.extra_cmdline},
                              {"sysctls", v.sysctls}});
   }
+  j["boot_order"] = {{"seed", spec.boot_order_seed ? json(*spec.boot_order_seed) : json(nullptr)},
+                     {"note", spec.boot_order_seed
+                                  ? "variants in a seeded random order within each block"
+                                  : "no seed given: the run draws one when it starts and shuffles "
+                                    "the variants within each block; cells shown in the spec's "
+                                    "order"}};
   j["cells"] = json::array();
-  for (const auto& c : plan_cells(spec))
+  for (const auto& c : plan_cells(spec, spec.boot_order_seed))
     j["cells"].push_back(
         {{"id", c.id}, {"variant", c.variant}, {"repetition", c.repetition}, {"warmup", c.warmup}});
   j["steps"] = json::array();

@@ -1,6 +1,7 @@
 // The pure part of a run: which cells to boot, in which order, with which guest.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -23,9 +24,18 @@ struct CellPlan {
   bool warmup = false;
 };
 
-// Warm-ups first, then the measured repetitions; within each repetition the variants are
-// interleaved (A B A B ...) so that drift on the host hits every variant alike.
-std::vector<CellPlan> plan_cells(const Spec& spec);
+// Warm-ups first, then the measured repetitions. A block is one repetition (warm-up or
+// measured) of every variant: the variants interleave block by block, so that a drift of the
+// host hits every variant alike. Within each block the variants run in an order drawn from a
+// std::mt19937_64 seeded with `seed` (Fisher-Yates with the unbiased draws of compare/rng.h,
+// the blocks drawing in plan order), so that no drift or periodic host effect can line up with
+// the variants; the same seed gives the same order on every platform. nullopt: the spec's
+// order in every block (A B A B ...), as a dry run without a seed shows it.
+std::vector<CellPlan> plan_cells(const Spec& spec,
+                                 std::optional<std::uint64_t> seed = std::nullopt);
+
+// A boot order seed drawn from std::random_device, in [0, kMaxBootOrderSeed] (spec/spec.h).
+std::uint64_t draw_boot_order_seed();
 
 // The guest's -smp levels: sockets * cores * threads == vCPUs.
 struct GuestTopology {

@@ -197,7 +197,7 @@ bool hold_recorded_kernel(const fs::path& cache, const json& variant,
   if (!variant.contains("bzimage")) return false;
   const fs::path image = variant["bzimage"].get<std::string>();
   if (!in_kernel_cache(cache, image)) return fs::exists(image);
-  auto lock = hold_kernel_entry(cache, variant.value("build_key", ""));
+  auto lock = hold_kernel_entry(cache, image.parent_path().filename().string());
   if (!fs::exists(image)) return false;  // pruned: build it again (after releasing the lock)
   held.push_back(std::move(lock));
   return true;
@@ -209,7 +209,8 @@ KernelArtifact ensure_kernel_held(const KernelRequest& req, const KernelEnv& env
   for (int attempt = 1;; ++attempt) {
     KernelArtifact k = ensure_kernel(req, env);
     if (!in_kernel_cache(env.cache_dir, k.bzimage)) return k;
-    auto lock = hold_kernel_entry(env.cache_dir, k.build_key);
+    // The entry's directory is its build key (a baseline's prebuilt image keeps its entry).
+    auto lock = hold_kernel_entry(env.cache_dir, k.bzimage.parent_path().filename().string());
     if (fs::exists(k.bzimage) || attempt == 3) {
       held.push_back(std::move(lock));
       return k;
@@ -252,6 +253,23 @@ KernelRequest kernel_request(const Spec& spec, const VariantSpec& v, const Guest
   if (r.source.kind != SourceSpec::Kind::prebuilt)
     r.nr_cpus = guest_kernel_nr_cpus(r.fragments, guest.nr_cpus_required);
   r.variant_name = v.name;
+  return r;
+}
+
+// kernel_request, or for a variant that boots a baseline run's kernel (RunOptions::
+// baseline_kernels) that kernel's image as a prebuilt one with its recorded release.
+KernelRequest variant_kernel_request(const Spec& spec, const VariantSpec& v,
+                                     const GuestDerivation& guest, const RunOptions& opt) {
+  KernelRequest r = kernel_request(spec, v, guest);
+  const auto b = opt.baseline_kernels.find(v.name);
+  if (b == opt.baseline_kernels.end()) return r;
+  r.source = SourceSpec{};
+  r.source.kind = SourceSpec::Kind::prebuilt;
+  r.source.prebuilt_bzimage = b->second.bzimage;
+  r.source.prebuilt_release = b->second.kernel_release;
+  r.patches.clear();
+  r.fragments.clear();
+  r.nr_cpus.reset();
   return r;
 }
 
@@ -376,7 +394,7 @@ void show_cells(const RunOptions& opt, const RunDoc& doc, const std::vector<Cell
 void run_cells(const Spec& spec, const CellContext& cx, std::vector<Slot>& slots,
                const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
   const CellInputs in = cell_inputs(spec, doc, build_failure);
-  const std::vector<CellPlan> all = plan_cells(spec);
+  const std::vector<CellPlan> all = plan_cells(spec, spec.boot_order_seed);
   std::vector<CellPlan> todo;
   for (const auto& cell : all)
     if (!doc.cell_done(cell.id)) todo.push_back(cell);
@@ -526,7 +544,7 @@ void keep_resumed_blocks_on_their_host(RunDoc& doc, const std::vector<HostConn>&
 
 // The first placement: round robin over the usable hosts, resumed blocks kept in place.
 void place(BlockPlan& bp, const Spec& spec, RunDoc& doc, const std::vector<HostConn>& hosts) {
-  bp.blocks = group_blocks(plan_cells(spec));
+  bp.blocks = group_blocks(plan_cells(spec, spec.boot_order_seed));
   bp.done.assign(bp.blocks.size(), false);
   for (const auto& h : hosts) bp.usable.push_back(h.usable);
   bp.where = place_blocks(bp.blocks.size(), bp.usable);
@@ -643,7 +661,7 @@ void fail_unplaceable(RunDoc& doc, const BlockPlan& bp) {
 void run_on_hosts(const Spec& spec, const CellContext& cx, std::vector<HostConn>& hosts,
                   const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
   const CellInputs in = cell_inputs(spec, doc, build_failure);
-  const std::vector<CellPlan> all = plan_cells(spec);
+  const std::vector<CellPlan> all = plan_cells(spec, spec.boot_order_seed);
   BlockPlan bp;
   place(bp, spec, doc, hosts);
   show_cells(cx.opt, doc, all);
@@ -732,6 +750,29 @@ std::unique_ptr<RunDoc> new_run_dir(const Spec& spec, const GuestDerivation& gue
   return doc;
 }
 
+// The run's boot order seed (plan_cells): the one the resumed run recorded, else the spec's,
+// else one drawn now; recorded as "boot_order": {"seed", "source": "spec" | "drawn",
+// "method"}. Returns the spec with that seed.
+Spec with_boot_order(const Spec& spec, RunDoc& doc) {
+  json& d = doc.doc();
+  Spec seeded = spec;
+  const json recorded = d.value("boot_order", json::object()).value("seed", json());
+  if (recorded.is_number_unsigned()) {
+    seeded.boot_order_seed = recorded.get<std::uint64_t>();
+    return seeded;
+  }
+  const bool given = spec.boot_order_seed.has_value();
+  seeded.boot_order_seed = given ? *spec.boot_order_seed : draw_boot_order_seed();
+  d["boot_order"] = {{"seed", *seeded.boot_order_seed},
+                     {"source", given ? "spec" : "drawn"},
+                     {"method",
+                      "blocks (one repetition of every variant) in plan order, warm-ups first; "
+                      "the variants' order within each block shuffled by Fisher-Yates from "
+                      "mt19937_64(seed)"}};
+  doc.save();
+  return seeded;
+}
+
 // Connects the hosts of a multi-host run (none: an empty list) and records them in "hosts".
 std::vector<HostConn> record_hosts(const std::vector<HostSpec>& host_specs, const RunOptions& opt,
                                    RunDoc& doc) {
@@ -759,7 +800,8 @@ std::string hosts_fingerprint_sha256(const std::vector<HostConn>& hosts, Accel a
 
 // The accelerator (a KVM that does not run guests within seconds falls back to TCG; the hosts'
 // capabilities decide for a multi-host run), then "host", "host_plan" and "comparison_key"
-// (whose host fingerprint is the hosts' in a multi-host run).
+// (whose host fingerprint is the hosts' in a multi-host run, and whose isolab_revision is the
+// host fingerprint's: runs of two isolab builds are not compared without --force).
 AccelChoice record_host_and_accelerator(const Spec& spec, const GuestDerivation& guest,
                                         const RunOptions& opt, ProcessRunner& runner,
                                         const std::vector<HostConn>& hosts,
@@ -786,7 +828,8 @@ AccelChoice record_host_and_accelerator(const Spec& spec, const GuestDerivation&
       {"memory_mib", spec.memory_mib},
       {"workloads_sha256", sha256_hex(json_text(workloads_to_json(spec.workloads)))},
       {"host_fingerprint_sha256", hosts.empty() ? host_fingerprint_sha256(host)
-                                                : hosts_fingerprint_sha256(hosts, accel.accel)}};
+                                                : hosts_fingerprint_sha256(hosts, accel.accel)},
+      {"isolab_revision", host.value("isolab_revision", "unknown")}};
   doc.save();
   return accel;
 }
@@ -852,8 +895,10 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
     env.meter = opt.meter;
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
-      KernelArtifact k = ensure_kernel_held(kernel_request(spec, v, guest), env, held);
+      KernelArtifact k = ensure_kernel_held(variant_kernel_request(spec, v, guest, opt), env, held);
       d["variants"][v.name] = variant_record(spec, guest, v, k);
+      if (auto b = opt.baseline_kernels.find(v.name); b != opt.baseline_kernels.end())
+        d["variants"][v.name]["baseline_of"] = to_json(b->second);
       say(opt, "variant " + v.name + ": " + k.kernel_release +
                    (k.from_cache ? " (cached)"
                                  : " (built in " +
@@ -872,6 +917,8 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
 // The guest image: busybox, cyclictest, stress-ng, vmstat-overhead, isolab-mark and their
 // libraries, plus rtla, madvise-pressure and page-fault-bench only when the spec uses them (the
 // images of the other specs, and their cache entries, stay as they were).
+// Its sha256 goes into "guest_image" and into the comparison key ("guest_image_sha256"): runs
+// whose guests ran other tools are not compared without --force.
 BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
                       const fs::path& cache, RunDoc& doc) {
   check_interrupt();
@@ -885,6 +932,7 @@ BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& ru
     bi.tools.push_back(opt.page_fault_bench);
   BaseImage base = ensure_base_image(runner, bi, cache);
   doc.doc()["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
+  doc.doc()["comparison_key"]["guest_image_sha256"] = base.sha256;
   doc.save();
   return base;
 }
@@ -934,6 +982,9 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
 
   doc = opt.resume_dir.empty() ? new_run_dir(spec, guest, opt) : resumed_run_dir(spec, opt);
   say(opt, "run directory: " + doc->dir().string());
+  const Spec seeded = with_boot_order(spec, *doc);
+  say(opt, "boot order: seed " + std::to_string(*seeded.boot_order_seed) +
+               " (variants shuffled within each block)");
   std::vector<HostConn> hosts = record_hosts(host_specs, opt, *doc);
   const AccelChoice accel =
       record_host_and_accelerator(spec, guest, opt, runner, hosts, host_plan, *doc);
@@ -943,11 +994,11 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   const auto build_failure = build_kernels(spec, guest, opt, runner, cache, *doc, kernels_in_use);
   const BaseImage base = guest_image(spec, opt, runner, cache, *doc);
 
-  const CellContext cx{spec, opt, accel, guest, base.path, doc->dir()};
+  const CellContext cx{seeded, opt, accel, guest, base.path, doc->dir()};
   if (!hosts.empty())
-    run_on_hosts(spec, cx, hosts, build_failure, *doc);
+    run_on_hosts(seeded, cx, hosts, build_failure, *doc);
   else
-    run_here(spec, cx, *host_plan, runner, cache, build_failure, *doc);
+    run_here(seeded, cx, *host_plan, runner, cache, build_failure, *doc);
   check_interrupt();
   return finish_run(build_failure, *doc);
 }

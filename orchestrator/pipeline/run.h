@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "base/progress.h"
+#include "pipeline/baseline.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 #include "vm/insn_plugin.h"
@@ -49,7 +51,11 @@ struct RunOptions {
   // proves QEMU loads the plugin (preflight_insn_plugin; an error before any build or boot
   // otherwise) and every boot counts guest instructions (workload/insn_metrics.h).
   InsnPluginFiles insn_plugin;
-  bool insn_count = true;                            // false: `isolab run --no-insn-count`
+  bool insn_count = true;  // false: `isolab run --no-insn-count`
+  // Variants that boot a stored baseline run's kernel (pipeline/baseline.h), by variant name:
+  // their kernel is that bzImage (not built from the spec), their result.json record carries
+  // "baseline_of" (to_json(BaselineKernel)).
+  std::map<std::string, BaselineKernel> baseline_kernels;
   std::function<void(const std::string&)> progress;  // status lines (stderr)
   // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
   // task "cells" as k/N after each cell, with an ETA from the cells this process ran.

@@ -470,6 +470,9 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
 
   s.repetitions = static_cast<int>(o.integer("repetitions", 3, 1, 1000));
   s.warmup_repetitions = static_cast<int>(o.integer("warmup_repetitions", 0, 0, 100));
+  if (o.has("boot_order_seed"))
+    s.boot_order_seed =
+        static_cast<std::uint64_t>(o.integer("boot_order_seed", 0, 0, kMaxBootOrderSeed));
   s.overcommit = o.boolean("overcommit", false);
   if (const json* par = o.get("parallel")) {
     if (par->is_string() && par->get<std::string>() == "auto")

@@ -7,6 +7,7 @@
 // field, e.g. "/variants/1/patches/0: file not found: ../patches/x.patch".
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -115,6 +116,9 @@ struct HostSpec {
 // URI, URI with a control character or without "://", relative pool_dir, unknown field).
 std::vector<HostSpec> parse_hosts(const nlohmann::json& hosts, const std::string& pointer);
 
+// The largest boot order seed: 2^53 - 1, so that every JSON reader keeps it exactly.
+inline constexpr long kMaxBootOrderSeed = (1L << 53) - 1;
+
 struct Spec {
   std::filesystem::path spec_path;  // the file it came from ("" for an embedded spec)
   std::string name;
@@ -144,6 +148,10 @@ struct Spec {
   std::vector<WorkloadSpec> workloads;
   int repetitions = 3;
   int warmup_repetitions = 0;
+  // /boot_order_seed: the seed of the variants' order within each block of cells
+  // (pipeline/plan.h plan_cells); absent: a seed drawn when the run starts. Either way the
+  // run records it in result.json "boot_order".
+  std::optional<std::uint64_t> boot_order_seed;
   TimeoutSpec timeouts;
   // Gate checks that are allowed to fail because the mismatch is the point of the test.
   std::vector<std::string> gate_expect_fail;

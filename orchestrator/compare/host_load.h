@@ -1,0 +1,60 @@
+// Whether A's and B's boots ran under like host load (result.json cells[].host_load, recorded
+// by pipeline/host_sample.h): a difference in timings between variants whose boots met
+// different load may be the host's, not the kernel's. Pure functions; compare's summary
+// prints host_load_flag_line().
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace isolab {
+
+// One boot's host load, each measure the mean of its values at the boot's start and end.
+struct CellHostLoad {
+  std::string cell_id;
+  std::optional<double> loadavg_1min;             // runnable + uninterruptible tasks
+  std::optional<double> cpu_pressure_some_avg10;  // percent
+  std::optional<double> steal_s;                  // seconds stolen over the boot
+};
+
+// The host loads of the contributing boots of one variant (status "ok", not warm-up), in
+// cells[] order; boots without a host_load object are left out, as are measures that are null
+// or not numbers. An unknown variant or a document without cells gives an empty list.
+std::vector<CellHostLoad> variant_host_loads(const nlohmann::json& run, const std::string& variant);
+
+// One measure compared between the sides.
+struct HostLoadMeasure {
+  std::string name;  // "1-min loadavg", "CPU pressure (some avg10, %)", "steal (s per boot)"
+  std::size_t n_a = 0, n_b = 0;
+  double mean_a = 0, mean_b = 0;
+  double p = 1;  // two-sided exact permutation test of the means (stats.h permutation_test_mean)
+};
+
+// The rule: every measure with values in at least 2 boots of each side is tested with the
+// exact two-sided permutation test of the difference of means (stats.h, Fisher 1935); the
+// loads differ when some measure's p < alpha / (measures tested) (Bonferroni over the
+// measures). 5 + 5 boots: the smallest p is 2/252 = 0.008, below 0.05/3.
+struct HostLoadComparison {
+  std::vector<HostLoadMeasure> measures;  // tested ones, in the order above
+  bool differ = false;
+  double alpha = 0.05;
+};
+HostLoadComparison compare_host_loads(const std::vector<CellHostLoad>& a,
+                                      const std::vector<CellHostLoad>& b, double alpha = 0.05);
+
+// One line for compare's summary:
+//   "host load: A and B boots ran under different host load: 1-min loadavg A 0.85, B 2.4
+//    (exact permutation p = 0.008); a change in timings may be the host's"
+//   "host load: alike in A and B (1-min loadavg A 0.85, B 0.9, p = 0.69; ...)"
+//   "host load: not recorded for both sides (runs made before cells[].host_load)"
+std::string host_load_flag_line(const HostLoadComparison& c);
+
+// variant_host_loads of both sides, compare_host_loads and host_load_flag_line in one call.
+std::string host_load_flag_line(const nlohmann::json& run_a, const std::string& variant_a,
+                                const nlohmann::json& run_b, const std::string& variant_b,
+                                double alpha = 0.05);
+
+}  // namespace isolab

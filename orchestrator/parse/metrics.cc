@@ -22,7 +22,7 @@ bool add_metric_value(Metrics& metrics, const std::string& name, const std::stri
   if (!std::isfinite(value)) return false;
   auto it = metrics.find(name);
   if (it == metrics.end()) {
-    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}, std::nullopt, {}});
+    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}, std::nullopt, {}, {}, {}});
     return true;
   }
   Metric& m = it->second;
@@ -54,7 +54,7 @@ std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is
                 std::to_string(per_cpu.counts.size()) + " counts");
   if (per_cpu.window_s && !(std::isfinite(*per_cpu.window_s) && *per_cpu.window_s > 0))
     throw Error("per-CPU metric (" + unit + "): window_s must be finite and positive");
-  Metric m{unit, lower_is_better, aggregate, {}, std::nullopt, {}};
+  Metric m{unit, lower_is_better, aggregate, {}, std::nullopt, {}, {}, {}};
   for (auto& slot : per_cpu.slots) {
     if (slot && !std::isfinite(*slot)) slot.reset();
     if (slot) m.values.push_back(*slot);

@@ -89,6 +89,16 @@ SampleStats describe(std::span<const double> values) {
   return st;
 }
 
+double pooled_cv(const SampleStats& a, const SampleStats& b) {
+  double sum = 0, df = 0;
+  for (const SampleStats* s : {&a, &b}) {
+    if (s->n < 2 || !std::isfinite(s->cv)) continue;
+    sum += static_cast<double>(s->n - 1) * s->cv * s->cv;
+    df += static_cast<double>(s->n - 1);
+  }
+  return df > 0 ? std::sqrt(sum / df) : 0.0;
+}
+
 double median_of(std::span<const double> values) {
   std::vector<double> v = to_vector(values);
   return median_inplace(v);
@@ -587,11 +597,11 @@ double separation(const std::vector<Stratum>& strata, ChangeScale k, bool upper)
 }
 
 // Bisects between an accepted change and a rejected one; returns the last accepted change.
+// Stops at 1e-6 of the starting bracket (the interval is reported to 3 significant digits).
 template <class Accepted>
 double bisect(double accepted, double rejected, Accepted ok) {
-  for (int i = 0; i < 200; ++i) {
-    const double width = std::fabs(rejected - accepted);
-    if (width <= 1e-9 * std::max({1e-3, std::fabs(accepted), std::fabs(rejected)})) break;
+  const double tol = 1e-6 * std::fabs(rejected - accepted);
+  for (int i = 0; i < 64 && std::fabs(rejected - accepted) > tol; ++i) {
     const double mid = (accepted + rejected) / 2;
     (ok(mid) ? accepted : rejected) = mid;
   }

@@ -36,6 +36,12 @@ struct SampleStats {
 // if a value is NaN or infinite.
 SampleStats describe(std::span<const double> values);
 
+// Pooled within-variant coefficient of variation of two samples (fraction):
+// sqrt(((n_a - 1) cv_a^2 + (n_b - 1) cv_b^2) / (n_a + n_b - 2)), the CV analogue of the pooled
+// standard deviation; a side with n < 2 or mean 0 contributes nothing. 0 when neither side has
+// a CV.
+double pooled_cv(const SampleStats& a, const SampleStats& b);
+
 // Median as in describe(); NaN for an empty input.
 double median_of(std::span<const double> values);
 
@@ -192,7 +198,7 @@ enum class ChangeScale { shift, scale };
 // values are moved by the same delta. Its coverage is at least `level` for any sample size when
 // B is A moved by delta (the test is exact), unlike the percentile bootstrap, which undercovers
 // at 5 boots a side (see tests/unit/compare_interval_test.cc).
-// The ends are found by bisection (at most 200 steps, to 1e-9 relative) from the center (the
+// The ends are found by bisection (to 1e-6 of the bracket) from the center (the
 // Hodges-Lehmann estimate: median of the within-stratum pairwise changes, or the weighted mean
 // difference when its p is larger) outwards to where every stratum's moved A lies beyond its B;
 // p(delta) is a step function, so the interval is the connected set of accepted changes around
@@ -204,7 +210,7 @@ enum class ChangeScale { shift, scale };
 // value is <= 0 (a ratio needs positive values).
 std::optional<ConfidenceInterval> permutation_interval(
     const std::vector<Stratum>& strata, StratumScore score, ChangeScale scale, double level = 0.95,
-    std::uint64_t exact_limit = 20000, std::size_t resamples = 2000, std::uint64_t seed = 1);
+    std::uint64_t exact_limit = 2000, std::size_t resamples = 2000, std::uint64_t seed = 1);
 
 // Midranks (1-based, ties get the mean of their ranks) of the values, in input order.
 std::vector<double> midranks(std::span<const double> values);

@@ -89,6 +89,16 @@ SampleStats describe(std::span<const double> values) {
   return st;
 }
 
+double pooled_cv(const SampleStats& a, const SampleStats& b) {
+  double sum = 0, df = 0;
+  for (const SampleStats* s : {&a, &b}) {
+    if (s->n < 2 || !std::isfinite(s->cv)) continue;
+    sum += static_cast<double>(s->n - 1) * s->cv * s->cv;
+    df += static_cast<double>(s->n - 1);
+  }
+  return df > 0 ? std::sqrt(sum / df) : 0.0;
+}
+
 double median_of(std::span<const double> values) {
   std::vector<double> v = to_vector(values);
   return median_inplace(v);
@@ -439,20 +449,42 @@ std::vector<double> stratum_deviations(const PreparedStratum& s) {
   return d;
 }
 
-// Counts the combinations of per-stratum deviations whose |sum| >= threshold.
+// The test statistic from the sum of A's deviations: |sum| two-sided; D = -sum ("B above A")
+// for greater, -D for less.
+double oriented(double sum_dev, Alternative alt) {
+  switch (alt) {
+    case Alternative::greater:
+      return -sum_dev;
+    case Alternative::less:
+      return sum_dev;
+    case Alternative::two_sided:
+      break;
+  }
+  return std::fabs(sum_dev);
+}
+
+// Counts the combinations of per-stratum deviations whose oriented sum >= threshold.
 std::uint64_t count_combinations(const std::vector<std::vector<double>>& devs, std::size_t h,
-                                 double partial, double threshold) {
-  if (h == devs.size()) return std::fabs(partial) >= threshold ? 1 : 0;
+                                 double partial, double threshold, Alternative alt) {
+  if (h == devs.size()) return oriented(partial, alt) >= threshold ? 1 : 0;
   std::uint64_t hits = 0;
-  for (double d : devs[h]) hits += count_combinations(devs, h + 1, partial + d, threshold);
+  for (double d : devs[h]) hits += count_combinations(devs, h + 1, partial + d, threshold, alt);
   return hits;
+}
+
+// The exact smallest p: the extremes of the statistic's direction(s) (see stats.h).
+double extreme_p(double up, double down, double p_up, double p_down, double tol, Alternative alt) {
+  if (alt == Alternative::greater) return std::min(1.0, p_down);
+  if (alt == Alternative::less) return std::min(1.0, p_up);
+  const double top = std::max(up, -down);
+  return std::min(1.0, (up >= top - tol ? p_up : 0.0) + (-down >= top - tol ? p_down : 0.0));
 }
 
 }  // namespace
 
 StratifiedResult stratified_permutation_test(const std::vector<Stratum>& strata, StratumScore score,
                                              std::uint64_t exact_limit, std::size_t resamples,
-                                             std::uint64_t seed) {
+                                             std::uint64_t seed, Alternative alternative) {
   StratifiedResult r;
   const std::vector<PreparedStratum> ps = prepare_strata(strata, score);
   r.strata_used = ps.size();
@@ -476,15 +508,14 @@ StratifiedResult stratified_permutation_test(const std::vector<Stratum>& strata,
              static_cast<double>(s.scores.size());
   }
   if (ps.empty() || all_constant) return r;
-  r.statistic = std::fabs(observed);
-  const double tol = 1e-9 * (scale + r.statistic);
-  const double top = std::max(up, -down);
-  r.min_p = std::min(1.0, (up >= top - tol ? p_up : 0.0) + (-down >= top - tol ? p_down : 0.0));
+  r.statistic = oriented(observed, alternative);
+  const double tol = 1e-9 * (scale + std::fabs(r.statistic));
+  r.min_p = extreme_p(up, down, p_up, p_down, tol, alternative);
 
   if (combinations <= static_cast<double>(exact_limit)) {
     std::vector<std::vector<double>> devs;
     for (const auto& s : ps) devs.push_back(stratum_deviations(s));
-    const std::uint64_t hits = count_combinations(devs, 0, 0.0, r.statistic - tol);
+    const std::uint64_t hits = count_combinations(devs, 0, 0.0, r.statistic - tol, alternative);
     r.reassignments = static_cast<std::uint64_t>(combinations);
     r.p = static_cast<double>(hits) / combinations;
     return r;
@@ -505,11 +536,115 @@ StratifiedResult stratified_permutation_test(const std::vector<Stratum>& strata,
       }
       t += ps[h].deviation(sum_a);
     }
-    if (std::fabs(t) >= r.statistic - tol) ++hits;
+    if (oriented(t, alternative) >= r.statistic - tol) ++hits;
   }
   r.reassignments = resamples;
   r.p = static_cast<double>(hits + 1) / static_cast<double>(resamples + 1);
   return r;
+}
+
+namespace {
+
+// The change that takes a to b: b - a (shift) or b / a - 1 (scale).
+double change_of(double a, double b, ChangeScale k) {
+  return k == ChangeScale::shift ? b - a : b / a - 1;
+}
+
+// The strata with every A value moved by delta: a + delta (shift) or a * (1 + delta) (scale).
+std::vector<Stratum> moved_strata(const std::vector<Stratum>& strata, ChangeScale k, double delta) {
+  std::vector<Stratum> out = strata;
+  for (auto& s : out)
+    for (auto& x : s.a) x = k == ChangeScale::shift ? x + delta : x * (1 + delta);
+  return out;
+}
+
+// Hodges-Lehmann estimate: the median of the within-stratum pairwise changes.
+double pairwise_median(const std::vector<Stratum>& strata, ChangeScale k) {
+  std::vector<double> d;
+  for (const auto& s : strata)
+    for (double x : s.a)
+      for (double y : s.b) d.push_back(change_of(x, y, k));
+  return median_of(d);
+}
+
+// The change of the weighted means (weights n_a n_b / N of the stratified statistic).
+double weighted_mean_change(const std::vector<Stratum>& strata, ChangeScale k) {
+  double wa = 0, wb = 0, w = 0;
+  for (const auto& s : strata) {
+    const double na = static_cast<double>(s.a.size()), nb = static_cast<double>(s.b.size());
+    const double weight = na * nb / (na + nb);
+    wa += weight * sum_of(s.a) / na;
+    wb += weight * sum_of(s.b) / nb;
+    w += weight;
+  }
+  return k == ChangeScale::shift ? (wb - wa) / w : change_of(wa, wb, k);
+}
+
+// A change just beyond which every stratum's moved A lies strictly above (upper) or below its B.
+double separation(const std::vector<Stratum>& strata, ChangeScale k, bool upper) {
+  double far =
+      upper ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  for (const auto& s : strata) {
+    const auto [amin, amax] = std::minmax_element(s.a.begin(), s.a.end());
+    const auto [bmin, bmax] = std::minmax_element(s.b.begin(), s.b.end());
+    far = upper ? std::max(far, change_of(*amin, *bmax, k))
+                : std::min(far, change_of(*amax, *bmin, k));
+  }
+  constexpr double kStep = 1e-6;
+  if (k == ChangeScale::scale) return (1 + far) * (upper ? 1 + kStep : 1 - kStep) - 1;
+  const double step = kStep * std::max(1.0, std::fabs(far));
+  return upper ? far + step : far - step;
+}
+
+// Bisects between an accepted change and a rejected one; returns the last accepted change.
+// Stops at 1e-6 of the starting bracket (the interval is reported to 3 significant digits).
+template <class Accepted>
+double bisect(double accepted, double rejected, Accepted ok) {
+  const double tol = 1e-6 * std::fabs(rejected - accepted);
+  for (int i = 0; i < 64 && std::fabs(rejected - accepted) > tol; ++i) {
+    const double mid = (accepted + rejected) / 2;
+    (ok(mid) ? accepted : rejected) = mid;
+  }
+  return accepted;
+}
+
+bool usable_for(const std::vector<Stratum>& strata, ChangeScale k) {
+  if (strata.empty()) return false;
+  if (k == ChangeScale::shift) return true;
+  for (const auto& s : strata)
+    for (const auto* v : {&s.a, &s.b})
+      if (std::any_of(v->begin(), v->end(), [](double x) { return !(x > 0); })) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<ConfidenceInterval> permutation_interval(const std::vector<Stratum>& strata,
+                                                       StratumScore score, ChangeScale scale,
+                                                       double level, std::uint64_t exact_limit,
+                                                       std::size_t resamples, std::uint64_t seed) {
+  std::vector<Stratum> used;
+  for (const auto& s : strata)
+    if (!s.a.empty() && !s.b.empty()) used.push_back(s);
+  if (!(level > 0 && level < 1) || !usable_for(used, scale)) return std::nullopt;
+  auto test_at = [&](double delta) {
+    return stratified_permutation_test(moved_strata(used, scale, delta), score, exact_limit,
+                                       resamples, seed);
+  };
+  auto ok = [&](double delta) { return test_at(delta).p > 1 - level; };
+  double center = pairwise_median(used, scale);
+  const double other = weighted_mean_change(used, scale);
+  if (test_at(other).p > test_at(center).p) center = other;
+  ConfidenceInterval ci;
+  ci.level = level;
+  ci.resamples_used = test_at(center).reassignments;
+  ci.low = ci.high = center;
+  if (!ok(center)) return ci;  // no change is accepted: the interval is the estimate alone
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double far_high = separation(used, scale, true), far_low = separation(used, scale, false);
+  ci.high = ok(far_high) ? kInf : bisect(center, far_high, ok);
+  ci.low = ok(far_low) ? -kInf : bisect(center, far_low, ok);
+  return ci;
 }
 
 std::optional<ConfidenceInterval> bootstrap_mean_difference_ci(std::span<const double> a,

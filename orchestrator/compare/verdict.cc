@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
+#include "cmdline/cpulist.h"
 
 namespace isolab {
 
@@ -62,10 +63,21 @@ const char* better_name(Better b) {
   return "none";
 }
 
-const char* metric_kind_name(MetricKind k) { return k == MetricKind::count ? "count" : "timing"; }
+const char* metric_kind_name(MetricKind k) {
+  switch (k) {
+    case MetricKind::count:
+      return "count";
+    case MetricKind::instructions:
+      return "instructions";
+    case MetricKind::timing:
+      break;
+  }
+  return "timing";
+}
 
 MetricKind metric_kind_of(const std::string& kind, const std::string& unit) {
   if (kind == "count") return MetricKind::count;
+  if (kind == "instructions") return MetricKind::instructions;
   if (kind.empty() && (unit == "count" || unit == "1/s")) return MetricKind::count;
   return MetricKind::timing;
 }
@@ -84,24 +96,144 @@ const char* verdict_name(Verdict v) {
   return "inconclusive";
 }
 
-double CompareSettings::threshold_pct_for(const std::string& metric) const {
-  double t = default_threshold_pct;
-  if (auto it = thresholds_pct.find(metric); it != thresholds_pct.end()) {
-    t = it->second;
-  } else {
-    std::size_t best = 0;
-    for (const auto& [key, value] : thresholds_pct) {
-      if (key.empty() || key.back() != '*') continue;
-      const std::string prefix = key.substr(0, key.size() - 1);
-      if (metric.compare(0, prefix.size(), prefix) == 0 && prefix.size() + 1 > best) {
-        best = prefix.size() + 1;
-        t = value;
-      }
+// ---- primary metrics ----
+
+std::string cpu_row_name(const std::string& metric, const std::vector<unsigned>& cpus) {
+  if (cpus.empty()) return metric;
+  CpuSet set(*std::max_element(cpus.begin(), cpus.end()) + 1);
+  for (unsigned c : cpus) set.set(c);
+  return metric + "[cpu" + set.to_list() + "]";
+}
+
+std::string PrimaryMetric::row_name() const { return cpu_row_name(metric, cpus); }
+
+namespace {
+
+// A CPU list of explicit numbers ("5", "5-7", "5,7"): sorted CPUs. Throws isolab::Error.
+std::vector<unsigned> explicit_cpus(const std::string& text) {
+  const CpuListParse parsed = try_parse_cpulist(text, kMaxCpus);
+  if (!parsed.ok()) throw Error(parsed.message);
+  if (parsed.uses_last) throw Error("give the CPUs by number, not 'N' or 'all'");
+  if (parsed.set.empty()) throw Error("the CPU list is empty");
+  return parsed.set.cpus();
+}
+
+bool bad_is_higher(const std::string& bad) {
+  if (bad == "higher") return true;
+  if (bad == "lower") return false;
+  throw Error("must be \"higher\" or \"lower\" (the direction of a regression), got \"" + bad +
+              "\"");
+}
+
+PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
+  if (!e.is_object()) throw SpecError(p, "a primary metric must be an object");
+  static const std::set<std::string> known = {"metric", "cpus", "bad", "threshold_pct"};
+  for (const auto& [key, v] : e.items())
+    if (!known.count(key))
+      throw SpecError(p + "/" + json_pointer_token(key),
+                      "unknown primary field (known: bad, cpus, metric, threshold_pct)");
+  PrimaryMetric m;
+  m.source = p;
+  const auto metric = e.find("metric");
+  if (metric == e.end() || !metric->is_string() || metric->get<std::string>().empty())
+    throw SpecError(p + "/metric", "must be a metric name (a non-empty string)");
+  m.metric = metric->get<std::string>();
+  const auto bad = e.find("bad");
+  if (bad == e.end() || !bad->is_string())
+    throw SpecError(p + "/bad", "must be \"higher\" or \"lower\" (the direction of a regression)");
+  try {
+    m.higher_is_bad = bad_is_higher(bad->get<std::string>());
+  } catch (const Error& err) {
+    throw SpecError(p + "/bad", err.what());
+  }
+  if (const auto c = e.find("cpus"); c != e.end() && !c->is_null()) {
+    if (!c->is_string())
+      throw SpecError(p + "/cpus", "must be a CPU list such as \"5\" or \"5-7\"");
+    try {
+      m.cpus = explicit_cpus(c->get<std::string>());
+    } catch (const Error& err) {
+      throw SpecError(p + "/cpus", err.what());
     }
   }
-  if (auto it = noise_floors_pct.find(metric); it != noise_floors_pct.end()) {
-    t = std::max(t, it->second);
+  if (const auto t = e.find("threshold_pct"); t != e.end() && !t->is_null())
+    m.threshold_pct =
+        number_field(*t, p + "/threshold_pct", 0, 1e6, false, false, "must be a percentage >= 0");
+  return m;
+}
+
+}  // namespace
+
+std::vector<PrimaryMetric> primary_from_json(const nlohmann::json& v, const std::string& pointer) {
+  if (!v.is_array() || v.empty() || v.size() > kMaxPrimary)
+    throw SpecError(pointer, "must be an array of 1 to " + std::to_string(kMaxPrimary) +
+                                 " primary metrics (the exit status rests on them)");
+  std::vector<PrimaryMetric> out;
+  std::set<std::string> rows;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = pointer + "/" + std::to_string(i);
+    out.push_back(primary_entry(v[i], p));
+    if (!rows.insert(out.back().row_name()).second)
+      throw SpecError(p, "declares " + out.back().row_name() + " a second time");
   }
+  return out;
+}
+
+PrimaryMetric primary_from_argument(const std::string& arg) {
+  const std::string where = "--primary '" + arg + "': ";
+  const auto colon = arg.rfind(':');
+  if (colon == std::string::npos)
+    throw Error(where + "expected METRIC[@CPUS]:higher|lower (the direction of a regression)");
+  PrimaryMetric m;
+  m.source = "--primary " + arg;
+  try {
+    m.higher_is_bad = bad_is_higher(arg.substr(colon + 1));
+    std::string metric = arg.substr(0, colon);
+    if (const auto at = metric.rfind('@'); at != std::string::npos) {
+      m.cpus = explicit_cpus(metric.substr(at + 1));
+      metric.resize(at);
+    }
+    if (metric.empty()) throw Error("the metric name is empty");
+    m.metric = metric;
+  } catch (const Error& e) {
+    throw Error(where + e.what());
+  }
+  return m;
+}
+
+// ---- settings ----
+
+namespace {
+
+// The thresholds_pct entry of a metric: exact name, else the longest matching prefix.
+std::optional<double> threshold_entry(const std::map<std::string, double>& thresholds,
+                                      const std::string& metric) {
+  if (auto it = thresholds.find(metric); it != thresholds.end()) return it->second;
+  std::optional<double> t;
+  std::size_t best = 0;
+  for (const auto& [key, value] : thresholds) {
+    if (key.empty() || key.back() != '*') continue;
+    const std::string prefix = key.substr(0, key.size() - 1);
+    if (metric.compare(0, prefix.size(), prefix) == 0 && prefix.size() + 1 > best) {
+      best = prefix.size() + 1;
+      t = value;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<double> CompareSettings::own_threshold_pct(const std::string& metric) const {
+  std::optional<double> t = threshold_entry(thresholds_pct, metric);
+  if (auto it = noise_floors_pct.find(metric); it != noise_floors_pct.end())
+    t = std::max(t.value_or(0.0), it->second);
+  return t;
+}
+
+double CompareSettings::threshold_pct_for(const std::string& metric) const {
+  const double t = threshold_entry(thresholds_pct, metric).value_or(default_threshold_pct);
+  if (auto it = noise_floors_pct.find(metric); it != noise_floors_pct.end())
+    return std::max(t, it->second);
   return t;
 }
 
@@ -131,98 +263,172 @@ void read_count_floor(const nlohmann::json& v, const std::string& p, CompareSett
   }
 }
 
+void read_thresholds(const nlohmann::json& v, const std::string& p, CompareSettings& s) {
+  if (!v.is_object()) throw SpecError(p, "must be an object of metric name -> percentage");
+  for (const auto& [metric, t] : v.items()) {
+    const std::string mp = p + "/" + json_pointer_token(metric);
+    if (metric.empty()) throw SpecError(mp, "metric name must not be empty");
+    s.thresholds_pct[metric] =
+        number_field(t, mp, 0, 1e6, false, false, "must be a percentage >= 0");
+  }
+}
+
+double pct(const nlohmann::json& v, const std::string& p) {
+  return number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0");
+}
+
+double fraction(const nlohmann::json& v, const std::string& p) {
+  return number_field(v, p, 0, 1, true, true, "must be a number in (0, 1)");
+}
+
+using FieldReader = void (*)(const nlohmann::json& v, const std::string& p, CompareSettings& s);
+
+// One reader per field of the spec's "compare" object.
+const std::map<std::string, FieldReader>& field_readers() {
+  using J = const nlohmann::json&;
+  using P = const std::string&;
+  using S = CompareSettings&;
+  static const std::map<std::string, FieldReader> readers = {
+      {"alpha", [](J v, P p, S s) { s.alpha = fraction(v, p); }},
+      {"min_samples",
+       [](J v, P p, S s) {
+         s.min_samples = integer_field(v, p, 1, 1000000, "must be an integer >= 1");
+       }},
+      {"threshold_pct", [](J v, P p, S s) { s.default_threshold_pct = pct(v, p); }},
+      {"thresholds_pct", read_thresholds},
+      {"bootstrap_resamples",
+       [](J v, P p, S s) {
+         s.bootstrap_resamples = integer_field(v, p, 100, 10000000, "must be an integer >= 100");
+       }},
+      {"confidence_level", [](J v, P p, S s) { s.confidence_level = fraction(v, p); }},
+      {"permutation_resamples",
+       [](J v, P p, S s) {
+         s.permutation_resamples = integer_field(v, p, 0, 10000000, "must be an integer >= 0");
+       }},
+      {"seed",
+       [](J v, P p, S s) {
+         s.seed = integer_field(v, p, 0, UINT64_MAX, "must be a non-negative integer");
+       }},
+      {"max_ci_width_factor",
+       [](J v, P p, S s) {
+         s.max_ci_width_factor = number_field(v, p, 0, 1e6, true, false, "must be a number > 0");
+       }},
+      {"tcg_timing_threshold_pct",
+       [](J v, P p, S s) {
+         s.tcg_timing_threshold_pct =
+             number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0 (0 disables)");
+       }},
+      {"count_floor", read_count_floor},
+      {"instructions_threshold_pct",
+       [](J v, P p, S s) { s.instructions_threshold_pct = pct(v, p); }},
+      {"instructions_cv_factor",
+       [](J v, P p, S s) {
+         s.instructions_cv_factor = number_field(v, p, 0, 1e6, false, false, "must be >= 0");
+       }},
+      {"primary",
+       [](J v, P p, S s) {
+         s.primary = primary_from_json(v, p);
+         s.primary_origin = "spec";
+       }},
+  };
+  return readers;
+}
+
 }  // namespace
 
 CompareSettings settings_from_json(const nlohmann::json& section, const std::string& pointer) {
   CompareSettings s;
   if (section.is_null()) return s;
   if (!section.is_object()) throw SpecError(pointer, "compare settings must be an object");
-  static const std::set<std::string> known = {"alpha",
-                                              "min_samples",
-                                              "threshold_pct",
-                                              "thresholds_pct",
-                                              "bootstrap_resamples",
-                                              "confidence_level",
-                                              "permutation_resamples",
-                                              "seed",
-                                              "max_ci_width_factor",
-                                              "tcg_timing_threshold_pct",
-                                              "count_floor"};
+  const auto& readers = field_readers();
   for (const auto& [key, v] : section.items()) {
     const std::string p = pointer + "/" + json_pointer_token(key);
-    if (!known.count(key)) {
+    const auto it = readers.find(key);
+    if (it == readers.end()) {
       std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      for (const auto& [k, r] : readers) list += (list.empty() ? "" : ", ") + k;
       throw SpecError(p, "unknown compare field (known: " + list + ")");
     }
-    if (key == "alpha") {
-      s.alpha = number_field(v, p, 0, 1, true, true, "must be a number in (0, 1)");
-    } else if (key == "min_samples") {
-      s.min_samples = integer_field(v, p, 1, 1000000, "must be an integer >= 1");
-    } else if (key == "threshold_pct") {
-      s.default_threshold_pct =
-          number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0");
-    } else if (key == "thresholds_pct") {
-      if (!v.is_object()) throw SpecError(p, "must be an object of metric name -> percentage");
-      for (const auto& [metric, t] : v.items()) {
-        const std::string mp = p + "/" + json_pointer_token(metric);
-        if (metric.empty()) throw SpecError(mp, "metric name must not be empty");
-        s.thresholds_pct[metric] =
-            number_field(t, mp, 0, 1e6, false, false, "must be a percentage >= 0");
-      }
-    } else if (key == "bootstrap_resamples") {
-      s.bootstrap_resamples = integer_field(v, p, 100, 10000000, "must be an integer >= 100");
-    } else if (key == "confidence_level") {
-      s.confidence_level = number_field(v, p, 0, 1, true, true, "must be a number in (0, 1)");
-    } else if (key == "permutation_resamples") {
-      s.permutation_resamples = integer_field(v, p, 0, 10000000, "must be an integer >= 0");
-    } else if (key == "seed") {
-      s.seed = integer_field(v, p, 0, UINT64_MAX, "must be a non-negative integer");
-    } else if (key == "max_ci_width_factor") {
-      s.max_ci_width_factor = number_field(v, p, 0, 1e6, true, false, "must be a number > 0");
-    } else if (key == "tcg_timing_threshold_pct") {
-      s.tcg_timing_threshold_pct =
-          number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0 (0 disables)");
-    } else if (key == "count_floor") {
-      read_count_floor(v, p, s);
-    }
+    it->second(v, p, s);
   }
   return s;
 }
 
-nlohmann::json settings_to_json(const CompareSettings& s) {
-  nlohmann::json j = {
-      {"alpha", s.alpha},
-      {"min_samples", s.min_samples},
-      {"threshold_pct", s.default_threshold_pct},
-      {"thresholds_pct", s.thresholds_pct},
-      {"noise_floors_pct", s.noise_floors_pct},
-      {"bootstrap_resamples", s.bootstrap_resamples},
-      {"confidence_level", s.confidence_level},
-      {"permutation_resamples", s.permutation_resamples},
-      {"seed", s.seed},
-      {"max_ci_width_factor", s.max_ci_width_factor},
-      {"tcg_timing_threshold_pct", s.tcg_timing_threshold_pct},
-      {"count_floor", s.count_floors},
-      {"test", "two-sided Mann-Whitney U"},
-      {"count_test", "two-sided permutation test of the difference of per-boot means"}};
-  return j;
+namespace {
+
+nlohmann::json primary_json(const PrimaryMetric& m) {
+  CpuSet set(m.cpus.empty() ? 0 : m.cpus.back() + 1);
+  for (unsigned c : m.cpus) set.set(c);
+  return {{"metric", m.metric},
+          {"cpus", set.to_list()},
+          {"row", m.row_name()},
+          {"bad", m.higher_is_bad ? "higher" : "lower"},
+          {"threshold_pct", m.threshold_pct ? nlohmann::json(*m.threshold_pct) : nlohmann::json()},
+          {"source", m.source}};
 }
+
+}  // namespace
+
+nlohmann::json settings_to_json(const CompareSettings& s) {
+  nlohmann::json primary = nlohmann::json::array();
+  for (const auto& m : s.primary) primary.push_back(primary_json(m));
+  return {{"alpha", s.alpha},
+          {"min_samples", s.min_samples},
+          {"threshold_pct", s.default_threshold_pct},
+          {"thresholds_pct", s.thresholds_pct},
+          {"noise_floors_pct", s.noise_floors_pct},
+          {"confidence_level", s.confidence_level},
+          {"permutation_resamples", s.permutation_resamples},
+          {"seed", s.seed},
+          {"tcg_timing_threshold_pct", s.tcg_timing_threshold_pct},
+          {"count_floor", s.count_floors},
+          {"instructions_threshold_pct", s.instructions_threshold_pct},
+          {"instructions_cv_factor", s.instructions_cv_factor},
+          {"primary", primary},
+          {"primary_origin", s.primary_origin},
+          {"relabel_exact_limit", s.relabel_exact_limit},
+          {"relabel_resamples", s.relabel_resamples},
+          {"test", "exact conditional midrank permutation test (timings)"},
+          {"count_test",
+           "permutation test of the difference of per-boot means (counts, "
+           "instructions)"},
+          {"primary_test",
+           "one-sided in the bad direction, Holm's step-down over the primary "
+           "metrics"},
+          {"secondary_test",
+           "two-sided, Westfall-Young min-P over joint relabellings of the "
+           "boots"},
+          {"interval", "inverted permutation test"}};
+}
+
+// ---- tests ----
 
 double MetricTest::p_value() const {
   if (stratified) return stratified->p;
-  return count ? count->permutation.p : mann_whitney.p_two_sided;
+  if (count) return count->permutation.p;
+  return rank ? rank->p : mann_whitney.p_two_sided;
 }
 
 bool MetricTest::p_exact() const {
   if (stratified) return stratified->exact;
-  return count ? count->permutation.exact : mann_whitney.exact;
+  if (count) return count->permutation.exact;
+  return rank ? rank->exact : mann_whitney.exact;
+}
+
+double MetricTest::min_p() const {
+  if (stratified) return stratified->min_p;
+  if (count) return count->permutation.min_p;
+  return rank ? rank->min_p : mann_whitney_min_p(a.n, b.n);
 }
 
 namespace {
 
+constexpr std::uint64_t kRankSeed = 0x9e3779b97f4a7c15ULL;
+constexpr std::uint64_t kStrataSeed = 0x5851f42d4c957f2dULL;
+constexpr std::uint64_t kIntervalSeed = 0x2545f4914f6cdd1dULL;
+
 CountTest test_count(std::span<const double> a, std::span<const double> b,
-                     const CompareSettings& settings, bool with_ci) {
+                     const CompareSettings& settings) {
   CountTest c;
   c.mean_a = describe(a).mean;
   c.mean_b = describe(b).mean;
@@ -231,38 +437,70 @@ CountTest test_count(std::span<const double> a, std::span<const double> b,
   auto zero = [](double x) { return x == 0; };
   c.all_zero = std::all_of(a.begin(), a.end(), zero) && std::all_of(b.begin(), b.end(), zero);
   c.permutation = permutation_test_mean(a, b, settings.count_exact_limit, settings.count_resamples,
-                                        settings.seed ^ 0x9e3779b97f4a7c15ULL);
-  if (with_ci) {
-    c.diff_ci = bootstrap_mean_difference_ci(a, b, settings.confidence_level,
-                                             settings.bootstrap_resamples, settings.seed);
-  }
+                                        settings.seed ^ kRankSeed);
   return c;
+}
+
+bool finite_interval(const ConfidenceInterval& i) {
+  return std::isfinite(i.low) && std::isfinite(i.high);
+}
+
+// The interval of the metric's change over the strata (see the top of verdict.h).
+void add_interval(MetricTest& t, const std::vector<Stratum>& strata, const CompareSettings& s) {
+  if (t.a.n == 0 || t.b.n == 0) return;
+  const bool relative = t.kind != MetricKind::count;
+  const StratumScore score =
+      t.kind == MetricKind::timing ? StratumScore::midranks : StratumScore::values;
+  const double base = t.kind == MetricKind::timing ? t.a.median : t.a.mean;
+  if (relative && !(std::isfinite(base) && base != 0)) return;
+  auto interval = [&](ChangeScale k) {
+    return permutation_interval(strata, score, k, s.confidence_level, s.interval_exact_limit,
+                                s.interval_resamples, s.seed ^ kIntervalSeed);
+  };
+  if (relative) t.interval = interval(ChangeScale::scale);
+  if (!t.interval) {
+    t.interval = interval(ChangeScale::shift);
+    if (t.interval && relative) {
+      t.interval->low /= std::fabs(base);
+      t.interval->high /= std::fabs(base);
+    }
+  }
+  if (!t.interval || !finite_interval(*t.interval)) return;
+  if (relative) t.ci = t.interval;
+  if (t.count && t.kind == MetricKind::count) t.count->diff_ci = t.interval;
+}
+
+MetricTest test_core(std::span<const double> a, std::span<const double> b,
+                     const CompareSettings& settings, bool with_ci, MetricKind kind) {
+  MetricTest t;
+  t.kind = kind;
+  t.a = describe(a);
+  t.b = describe(b);
+  t.ci_requested = with_ci;
+  if (kind != MetricKind::timing) {
+    t.count = test_count(a, b, settings);
+    t.change = kind == MetricKind::count ? t.count->relative_change
+                                         : relative_change(t.count->mean_a, t.count->mean_b);
+    return t;
+  }
+  t.change = relative_change(t.a.median, t.b.median);
+  t.mann_whitney = mann_whitney_u(a, b);
+  const std::vector<Stratum> one = {{{a.begin(), a.end()}, {b.begin(), b.end()}}};
+  t.rank = stratified_permutation_test(one, StratumScore::midranks, settings.count_exact_limit,
+                                       settings.count_resamples, settings.seed ^ kRankSeed);
+  if (settings.permutation_resamples > 0 && !a.empty() && !b.empty()) {
+    t.permutation_p =
+        permutation_test_median(a, b, settings.permutation_resamples, settings.seed ^ kRankSeed);
+  }
+  return t;
 }
 
 }  // namespace
 
 MetricTest test_metric(std::span<const double> a, std::span<const double> b,
                        const CompareSettings& settings, bool with_ci, MetricKind kind) {
-  MetricTest t;
-  t.kind = kind;
-  t.a = describe(a);
-  t.b = describe(b);
-  t.ci_requested = with_ci;
-  if (kind == MetricKind::count) {
-    t.count = test_count(a, b, settings, with_ci);
-    t.change = t.count->relative_change;
-    return t;
-  }
-  t.change = relative_change(t.a.median, t.b.median);
-  if (with_ci && std::isfinite(t.change)) {
-    t.ci = bootstrap_relative_change_ci(a, b, settings.confidence_level,
-                                        settings.bootstrap_resamples, settings.seed);
-  }
-  t.mann_whitney = mann_whitney_u(a, b);
-  if (settings.permutation_resamples > 0 && !a.empty() && !b.empty()) {
-    t.permutation_p = permutation_test_median(a, b, settings.permutation_resamples,
-                                              settings.seed ^ 0x9e3779b97f4a7c15ULL);
-  }
+  MetricTest t = test_core(a, b, settings, with_ci, kind);
+  if (with_ci) add_interval(t, {{{a.begin(), a.end()}, {b.begin(), b.end()}}}, settings);
   return t;
 }
 
@@ -273,160 +511,30 @@ MetricTest test_metric_stratified(const std::vector<Stratum>& strata,
     a.insert(a.end(), s.a.begin(), s.a.end());
     b.insert(b.end(), s.b.begin(), s.b.end());
   }
-  MetricTest t = test_metric(a, b, settings, with_ci, kind);
+  MetricTest t = test_core(a, b, settings, with_ci, kind);
   t.stratified = stratified_permutation_test(
-      strata, kind == MetricKind::count ? StratumScore::values : StratumScore::midranks,
-      settings.count_exact_limit, settings.count_resamples, settings.seed ^ 0x5851f42d4c957f2dULL);
+      strata, kind == MetricKind::timing ? StratumScore::midranks : StratumScore::values,
+      settings.count_exact_limit, settings.count_resamples, settings.seed ^ kStrataSeed);
+  if (with_ci) add_interval(t, strata, settings);
   return t;
 }
 
-namespace {
-
-std::string n_label(const MetricTest& t) {
-  std::string s = "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
-  if (t.stratified) s += " in " + std::to_string(t.stratified->strata_used) + " host(s)";
-  return s;
+void add_one_sided_test(MetricTest& t, const std::vector<Stratum>& strata, bool higher_is_bad,
+                        const CompareSettings& settings) {
+  t.one_sided = stratified_permutation_test(
+      strata, t.kind == MetricKind::timing ? StratumScore::midranks : StratumScore::values,
+      settings.count_exact_limit, settings.count_resamples, settings.seed ^ kStrataSeed,
+      higher_is_bad ? Alternative::greater : Alternative::less);
 }
 
-// The name of the test that decides, for reasons.
-std::string test_label(const MetricTest& t, const char* unstratified) {
-  if (!t.stratified) return unstratified;
-  return t.count ? "stratified permutation" : "stratified van Elteren";
-}
-
-VerdictResult decide_timing_verdict(const MetricTest& t, Better better, double threshold_pct,
-                                    const CompareSettings& settings) {
-  VerdictResult r;
-  r.threshold_pct = threshold_pct;
-  const std::string n_text = n_label(t);
-  if (!std::isfinite(t.change)) {
-    r.reason = "relative change undefined (A median is 0)";
-    return r;
-  }
-  if (better == Better::none) {
-    r.reason = "metric has no 'better' direction";
-    return r;
-  }
-  const double min_p = t.stratified ? t.stratified->min_p : mann_whitney_min_p(t.a.n, t.b.n);
-  if (min_p >= settings.alpha) {
-    r.reason = n_text + ": smallest attainable " + test_label(t, "Mann-Whitney") + " p is " +
-               fmt("%.3g", min_p) + ", not below alpha " + fmt("%.3g", settings.alpha);
-    return r;
-  }
-  const double change_pct = 100.0 * t.change;
-  const double p = t.p_value();
-  const bool significant = p < settings.alpha;
-  const bool large = std::fabs(change_pct) > threshold_pct;
-  if (significant && large) {
-    const bool went_down = t.change < 0;
-    const bool good = (better == Better::lower) == went_down;
-    r.verdict = good ? Verdict::improved : Verdict::regressed;
-    r.reason = "p=" + fmt("%.3g", p) + " < alpha " + fmt("%.3g", settings.alpha) + " and |" +
-               fmt("%.2f", change_pct) + "%| > threshold " + fmt("%.2f", threshold_pct) + "%";
-    return r;
-  }
-  if (t.ci_requested && !t.ci) {
-    r.reason = "bootstrap CI undefined (A median is 0 in most resamples)";
-    return r;
-  }
-  if (t.ci) {
-    const double width_pct = 100.0 * (t.ci->high - t.ci->low);
-    if (width_pct > settings.max_ci_width_factor * threshold_pct) {
-      r.reason = "too noisy: CI width " + fmt("%.2f", width_pct) + " points > " +
-                 fmt("%.3g", settings.max_ci_width_factor) + " x threshold " +
-                 fmt("%.2f", threshold_pct) + "%";
-      return r;
-    }
-  }
-  r.verdict = Verdict::no_change;
-  if (significant) {
-    r.reason = "p=" + fmt("%.3g", p) + " but |" + fmt("%.2f", change_pct) + "%| <= threshold " +
-               fmt("%.2f", threshold_pct) + "%";
-  } else {
-    r.reason = "p=" + fmt("%.3g", p) + " >= alpha " + fmt("%.3g", settings.alpha);
-  }
-  return r;
-}
-
-VerdictResult decide_count_verdict(const MetricTest& t, Better better, double threshold_pct,
-                                   double floor, const std::string& unit,
-                                   const CompareSettings& settings) {
-  VerdictResult r;
-  r.threshold_pct = threshold_pct;
-  const CountTest& c = *t.count;
-  if (c.all_zero) {
-    r.verdict = Verdict::no_change;
-    r.reason = "0 in every boot of both variants";
-    return r;
-  }
-  if (better == Better::none) {
-    r.reason = "metric has no 'better' direction";
-    return r;
-  }
-  const double min_p = t.stratified ? t.stratified->min_p : c.permutation.min_p;
-  if (min_p >= settings.alpha) {
-    r.reason = n_label(t) + ": smallest p the " + test_label(t, "permutation") +
-               " test can reach with these values is " + fmt("%.3g", min_p) + ", not below alpha " +
-               fmt("%.3g", settings.alpha) + " (too few boots, or too few with a non-zero value)";
-    return r;
-  }
-  const double p = t.p_value();
-  const bool significant = p < settings.alpha;
-  const bool above_floor = std::fabs(c.diff) > floor;
-  const bool from_zero = c.mean_a == 0;
-  const double rel_pct = 100.0 * c.relative_change;
-  const bool large = from_zero || std::fabs(rel_pct) > threshold_pct;
-  const std::string p_text = "p=" + fmt("%.3g", p);
-  const std::string diff_text = "|B-A| " + format_count_amount(std::fabs(c.diff), unit);
-  const std::string floor_text = "floor " + format_count_amount(floor, unit);
-  const std::string rel_text = from_zero
-                                   ? std::string("A was 0 in every boot")
-                                   : "|" + fmt("%.2f", rel_pct) + "%| " + (large ? ">" : "<=") +
-                                         " threshold " + fmt("%.2f", threshold_pct) + "%";
-  if (significant && above_floor && large) {
-    const bool good = (better == Better::lower) == (c.diff < 0);
-    r.verdict = good ? Verdict::improved : Verdict::regressed;
-    r.reason = p_text + " < alpha " + fmt("%.3g", settings.alpha) + ", " + diff_text + " > " +
-               floor_text + ", " + rel_text;
-    return r;
-  }
-  r.verdict = Verdict::no_change;
-  if (!significant) {
-    r.reason = p_text + " >= alpha " + fmt("%.3g", settings.alpha);
-  } else if (!above_floor) {
-    r.reason = p_text + " but " + diff_text + " <= " + floor_text;
-  } else {
-    r.reason = p_text + " but " + rel_text;
-  }
-  return r;
-}
-
-}  // namespace
-
-VerdictResult decide_verdict(const MetricTest& t, Better better, double threshold_pct,
-                             const CompareSettings& settings, double count_floor) {
-  if (t.a.n < settings.min_samples || t.b.n < settings.min_samples) {
-    VerdictResult r;
-    r.threshold_pct = threshold_pct;
-    r.reason =
-        n_label(t) + " below min_samples " + std::to_string(settings.min_samples) + " per variant";
-    return r;
-  }
-  if (t.kind == MetricKind::count && t.count) {
-    return decide_count_verdict(t, better, threshold_pct, count_floor, "", settings);
-  }
-  return decide_timing_verdict(t, better, threshold_pct, settings);
-}
-
-std::string format_count_amount(double v, const std::string& unit) {
-  const std::string x = fmt("%.3g", v);
-  if (unit == "1/s") return x + "/s";
-  if (unit == "count" || unit.empty()) return x;
-  return x + " " + unit;
-}
+// ---- thresholds ----
 
 double effective_threshold_pct(const MetricInfo& info, const CompareSettings& settings,
                                bool* tcg_applied) {
+  if (tcg_applied) *tcg_applied = false;
+  if (info.kind == MetricKind::instructions)
+    return std::max(settings.own_threshold_pct(info.name).value_or(0.0),
+                    settings.instructions_threshold_pct);
   double t = settings.threshold_pct_for(info.name);
   const bool tcg =
       info.kind == MetricKind::timing && info.tcg && settings.tcg_timing_threshold_pct > t;
@@ -435,22 +543,316 @@ double effective_threshold_pct(const MetricInfo& info, const CompareSettings& se
   return t;
 }
 
-VerdictResult decide_metric_verdict(const MetricTest& t, const MetricInfo& info,
-                                    const CompareSettings& settings) {
+double metric_threshold_pct(const MetricTest& t, const MetricInfo& info,
+                            const CompareSettings& settings, std::string* why) {
   bool tcg = false;
-  const double threshold = effective_threshold_pct(info, settings, &tcg);
-  if (t.kind == MetricKind::count && t.count && t.a.n >= settings.min_samples &&
-      t.b.n >= settings.min_samples) {
-    return decide_count_verdict(t, info.better, threshold, settings.count_floor_for(info.unit),
-                                info.unit, settings);
-  }
-  VerdictResult r = decide_verdict(t, info.better, threshold, settings);
+  double threshold = effective_threshold_pct(info, settings, &tcg);
+  std::string note;
   if (tcg) {
-    r.reason += "; threshold " + fmt("%.3g", threshold) +
-                "% is the TCG timing threshold (compare.tcg_timing_threshold_pct): cells ran "
-                "under TCG, where timings of one kernel varied 2-26% between boots";
+    note = "threshold " + fmt("%.3g", threshold) +
+           "% is the TCG timing threshold (compare.tcg_timing_threshold_pct): cells ran under TCG, "
+           "where timings of one kernel varied 2-26% between boots";
+  }
+  if (info.kind == MetricKind::instructions) {
+    const double cv_pct = 100.0 * pooled_cv(t.a, t.b);
+    const double by_cv = settings.instructions_cv_factor * cv_pct;
+    if (by_cv > threshold) {
+      threshold = by_cv;
+      note = "threshold " + fmt("%.3g", threshold) + "% is " +
+             fmt("%.3g", settings.instructions_cv_factor) + " x the pooled CV " +
+             fmt("%.3g", cv_pct) + "% of these boots (compare.instructions_cv_factor)";
+    } else if (threshold == settings.instructions_threshold_pct) {
+      note = "threshold " + fmt("%.3g", threshold) +
+             "% is the instruction threshold (compare.instructions_threshold_pct)";
+    }
+  }
+  if (why) *why = note;
+  return threshold;
+}
+
+// ---- verdict rules ----
+
+std::string format_count_amount(double v, const std::string& unit) {
+  const std::string x = fmt("%.3g", v);
+  if (unit == "1/s") return x + "/s";
+  if (unit == "count" || unit.empty()) return x;
+  return x + " " + unit;
+}
+
+namespace {
+
+// Everything a rule looks at.
+struct Judge {
+  const MetricTest& t;
+  const CompareSettings& s;
+  Better better = Better::none;  // the good direction
+  bool primary = false;
+  double threshold_pct = 0;
+  double floor = 0;  // counts: the absolute floor, metric's unit
+  std::string unit;
+  double p = 1;  // the p that decides
+  double min_p = 1;
+};
+
+bool is_relative(const Judge& j) { return j.t.kind != MetricKind::count; }
+
+// The change in the verdict's scale: fraction (timing, instructions) or B - A (counts).
+double change_of(const Judge& j) { return is_relative(j) ? j.t.change : j.t.count->diff; }
+
+double margin_of(const Judge& j) {
+  if (is_relative(j)) return j.threshold_pct / 100.0;
+  return std::max(j.floor, j.threshold_pct / 100.0 * std::fabs(j.t.count->mean_a));
+}
+
+// A change (verdict scale) as text: "+3.75%" or "+0.98/s".
+std::string amount(const Judge& j, double x) {
+  if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
+  if (is_relative(j)) return fmt("%+.2f", 100 * x) + "%";
+  return (x > 0 ? "+" : "") + format_count_amount(x, j.unit);
+}
+
+std::string n_label(const MetricTest& t) {
+  std::string s = "n=" + std::to_string(t.a.n) + "+" + std::to_string(t.b.n);
+  if (t.stratified) s += " in " + std::to_string(t.stratified->strata_used) + " host(s)";
+  return s;
+}
+
+std::string test_name(const Judge& j) {
+  const bool values = j.t.kind != MetricKind::timing;
+  std::string name = j.t.stratified ? (values ? "stratified permutation" : "stratified van Elteren")
+                                    : (values ? "permutation" : "midrank permutation");
+  return j.primary ? "one-sided " + name : name;
+}
+
+std::string p_label(const Judge& j) {
+  if (j.t.family_p) return j.primary ? "Holm p=" : "family-wise p=";
+  return j.primary ? "one-sided p=" : "p=";
+}
+
+std::string p_clause(const Judge& j) { return p_label(j) + fmt("%.3g", j.p); }
+
+// Whether |change| is beyond the threshold (and, for counts, the floor), with the clause.
+bool beyond_threshold(const Judge& j, std::string* clause) {
+  if (is_relative(j)) {
+    const double c = 100.0 * j.t.change;
+    const bool large = std::fabs(c) > j.threshold_pct;
+    *clause = "|" + fmt("%.2f", c) + "%| " + (large ? ">" : "<=") + " threshold " +
+              fmt("%.2f", j.threshold_pct) + "%";
+    return large;
+  }
+  const CountTest& c = *j.t.count;
+  const bool above_floor = std::fabs(c.diff) > j.floor;
+  const std::string diff_text = "|B-A| " + format_count_amount(std::fabs(c.diff), j.unit);
+  const std::string floor_text = "floor " + format_count_amount(j.floor, j.unit);
+  if (!above_floor) {
+    *clause = diff_text + " <= " + floor_text;
+    return false;
+  }
+  const bool from_zero = c.mean_a == 0;
+  const double rel = 100.0 * c.relative_change;
+  const bool large = from_zero || std::fabs(rel) > j.threshold_pct;
+  *clause = diff_text + " > " + floor_text + ", " +
+            (from_zero ? std::string("A was 0 in every boot")
+                       : "|" + fmt("%.2f", rel) + "%| " + (large ? ">" : "<=") + " threshold " +
+                             fmt("%.2f", j.threshold_pct) + "%");
+  return large;
+}
+
+VerdictResult result(const Judge& j, Verdict v, const std::string& reason) {
+  VerdictResult r;
+  r.verdict = v;
+  r.reason = reason;
+  r.threshold_pct = j.threshold_pct;
+  r.margin_relative = is_relative(j);
+  r.margin = (r.margin_relative ? 100.0 : 1.0) * margin_of(j);
+  if (j.t.interval) {
+    const double scale = r.margin_relative ? 100.0 : 1.0;
+    r.cannot_exclude =
+        scale * std::max(std::fabs(j.t.interval->low), std::fabs(j.t.interval->high));
   }
   return r;
+}
+
+using Rule = std::optional<VerdictResult> (*)(const Judge&);
+
+std::optional<VerdictResult> too_few(const Judge& j) {
+  if (j.t.a.n >= j.s.min_samples && j.t.b.n >= j.s.min_samples) return std::nullopt;
+  return result(
+      j, Verdict::inconclusive,
+      n_label(j.t) + " below min_samples " + std::to_string(j.s.min_samples) + " per variant");
+}
+
+std::optional<VerdictResult> all_zero(const Judge& j) {
+  if (!j.t.count || !j.t.count->all_zero) return std::nullopt;
+  return result(j, Verdict::no_change, "0 in every boot of both variants");
+}
+
+std::optional<VerdictResult> undefined_change(const Judge& j) {
+  if (!is_relative(j) || std::isfinite(j.t.change)) return std::nullopt;
+  return result(j, Verdict::inconclusive,
+                std::string("relative change undefined (A ") +
+                    (j.t.kind == MetricKind::timing ? "median" : "mean") + " is 0)");
+}
+
+std::optional<VerdictResult> unreachable(const Judge& j) {
+  if (j.min_p < j.s.alpha) return std::nullopt;
+  const std::string tail = ", not below alpha " + fmt("%.3g", j.s.alpha);
+  if (j.t.kind != MetricKind::timing)
+    return result(j, Verdict::inconclusive,
+                  n_label(j.t) + ": smallest p the " + test_name(j) +
+                      " test can reach with these values is " + fmt("%.3g", j.min_p) + tail +
+                      " (too few boots, or too few with a non-zero value)");
+  return result(j, Verdict::inconclusive,
+                n_label(j.t) + ": smallest attainable " + test_name(j) + " p is " +
+                    fmt("%.3g", j.min_p) + tail + " (too few boots)");
+}
+
+// Secondary rule 5: significant and beyond the threshold, by "better".
+std::optional<VerdictResult> moved(const Judge& j) {
+  std::string clause;
+  if (!(j.p < j.s.alpha) || !beyond_threshold(j, &clause)) return std::nullopt;
+  const std::string why = p_clause(j) + " < alpha " + fmt("%.3g", j.s.alpha) + ", " + clause;
+  if (j.better == Better::none)
+    return result(j, Verdict::inconclusive, why + ", but the metric has no 'better' direction");
+  const bool good = (j.better == Better::lower) == (change_of(j) < 0);
+  return result(j, good ? Verdict::improved : Verdict::regressed, why);
+}
+
+// Primary rule 5: significant in the bad direction and beyond the threshold.
+std::optional<VerdictResult> primary_regressed(const Judge& j) {
+  std::string clause;
+  const bool bad_way = (j.better == Better::lower) == (change_of(j) > 0);
+  if (!(j.p < j.s.alpha) || !bad_way || !beyond_threshold(j, &clause)) return std::nullopt;
+  return result(j, Verdict::regressed,
+                p_clause(j) + " < alpha " + fmt("%.3g", j.s.alpha) + ", " + clause);
+}
+
+std::string interval_text(const Judge& j) {
+  const ConfidenceInterval& i = *j.t.interval;
+  return fmt("%.3g", 100 * i.level) + "% CI [" + amount(j, i.low) + ", " + amount(j, i.high) + "]";
+}
+
+// Primary rule 6: the interval excludes 0 on the good side, beyond the threshold.
+std::optional<VerdictResult> primary_improved(const Judge& j) {
+  if (!j.t.interval) return std::nullopt;
+  std::string clause;
+  const bool good_side = j.better == Better::lower ? j.t.interval->high < 0 : j.t.interval->low > 0;
+  if (!good_side || !beyond_threshold(j, &clause)) return std::nullopt;
+  return result(j, Verdict::improved, interval_text(j) + " excludes 0 on the good side, " + clause);
+}
+
+// What the test said, before the interval's clause.
+std::string test_clause(const Judge& j) {
+  if (!(j.p < j.s.alpha)) return p_clause(j) + " >= alpha " + fmt("%.3g", j.s.alpha);
+  std::string clause;
+  beyond_threshold(j, &clause);
+  return p_clause(j) + " but " + clause;
+}
+
+std::string margin_text(const Judge& j) {
+  return "+-" + (is_relative(j) ? fmt("%.2f", 100 * margin_of(j)) + "%"
+                                : format_count_amount(margin_of(j), j.unit));
+}
+
+std::optional<VerdictResult> equivalent(const Judge& j) {
+  if (!j.t.interval) return std::nullopt;
+  const double m = margin_of(j);
+  if (!(j.t.interval->low > -m && j.t.interval->high < m)) return std::nullopt;
+  return result(j, Verdict::no_change,
+                test_clause(j) + "; " + interval_text(j) + " inside " + margin_text(j));
+}
+
+VerdictResult cannot_tell(const Judge& j) {
+  if (!j.t.interval)
+    return result(j, Verdict::inconclusive,
+                  test_clause(j) +
+                      "; no interval, so no change of the threshold's size is "
+                      "excluded");
+  const double worst = std::max(std::fabs(j.t.interval->low), std::fabs(j.t.interval->high));
+  return result(j, Verdict::inconclusive,
+                test_clause(j) + "; " + interval_text(j) + " reaches beyond " + margin_text(j) +
+                    ": these boots cannot exclude a change of " +
+                    (std::isinf(worst) ? std::string("any size") : amount(j, worst).substr(1)));
+}
+
+template <std::size_t N>
+VerdictResult apply_rules(const Judge& j, const Rule (&rules)[N]) {
+  for (Rule rule : rules)
+    if (auto r = rule(j)) return *r;
+  return cannot_tell(j);
+}
+
+constexpr Rule kSecondaryRules[] = {too_few,     all_zero, undefined_change,
+                                    unreachable, moved,    equivalent};
+constexpr Rule kPrimaryRules[] = {too_few,     all_zero,          undefined_change,
+                                  unreachable, primary_regressed, primary_improved,
+                                  equivalent};
+
+Judge secondary_judge(const MetricTest& t, Better better, double threshold_pct,
+                      const CompareSettings& settings, double floor, const std::string& unit) {
+  return Judge{t,
+               settings,
+               better,
+               false,
+               threshold_pct,
+               t.kind == MetricKind::count ? floor : 0,
+               unit,
+               t.family_p.value_or(t.p_value()),
+               t.min_p()};
+}
+
+}  // namespace
+
+VerdictResult decide_verdict(const MetricTest& t, Better better, double threshold_pct,
+                             const CompareSettings& settings, double count_floor) {
+  if (t.kind != MetricKind::timing && !t.count) {
+    VerdictResult r;
+    r.reason = "no test of the means";
+    return r;
+  }
+  return apply_rules(secondary_judge(t, better, threshold_pct, settings, count_floor, ""),
+                     kSecondaryRules);
+}
+
+namespace {
+
+VerdictResult with_threshold_note(VerdictResult r, const std::string& why) {
+  if (!why.empty()) r.reason += "; " + why;
+  return r;
+}
+
+}  // namespace
+
+VerdictResult decide_metric_verdict(const MetricTest& t, const MetricInfo& info,
+                                    const CompareSettings& settings) {
+  std::string why;
+  const double threshold = metric_threshold_pct(t, info, settings, &why);
+  if (t.kind != MetricKind::timing && !t.count)
+    return decide_verdict(t, info.better, threshold, settings);
+  const Judge j = secondary_judge(t, info.better, threshold, settings,
+                                  settings.count_floor_for(info.unit), info.unit);
+  return with_threshold_note(apply_rules(j, kSecondaryRules), why);
+}
+
+VerdictResult decide_primary_verdict(const MetricTest& t, const MetricInfo& info,
+                                     const PrimaryMetric& primary,
+                                     const CompareSettings& settings) {
+  std::string why;
+  double threshold = metric_threshold_pct(t, info, settings, &why);
+  if (primary.threshold_pct) {
+    threshold = *primary.threshold_pct;
+    why = "threshold " + fmt("%.3g", threshold) + "% declared with the primary metric";
+  }
+  Judge j = secondary_judge(t, primary.better(), threshold, settings,
+                            settings.count_floor_for(info.unit), info.unit);
+  j.primary = true;
+  if (!t.one_sided || (t.kind != MetricKind::timing && !t.count)) {
+    VerdictResult r = result(j, Verdict::inconclusive, "the one-sided test was not computed");
+    return r;
+  }
+  j.p = t.family_p.value_or(t.one_sided->p);
+  j.min_p = t.one_sided->min_p;
+  return with_threshold_note(apply_rules(j, kPrimaryRules), why);
 }
 
 }  // namespace isolab

@@ -1,65 +1,87 @@
 // Comparison settings and the per-metric verdict rules.
 //
-// Two kinds of metric (MetricKind): timings (latencies, cycles, bogo ops/s: continuous, and
-// under TCG they vary 2-26% between boots of the same kernel on the 2-core host, case O7) and
-// counts (per-CPU events on the isolated CPUs: vmstat_update runs, ticks, IPIs, IRQs, as
-// events per second or events per boot: many ties, often 0 in every boot).
+// Three kinds of metric (MetricKind), each with its test, interval and threshold:
+//  - timing: latencies, cycles, bogo ops/s: continuous, integer-valued in places (cyclictest
+//    latencies in whole us, so ties), and under TCG they vary 2-26% between boots of the same
+//    kernel on the 2-core host (case O7). Test: the exact conditional (midrank) permutation test
+//    of Wilcoxon-Mann-Whitney (stats.h stratified_permutation_test with StratumScore::midranks,
+//    one stratum per host): its null distribution is enumerated with the observed ties, so
+//    A={12,13,13,14,15} against B={14,15,15,16,16} gets p = 14/252 = 0.056, not the normal
+//    approximation's 0.043, and 5 against 5 never gets below 2/252. Interval: the inverted test
+//    on the scale of ratios (relative change). Threshold: max(threshold_pct_for, and when a
+//    contributing cell of either side ran under TCG, tcg_timing_threshold_pct).
+//  - count: per-CPU events on the isolated CPUs (vmstat_update runs, ticks, IPIs, IRQs) as
+//    events per second or per boot: many ties, often 0 in every boot. Test: the exact
+//    permutation test of the difference of per-boot means (stats.h permutation_test_mean).
+//    Interval: the inverted test as a shift (B - A, in the metric's unit). Threshold:
+//    threshold_pct_for (relative change of means) and the absolute floor count_floor_for(unit)
+//    (0.1 events/s per CPU, 1 event): a significant but negligible difference does not move the
+//    verdict. No TCG threshold: an event count does not scale with emulation speed.
+//  - instructions: guest instruction counts per operation or per second, counted by a QEMU
+//    plugin; deterministic (within a kernel they vary by < 0.5% between boots), so a change of
+//    a few percent is real even under TCG. Test: as counts (permutation test of means).
+//    Interval: the inverted test on the scale of ratios. Threshold: the largest of the
+//    metric's own configured threshold (a thresholds_pct entry or noise floor; threshold_pct,
+//    the default for every metric, is not consulted), instructions_threshold_pct (default 1%)
+//    and instructions_cv_factor
+//    (default 3) times the pooled within-variant coefficient of variation of the two sides
+//    (stats.h pooled_cv): three boot-to-boot standard deviations of one kernel, so that a 2%
+//    change of instructions per syscall is regressed/improved under TCG when the boots agree to
+//    0.5%, while a metric that does vary between boots is not called on its noise.
+// Every test is exact (enumerated) up to count_exact_limit reassignments and Monte Carlo
+// (seeded, Phipson-Smyth) beyond; no normal approximation decides a verdict. Intervals are the
+// inverted permutation test (stats.h permutation_interval) at confidence_level: exact coverage
+// at 5 boots a side, where the percentile bootstrap covers about 90% at a nominal 95%. A timing
+// or instruction metric with a value <= 0 gets the shift interval divided by A's median (timing)
+// or mean (instructions).
 //
-// Timing metrics. The verdict is decided by, in this order:
-//  1. n_A < min_samples or n_B < min_samples                       -> inconclusive
-//  2. relative change undefined (A median 0, or metric missing)     -> inconclusive
-//  3. metric has no "better" direction ("lower"/"higher")           -> inconclusive
-//  4. the exact Mann-Whitney test cannot reach p < alpha with these
-//     sample sizes (e.g. 3 vs 3: smallest p is 0.1)                 -> inconclusive
-//  5. Mann-Whitney p < alpha AND |change| > threshold               -> improved / regressed,
-//     by the metric's "better" direction
-//  6. bootstrap CI width > max_ci_width_factor * threshold (the run is too noisy to tell a
-//     change of the threshold's size from no change)               -> inconclusive
-//  7. otherwise                                                     -> no significant change
-// The two-sided Mann-Whitney U test (stats.h) drives the verdict; the bootstrap CI describes
-// the size of the change and gates step 6; the permutation test of the median difference is
-// reported beside it for reference only.
-// threshold = max(per-metric or default threshold, calibrated noise floor of the metric, and,
-// when any contributing cell of either side ran under TCG, tcg_timing_threshold_pct): a timing
-// change smaller than the boot-to-boot variation of the emulator is not evidence (case O7 of
-// ../shared/cases/README.md: 2-26% on this machine). The reason then names the TCG threshold.
+// Margin of "no significant change" (equivalence by interval inclusion: Schuirmann 1987, "A
+// comparison of the two one-sided tests procedure and the power approach for assessing the
+// equivalence of average bioavailability", J. Pharmacokinet. Biopharm. 15(6):657-680, shows a
+// 1 - 2 alpha interval inside the margin is the two one-sided tests at alpha; the
+// confidence_level interval used here is stricter than that at alpha = 1 - confidence_level):
+// timing and instructions: +-threshold (relative change); counts: +-max(floor,
+// threshold x A's mean) in the metric's unit, the smallest change the regressed rule could act
+// on (a change within the floor or within the relative threshold is never called). A metric is
+// "no significant change" only when its interval lies inside the margin: with no power to see a
+// change of the margin's size it is "inconclusive", and the reason names the largest change its
+// interval does not exclude.
 //
-// Count metrics ("kind":"count", or older files with unit "count" or "1/s"). The per-boot
-// sample is the cell's aggregate (the mean rate over the traced isolated CPUs, or the cell's
-// count); the verdict is decided by, in this order:
-//  1. n_A < min_samples or n_B < min_samples                       -> inconclusive
-//  2. every value 0 in every boot of both variants                 -> no significant change
-//     (the event never happened on the isolated CPUs: that is a result, not a missing one)
-//  3. metric has no "better" direction                              -> inconclusive
-//  4. the smallest p the permutation test can reach with these
-//     pooled values is >= alpha (few boots, or ties: one boot with
-//     one event against all zeros can never be significant)         -> inconclusive
-//  5. permutation p < alpha AND |mean_B - mean_A| > count floor AND
-//     (mean_A == 0 OR |relative change of means| > threshold)      -> improved / regressed,
-//     by the sign of mean_B - mean_A and "better"
-//  6. otherwise (the reason says which condition failed)           -> no significant change
-// The test is the exact two-sided permutation test of |mean_B - mean_A| over boots
-// (stats.h permutation_test_mean: exact with ties, enumerated up to 1e6 reassignments, else
-// Monte Carlo with Phipson & Smyth's (1 + hits) / (1 + resamples)); Mann-Whitney's exact table
-// assumes no ties and its normal approximation is poor for 5 boots of mostly zeros. The size of
-// the change is the difference of per-boot means with a percentile bootstrap CI (Efron &
-// Tibshirani 1993, ch. 13) and the relative change of means, +infinity ("new") from 0.
-// The count floor (count_floor_for: 0.1 events/s per CPU for unit "1/s", 1 event for "count")
-// keeps a significant but negligible difference (a few stray events over the whole run) from
-// moving the verdict; the relative threshold is max(threshold_pct, noise floor) as for timings,
-// without the TCG threshold: an event count does not scale with emulation speed the way a
-// timing does. The CI-width rule 6 of timings does not apply: with an all-zero side the
-// bootstrap CI of a difference of means is as wide as A's spread, which says nothing about
-// whether a change of the threshold's size could be seen.
+// Secondary metrics (every metric not declared primary). p is MetricTest::family_p when set
+// (the Westfall-Young adjusted p over the comparison's secondary metrics, compare.h), else the
+// metric's own two-sided p. In this order:
+//  1. n_A < min_samples or n_B < min_samples                           -> inconclusive
+//  2. count or instructions: every value 0 in every boot of both       -> no significant change
+//  3. relative change undefined (timing: A median 0; instructions:
+//     A mean 0)                                                        -> inconclusive
+//  4. the smallest p the test can reach with these values is >= alpha
+//     (3 against 3 gives at best 0.1; one boot with one event among
+//     zeros can never be significant)                                  -> inconclusive
+//  5. p < alpha and the change beyond the threshold (counts: |B - A| >
+//     floor and (A 0 in every boot or |relative change| > threshold))  -> improved / regressed
+//     by "better"; a metric without a "better" direction               -> inconclusive
+//  6. the interval lies inside +-margin                                 -> no significant change
+//  7. otherwise                                                         -> inconclusive
+// Primary metrics (PrimaryMetric, declared in the spec or with --primary). p is the one-sided p
+// in the declared bad direction (MetricTest::one_sided), Holm-adjusted over the primary family
+// when MetricTest::family_p is set. Rules 1-4 as above (4 with the one-sided smallest p), then:
+//  5. p < alpha and the change beyond the threshold in the bad direction -> regressed
+//  6. the interval excludes 0 on the good side and the change is beyond
+//     the threshold in the good direction                               -> improved
+//  7. the interval lies inside +-margin                                 -> no significant change
+//  8. otherwise                                                         -> inconclusive
+// The threshold of a primary metric is its threshold_pct when given, else the metric's.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "compare/stats.h"
 
@@ -73,20 +95,51 @@ const char* better_name(Better b);  // "lower", "higher", "none"
 
 enum class Verdict { improved, regressed, no_change, inconclusive };
 
-enum class MetricKind { timing, count };
+enum class MetricKind { timing, count, instructions };
 
-// "timing" / "count".
+// "timing" / "count" / "instructions".
 const char* metric_kind_name(MetricKind k);
 
-// The kind of a metric from its result.json fields: count when kind is "count", or when kind
-// is empty (absent) and unit is "count" or "1/s"; timing otherwise.
+// The kind of a metric from its result.json fields: count when kind is "count", instructions
+// when it is "instructions", count when kind is empty (absent) and unit is "count" or "1/s";
+// timing otherwise.
 MetricKind metric_kind_of(const std::string& kind, const std::string& unit);
 
 // "improved", "regressed", "no significant change", "inconclusive".
 const char* verdict_name(Verdict v);
 
+// A declared primary metric: one of the few whose verdicts decide compare's exit status.
+struct PrimaryMetric {
+  std::string metric;          // result.json metric name
+  std::vector<unsigned> cpus;  // sorted; empty: the cell's aggregate value. Else the per-boot
+                               // sample is the mean of the cell's values on these CPUs
+                               // (cells[].metrics.<m>.cpus parallel to values)
+  bool higher_is_bad = true;   // "bad": "higher" (true) or "lower"
+  std::optional<double> threshold_pct;  // replaces the metric's threshold when given
+  std::string source;  // where it was declared: "/compare/primary/0" or "--primary <text>"
+
+  // The comparison row it decides: metric, or metric + "[cpu<list>]" ("x[cpu6]", "x[cpu5-7]").
+  std::string row_name() const;
+  Better better() const { return higher_is_bad ? Better::lower : Better::higher; }
+};
+
+// The row name of a metric restricted to CPUs: "<metric>[cpu<list>]" in the kernel's list
+// format; the metric itself for no CPUs.
+std::string cpu_row_name(const std::string& metric, const std::vector<unsigned>& cpus);
+
+// Parses the spec's "primary" array (see settings_from_json). Throws isolab::SpecError with the
+// entry's pointer: "/compare/primary/0/cpus: ...", "/compare/primary/1/bad: must be "higher" or
+// "lower"", an unknown field, an empty array, more than kMaxPrimary entries, or the same row
+// declared twice.
+inline constexpr std::size_t kMaxPrimary = 8;
+std::vector<PrimaryMetric> primary_from_json(const nlohmann::json& v, const std::string& pointer);
+
+// Parses the command-line form METRIC[@CPUS]:higher|lower (the bad direction), e.g.
+// "vmstat-idle.noise.vmstat_update_per_s@6:higher". Throws isolab::Error naming the argument.
+PrimaryMetric primary_from_argument(const std::string& arg);
+
 struct CompareSettings {
-  double alpha = 0.05;                 // significance level of the two-sided Mann-Whitney test
+  double alpha = 0.05;                 // significance level of every test, and family-wise
   std::size_t min_samples = 3;         // cells per variant below which a metric is inconclusive
   double default_threshold_pct = 2.0;  // |relative change| a change must exceed, percent
   // Per-metric thresholds in percent. A key is an exact metric name ("latency.latency_max_us")
@@ -94,26 +147,45 @@ struct CompareSettings {
   std::map<std::string, double> thresholds_pct;
   // Calibrated noise floors in percent by exact metric name (see calibrate.h).
   std::map<std::string, double> noise_floors_pct;
-  std::size_t bootstrap_resamples = 2000;
-  double confidence_level = 0.95;
-  std::size_t permutation_resamples = 2000;  // 0 skips the (informational) permutation test
+  std::size_t bootstrap_resamples = 2000;    // read from specs; no verdict uses a bootstrap
+  double confidence_level = 0.95;            // of the intervals
+  std::size_t permutation_resamples = 2000;  // 0 skips the (informational) median test
   std::uint64_t seed = 1;
-  double max_ci_width_factor = 4.0;  // timing rule 6 above
+  double max_ci_width_factor = 4.0;  // read from specs; replaced by the equivalence margin
   // Smallest threshold of a timing metric when a contributing cell ran under TCG, percent;
   // 0 disables. Default 25: boot-to-boot timing variation on this machine is 2-26% (case O7).
   double tcg_timing_threshold_pct = 25.0;
   // Absolute floor of |mean_B - mean_A| for count metrics, by unit (see count_floor_for).
   std::map<std::string, double> count_floors = {{"1/s", 0.1}, {"count", 1.0}};
-  // Permutation test of count metrics: enumerate up to this many reassignments, else draw
-  // count_resamples random ones.
+  // Permutation tests: enumerate up to this many reassignments, else draw count_resamples.
   std::uint64_t count_exact_limit = 1000000;
   std::size_t count_resamples = 20000;
+  // Instruction metrics: smallest threshold, percent, and the factor of the pooled CV.
+  double instructions_threshold_pct = 1.0;
+  double instructions_cv_factor = 3.0;
+  // Declared primary metrics (spec compare.primary, or --primary, which replaces the spec's).
+  std::vector<PrimaryMetric> primary;
+  std::string primary_origin;  // "spec", "--primary", or "" when none is declared
+  // Joint relabellings of the boots for the family-wise p of secondary metrics: all of them
+  // up to relabel_exact_limit, else relabel_resamples seeded ones (multiplicity.h).
+  std::uint64_t relabel_exact_limit = 100000;
+  std::size_t relabel_resamples = 10000;
+  // The permutation tests inverted for intervals: exact up to this limit, else resamples.
+  std::uint64_t interval_exact_limit = 2000;
+  std::size_t interval_resamples = 2000;
+  // Compute only what the exit status rests on and each metric's own test: no intervals and no
+  // family-wise p of secondary metrics (used by the A/A relabelling, relabel_aa in compare.h).
+  bool exit_status_only = false;
   // Combine cells of hosts whose fingerprints differ (compare --pool-hosts; not read from a
   // spec): see compare_runs.
   bool pool_hosts = false;
 
-  // The threshold of rule 5 for a metric, percent: max(configured threshold, noise floor).
+  // The configured threshold of a metric, percent: max(configured threshold, noise floor).
   double threshold_pct_for(const std::string& metric) const;
+  // The threshold configured for this metric in particular, percent: its thresholds_pct entry
+  // (exact or prefix, as threshold_pct_for) and its noise floor, the larger; nullopt when it has
+  // neither (default_threshold_pct is not consulted).
+  std::optional<double> own_threshold_pct(const std::string& metric) const;
   // The count floor of a unit: count_floors[unit] when present; else the "1/s" entry for a
   // unit ending in "/s" and the "count" entry otherwise (0 when that entry is absent too).
   double count_floor_for(const std::string& unit) const;
@@ -123,22 +195,28 @@ struct CompareSettings {
 //   {"alpha":0.05,"min_samples":3,"threshold_pct":2.0,"thresholds_pct":{"latency.*":10},
 //    "bootstrap_resamples":2000,"confidence_level":0.95,"permutation_resamples":2000,
 //    "seed":1,"max_ci_width_factor":4,"tcg_timing_threshold_pct":25,
-//    "count_floor":0.1 | {"1/s":0.1,"count":1}}
+//    "count_floor":0.1 | {"1/s":0.1,"count":1},
+//    "instructions_threshold_pct":1.0,"instructions_cv_factor":3,
+//    "primary":[{"metric":"vmstat-idle.noise.vmstat_update_per_s","cpus":"6","bad":"higher",
+//                "threshold_pct":10}]}
 // count_floor as a number sets the floor of every count metric in its own unit; as an object it
-// sets the floors of the units it names (the others keep their defaults).
-// Every field is optional; null or a missing section gives the defaults. Throws
-// isolab::SpecError with the JSON pointer of a bad or unknown field, e.g. "/compare/alpha:
-// must be a number in (0, 1)". `pointer` is where the section sits in its document.
+// sets the floors of the units it names (the others keep their defaults). primary: 1 to
+// kMaxPrimary entries, each with "metric" and "bad" ("higher" or "lower": the direction of a
+// regression), optional "cpus" (a CPU list, "5" or "5-7": the per-boot sample is the mean of
+// the cell's values on those CPUs) and "threshold_pct". Every field is optional; null or a
+// missing section gives the defaults. Throws isolab::SpecError with the JSON pointer of a bad or
+// unknown field, e.g. "/compare/alpha: must be a number in (0, 1)". `pointer` is where the
+// section sits in its document.
 CompareSettings settings_from_json(const nlohmann::json& section,
                                    const std::string& pointer = "/compare");
 nlohmann::json settings_to_json(const CompareSettings& s);
 
-// The statistics of a count metric (means are per-boot means, in the metric's unit).
+// The statistics of a count or instruction metric (means are per-boot means, in its unit).
 struct CountTest {
   double mean_a = 0;
   double mean_b = 0;
   double diff = 0;                            // mean_b - mean_a
-  std::optional<ConfidenceInterval> diff_ci;  // of diff, same unit; nullopt when not computed
+  std::optional<ConfidenceInterval> diff_ci;  // count: of diff, finite ends only; else nullopt
   double relative_change = 0;                 // count_relative_change(mean_a, mean_b)
   bool all_zero = false;                      // every value of both sides is 0
   PermutationMeanResult permutation;
@@ -149,47 +227,72 @@ struct MetricTest {
   MetricKind kind = MetricKind::timing;
   SampleStats a;
   SampleStats b;
-  // timing: relative change of medians; count: relative change of means (+inf for 0 -> >0).
-  // Fraction; NaN when undefined.
+  // timing: relative change of medians; count and instructions: relative change of means
+  // (+inf for a count going from 0 to > 0). Fraction; NaN when undefined.
   double change = 0;
-  std::optional<ConfidenceInterval> ci;  // timing: fraction; nullopt when undefined/not computed
-  bool ci_requested = false;             // test_metric was asked for the CI
-  MannWhitneyResult mann_whitney;        // timing only (left default for counts)
-  std::optional<double> permutation_p;   // timing, informational; nullopt when resamples == 0
-  std::optional<CountTest> count;        // count only
+  // The interval of the change from the inverted test (see the top of this file): fraction for
+  // timing and instructions, the metric's unit (B - A) for counts. An end is -inf/+inf when
+  // these boots cannot bound it. nullopt when not computed or undefined.
+  std::optional<ConfidenceInterval> interval;
+  std::optional<ConfidenceInterval> ci;  // timing, instructions: `interval` when both ends finite
+  bool ci_requested = false;             // test_metric was asked for the interval
+  // Timing: the exact conditional midrank permutation test of the pooled cells (two-sided), the
+  // test of the verdict when the cells come from one host.
+  std::optional<StratifiedResult> rank;
+  MannWhitneyResult mann_whitney;       // timing, informational (its table ignores ties)
+  std::optional<double> permutation_p;  // timing, informational; nullopt when resamples == 0
+  std::optional<CountTest> count;       // count and instructions
   // Cells from several hosts: the stratified test (stats.h stratified_permutation_test; values
-  // for counts, van Elteren midranks for timings). When set it replaces Mann-Whitney's and the
-  // pooled permutation test's p and smallest attainable p in the verdict rules; the sample
-  // statistics, change and CI above stay those of the pooled cells.
+  // for counts and instructions, van Elteren midranks for timings). When set it replaces the
+  // pooled test's p and smallest attainable p in the verdict rules; the sample statistics,
+  // change and interval above are those of the pooled cells (the interval over the strata).
   std::optional<StratifiedResult> stratified;
+  // Primary metrics: the one-sided test in the bad direction (add_one_sided_test).
+  std::optional<StratifiedResult> one_sided;
+  // Set by compare_runs: Holm-adjusted one_sided p (primary) or the Westfall-Young adjusted p
+  // (secondary). The verdict rules use it in place of the metric's own p.
+  std::optional<double> family_p;
 
-  // The p-value that drives the verdict: the stratified p when set, else the permutation p for
-  // counts, Mann-Whitney's for timings.
+  // The metric's own two-sided p: the stratified p when set, else the permutation test of means
+  // (count, instructions), else the midrank test (timing).
   double p_value() const;
   bool p_exact() const;
+  // The smallest p that test can reach with these values (two-sided).
+  double min_p() const;
 };
 
 // test_metric on the pooled cells of all strata, plus `stratified` (always set, also for one
 // stratum) from stratified_permutation_test with the settings' count_exact_limit,
-// count_resamples and seed.
+// count_resamples and seed, and the interval over the strata.
 MetricTest test_metric_stratified(const std::vector<Stratum>& strata,
                                   const CompareSettings& settings, bool with_ci, MetricKind kind);
 
-// Computes MetricTest with the settings' bootstrap/permutation parameters and seed, by kind.
-// When with_ci is false the bootstraps are skipped (calibration: the verdict needs no CI for
-// counts and only rule 5 for timings).
+// Computes MetricTest with the settings' permutation parameters and seed, by kind. When with_ci
+// is false the interval is not computed (calibration, and exit_status_only comparisons).
 MetricTest test_metric(std::span<const double> a, std::span<const double> b,
                        const CompareSettings& settings, bool with_ci = true,
                        MetricKind kind = MetricKind::timing);
+
+// Sets t.one_sided: the stratified permutation test (midranks for timings, values otherwise)
+// with Alternative::greater when higher_is_bad, else less, over the strata (one for a single
+// host), with the settings' count_exact_limit, count_resamples and seed.
+void add_one_sided_test(MetricTest& t, const std::vector<Stratum>& strata, bool higher_is_bad,
+                        const CompareSettings& settings);
 
 struct VerdictResult {
   Verdict verdict = Verdict::inconclusive;
   std::string reason;  // one line saying which rule decided, with the numbers
   double threshold_pct = 0;
+  // The margin of "no significant change" and the largest change the interval does not exclude
+  // (+inf when unbounded, NaN without an interval): percent of A for timing and instructions,
+  // the metric's unit for counts (margin_relative says which).
+  double margin = 0;
+  bool margin_relative = true;
+  double cannot_exclude = std::numeric_limits<double>::quiet_NaN();
 };
 
-// Applies the rules at the top of this file for t.kind with the given threshold (percent) and,
-// for counts, the absolute floor count_floor (metric's unit).
+// Applies the secondary rules at the top of this file for t.kind with the given threshold
+// (percent) and, for counts, the absolute floor count_floor (metric's unit).
 VerdictResult decide_verdict(const MetricTest& t, Better better, double threshold_pct,
                              const CompareSettings& settings, double count_floor = 0);
 
@@ -206,15 +309,29 @@ struct MetricInfo {
   bool tcg = false;  // a contributing cell of either side ran under TCG
 };
 
-// The threshold of a metric, percent: threshold_pct_for(name), raised to
-// tcg_timing_threshold_pct for a timing metric with info.tcg. *tcg_applied (when given) says
-// whether the TCG threshold is the one in force.
+// The threshold of a metric without its samples, percent: threshold_pct_for(name), raised to
+// tcg_timing_threshold_pct for a timing metric with info.tcg; for an instruction metric
+// max(own_threshold_pct(name) or 0, instructions_threshold_pct). *tcg_applied (when given)
+// says whether the TCG threshold is the one in force.
 double effective_threshold_pct(const MetricInfo& info, const CompareSettings& settings,
                                bool* tcg_applied = nullptr);
 
-// The verdict compare and calibrate both use: decide_verdict with effective_threshold_pct and
-// count_floor_for(info.unit); when the TCG threshold is in force the reason says so.
+// The threshold of the verdict rules, percent: effective_threshold_pct, and for an instruction
+// metric at least instructions_cv_factor x pooled_cv(t.a, t.b) x 100. *why (when given) is ""
+// for the configured threshold, else a clause naming what raised it for reasons.
+double metric_threshold_pct(const MetricTest& t, const MetricInfo& info,
+                            const CompareSettings& settings, std::string* why = nullptr);
+
+// The secondary verdict compare and calibrate both use: decide_verdict with
+// metric_threshold_pct and count_floor_for(info.unit); the reason says when the TCG or the
+// instruction threshold is in force.
 VerdictResult decide_metric_verdict(const MetricTest& t, const MetricInfo& info,
                                     const CompareSettings& settings);
+
+// The primary verdict (rules at the top of this file) of a metric declared by `primary`;
+// t.one_sided must be set (else the verdict is inconclusive). The threshold is
+// primary.threshold_pct when given, else metric_threshold_pct.
+VerdictResult decide_primary_verdict(const MetricTest& t, const MetricInfo& info,
+                                     const PrimaryMetric& primary, const CompareSettings& settings);
 
 }  // namespace isolab

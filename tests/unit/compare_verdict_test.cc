@@ -228,8 +228,14 @@ TEST(CountVerdict, ZeroInEveryBootOfBothIsNoChange) {
   const auto r = count_verdict(z, z);
   EXPECT_EQ(r.verdict, Verdict::no_change);
   EXPECT_EQ(r.reason, "0 in every boot of both variants");
-  // The timing rule calls the same data inconclusive (A median 0): the kind matters.
-  EXPECT_EQ(verdict_of(z, z, Better::lower), Verdict::inconclusive);
+  // The same value in every boot of both is no change for every kind (any shift would have
+  // separated the variants), also a timing whose relative change is undefined.
+  EXPECT_EQ(verdict_of(z, z, Better::lower), Verdict::no_change);
+  const std::vector<double> forty = {40, 40, 40, 40, 40};
+  const auto same = decide_verdict(test_metric(forty, forty, CompareSettings{}), Better::lower, 2.0,
+                                   CompareSettings{});
+  EXPECT_EQ(same.verdict, Verdict::no_change);
+  EXPECT_EQ(same.reason, "the same value in every boot of both variants");
 }
 
 TEST(CountVerdict, TiesToZeroImproveWithExactP) {

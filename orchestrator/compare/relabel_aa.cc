@@ -129,13 +129,19 @@ std::string pct(std::size_t n, std::size_t total) {
   return buf;
 }
 
-// "  cause: n" lines, most frequent first (then by name).
+// "  cause: n" lines, most frequent first (then by name), at most kShownCauses of them (the
+// JSON form has all).
+constexpr std::size_t kShownCauses = 12;
+
 std::string cause_lines(const std::map<std::string, std::size_t>& causes) {
   std::vector<std::pair<std::string, std::size_t>> v(causes.begin(), causes.end());
   std::stable_sort(v.begin(), v.end(),
                    [](const auto& x, const auto& y) { return x.second > y.second; });
   std::string out;
-  for (const auto& [cause, n] : v) out += "    " + cause + ": " + std::to_string(n) + "\n";
+  for (std::size_t k = 0; k < v.size() && k < kShownCauses; ++k)
+    out += "    " + v[k].first + ": " + std::to_string(v[k].second) + "\n";
+  if (v.size() > kShownCauses)
+    out += "    (" + std::to_string(v.size() - kShownCauses) + " more causes in the JSON form)\n";
   return out;
 }
 

@@ -60,7 +60,7 @@ AaRelabelResult relabel_aa(const nlohmann::json& run, const CompareSettings& set
 nlohmann::json aa_relabel_to_json(const AaRelabelResult& r);
 
 // The same as lines of text: what was relabelled, what the exit status rests on, the exit-1
-// count and rate with the causes (most frequent first), and the uncorrected reference.
+// count and rate with the causes (the 12 most frequent), and the uncorrected reference.
 std::string render_aa_relabel_text(const AaRelabelResult& r);
 
 }  // namespace isolab

@@ -162,6 +162,11 @@ TEST(Compare, DetectsARegressionWithFiveBoots) {
   EXPECT_DOUBLE_EQ(lat.test.a.median, 40);
   EXPECT_DOUBLE_EQ(lat.test.b.median, 44);
   EXPECT_EQ(lat.verdict.verdict, Verdict::regressed);  // +10% > 2%, every cell 44 vs 40
+  // 40 in every A boot, 44 in every B boot: the normal approximation with ties gave p = 0.004,
+  // below what 5 against 5 can give; the exact conditional midrank test gives 2/252.
+  EXPECT_LT(lat.test.mann_whitney.p_two_sided, 0.0045);
+  EXPECT_DOUBLE_EQ(lat.test.p_value(), 2.0 / 252.0);
+  EXPECT_DOUBLE_EQ(lat.test.min_p(), 2.0 / 252.0);
   // No primary metric declared: these are secondary regressions, which never set the exit
   // status (it used to be 1 here). Their family-wise p over the 2 rows: the two move together,
   // so the Westfall-Young adjustment costs nothing (2/252).

@@ -168,7 +168,7 @@ TEST(Compare, DetectsARegressionWithFiveBoots) {
   EXPECT_DOUBLE_EQ(lat.test.p_value(), 2.0 / 252.0);
   EXPECT_DOUBLE_EQ(lat.test.min_p(), 2.0 / 252.0);
   // No primary metric declared: these are secondary regressions, which never set the exit
-  // status (it used to be 1 here). Their family-wise p over the 2 rows: the two move together,
+  // status. Their family-wise p over the 2 rows: the two move together,
   // so the Westfall-Young adjustment costs nothing (2/252).
   EXPECT_FALSE(cyc.primary);
   EXPECT_DOUBLE_EQ(*cyc.test.family_p, 2.0 / 252.0);
@@ -558,7 +558,7 @@ TEST_F(CommandTest, ExitStatusContract) {
   o.run_dirs = {put("same", make_run("same", 5, 1.0, 21))};
   EXPECT_EQ(compare_command(o, out, err), 0) << err.str() << out.str();
   // +10% cycles and latency: without a declared primary metric they are secondary and the exit
-  // status is 0 (it was 1); declared in the spec, or with --primary, they set it.
+  // status is 0; declared in the spec, or with --primary, they set it.
   auto slow = make_run("slow", 5, 1.10, 22);
   o.run_dirs = {put("slow", slow)};
   EXPECT_EQ(compare_command(o, out, err), 0);
@@ -757,7 +757,7 @@ TEST(CountMetrics, VmstatUpdateToZeroIsImprovedAndSaidFirst) {
 
 TEST(CountMetrics, ZeroToRateIsNewAndTimingChangesAreListed) {
   // B against A swapped: vmstat_update appears ("new"); on KVM the -9% cycles change is an
-  // improvement and gets its own line after the count lines. All secondary: exit 0 (was 1).
+  // improvement and gets its own line after the count lines. All secondary: exit 0.
   auto run = vmstat_count_run();
   for (auto& c : run["cells"]) c["accelerator"] = "kvm";
   run["comparison_key"]["accelerator"] = "kvm";

@@ -278,8 +278,8 @@ TEST(CountVerdict, ZeroToRateRegressesAsNew) {
 TEST(CountVerdict, OverlappingAaCountsNeedPowerForNoChange) {
   // Same mean (1.4 events) on both sides; the pooled values allow p down to 8/252 = 0.032, but
   // the interval of B - A is [-2, +2] events, beyond the margin max(1 event floor, 2% of 1.4):
-  // a change of 2 events is not excluded, so inconclusive (it used to be "no significant
-  // change").
+  // a change of 2 events is not excluded, so inconclusive: "no significant change" needs the
+  // power to exclude one.
   const std::vector<double> a = {1, 0, 3, 1, 2}, b = {2, 1, 0, 1, 3};
   const CompareSettings s;
   EXPECT_NEAR(test_metric(a, b, s, true, MetricKind::count).count->permutation.min_p, 8.0 / 252.0,

@@ -2,7 +2,9 @@
 // lines, measure latency and noise on the isolated CPUs, and compare A against B.
 //
 // Exit status (every subcommand): 0 success; 2 bad input or failure, with a message on stderr
-// that says what and where. `isolab compare` also returns 1 when at least one metric regressed.
+// that says what and where. `isolab compare` also returns 1 when a declared primary metric
+// regressed or B has a kernel failure, gate failure or build warning counted against it
+// (compare/compare.h).
 //
 // Layout: one struct per subcommand holding its option values, with declare() (its options on
 // a CLI::App) and run() (what it does once parsed, returning the exit status); the table
@@ -407,6 +409,13 @@ struct CompareCommand {
     cmp.add_flag("--pool-hosts", opt.pool_hosts,
                  "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and "
                  "QEMU versions) differ (refused by default)");
+    cmp.add_option("--primary", opt.primary,
+                   "METRIC[@CPUS]:higher|lower (the direction of a regression), repeatable: the "
+                   "primary metrics the exit status rests on, replacing the spec's "
+                   "compare.primary");
+    cmp.add_flag("--relabel-aa", opt.relabel_aa,
+                 "For one A/A run: relabel its boots in every equal way (or a seeded sample) and "
+                 "print how many relabellings would exit 1, and why (text or json)");
   }
 
   int run() {
@@ -435,6 +444,7 @@ struct ReportCommand {
     rep.add_option("--variant-b", opt.compare.variant_b, "As for compare");
     rep.add_option("--noise-floor", noise_floor, "As for compare");
     rep.add_flag("--force", opt.compare.force, "As for compare");
+    rep.add_option("--primary", opt.compare.primary, "As for compare");
   }
 
   int run() {
@@ -715,7 +725,8 @@ std::span<const Subcommand> subcommands() {
       {"compare",
        "Compare the two variants of one run (RUN_DIR) or variant A of RUN_A with variant B of "
        "RUN_B.\n"
-       "Exit status: 0 no regression, 1 at least one regression, 2 error or invalid comparison.",
+       "Exit status: 0 no primary metric regressed and no failure counted against B, 1 otherwise, "
+       "2 error or invalid comparison.",
        declare<CompareCommand>},
       {"report",
        "One self-contained HTML page of a comparison (plots of every boot, latency histograms, "
@@ -764,7 +775,8 @@ int main(int argc, char** argv) {
   isolab::install_teardown_handlers();
   CLI::App app{
       "isolab: A/B testing of Linux kernels for CPU isolation and latency under QEMU.\n"
-      "Exit status: 0 success, 1 (compare) at least one regression, 2 bad input or failure."};
+      "Exit status: 0 success, 1 (compare) a primary metric regressed or a failure counts against "
+      "B, 2 bad input or failure."};
   app.require_subcommand(1);
   std::vector<std::pair<const CLI::App*, Action>> actions;
   for (const Subcommand& s : subcommands()) {

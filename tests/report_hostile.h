@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "base/files.h"
 #include "compare/commands.h"
@@ -18,6 +19,12 @@ namespace fs = std::filesystem;
 
 inline const fs::path kReportRun =
     fs::path(ISOLAB_TEST_DATA_DIR) / "runs" / "planted-regression-kqin12";
+
+// The primary metric of the report tests (compare --primary): the run's spec declares none (it
+// predates compare.primary), so without it the exit status rests on kernel failures only and
+// no row moves; vmstat_update during the idle step is what the planted patch adds.
+inline const std::vector<std::string> kReportPrimary = {
+    "vmstat-idle.noise.vmstat_update_per_s:higher"};
 
 // Hostile strings (what a patched kernel or a spec can carry) in every kind of place the page
 // shows: spec name, kernel release, patch path, guest uname and cmdline, gate rows, a failure

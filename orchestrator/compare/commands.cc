@@ -9,6 +9,7 @@
 #include "compare/compare.h"
 #include "compare/history.h"
 #include "compare/host_load.h"
+#include "compare/relabel_aa.h"
 #include "compare/report.h"
 
 namespace isolab {
@@ -110,8 +111,24 @@ CompareSettings settings_for(const CompareCommandOptions& o, const nlohmann::jso
     throw Error(result_path(o.run_dirs.back()).string() + ": " + e.what());
   }
   if (o.noise_floor_file) settings.noise_floors_pct = calibrated_floors(o, run_a, run_b, err);
+  if (!o.primary.empty()) {
+    settings.primary.clear();
+    for (const auto& arg : o.primary) settings.primary.push_back(primary_from_argument(arg));
+    settings.primary_origin = "--primary";
+  }
   settings.pool_hosts = o.pool_hosts;
   return settings;
+}
+
+int relabel_aa_command(const CompareCommandOptions& o, std::ostream& out) {
+  if (o.run_dirs.size() != 1)
+    throw Error("compare --relabel-aa: give one run directory (an A/A run)");
+  if (o.format != "text" && o.format != "json")
+    throw Error("--format: --relabel-aa writes text or json, not '" + o.format + "'");
+  const nlohmann::json run = load_result(o.run_dirs[0]);
+  const AaRelabelResult r = relabel_aa(run, settings_for(o, run));
+  out << (o.format == "json" ? aa_relabel_to_json(r).dump(2) + "\n" : render_aa_relabel_text(r));
+  return 0;
 }
 
 // The variant defaults of CompareCommandOptions.
@@ -177,6 +194,7 @@ LoadedComparison load_comparison(const CompareCommandOptions& o, std::ostream& e
 
 int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostream& err) {
   try {
+    if (o.relabel_aa) return relabel_aa_command(o, out);
     const ReportFormat format = parse_report_format(o.format);
     LoadedComparison l;
     try {

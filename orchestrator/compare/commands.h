@@ -42,9 +42,16 @@ struct CompareCommandOptions {
   // When set, both runs are indexed into this history database and the outcome recorded
   // (so last_good_run() can skip regressed runs).
   std::optional<std::filesystem::path> history_db;
+  // --primary METRIC[@CPUS]:higher|lower (verdict.h primary_from_argument), repeatable: the
+  // primary metrics, replacing the spec's compare.primary.
+  std::vector<std::string> primary;
+  // --relabel-aa: instead of comparing, relabel the boots of the one run given (an A/A run)
+  // and report how many relabellings would exit 1 (relabel_aa.h); text or json.
+  bool relabel_aa = false;
 };
 // Settings come from the B run's spec "compare" section (result.json /spec/compare; errors
-// name that pointer), plus the noise floors.
+// name that pointer), plus the noise floors and --primary. With relabel_aa the exit status is 0
+// once the report is written (2 on error).
 int compare_command(const CompareCommandOptions& options, std::ostream& out, std::ostream& err);
 
 // What compare_command compares: both result.json documents (the same document twice in the

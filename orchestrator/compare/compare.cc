@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <tuple>
 
 #include "base/json_text.h"
 #include "cmdline/cpulist.h"
+#include "compare/multiplicity.h"
 
 namespace isolab {
 
@@ -85,9 +87,10 @@ double aggregate(const std::string& how, const std::vector<double>& v) {
 std::string metric_kind_field(const nlohmann::json& m, const std::string& mp) {
   const nlohmann::json k = field(m, "kind");
   if (k.is_null()) return "";
-  if (!k.is_string() || (k != "count" && k != "timing")) {
-    throw SpecError(mp + "/kind",
-                    "metric kind must be \"count\" or \"timing\", got " + json_text(k));
+  if (!k.is_string() || (k != "count" && k != "timing" && k != "instructions")) {
+    throw SpecError(
+        mp + "/kind",
+        "metric kind must be \"count\", \"timing\" or \"instructions\", got " + json_text(k));
   }
   return k.get<std::string>();
 }
@@ -118,8 +121,9 @@ void check_count_values(const std::vector<double>& values, const nlohmann::json&
   if (std::all_of(values.begin(), values.end(), [](double v) { return v >= 0; })) return;
   for (std::size_t k = 0; k < raw.size(); ++k) {
     if (raw[k].is_number() && raw[k].get<double>() < 0) {
-      throw SpecError(mp + "/values/" + std::to_string(k),
-                      "a count or event rate must be >= 0, got " + json_text(raw[k]));
+      throw SpecError(
+          mp + "/values/" + std::to_string(k),
+          "a count, event rate or instruction count must be >= 0, got " + json_text(raw[k]));
     }
   }
 }
@@ -176,24 +180,152 @@ std::vector<NewBuildWarning> new_build_warnings(const std::vector<BuildWarning>&
   return out;
 }
 
-VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
-  check_run(run);
-  const auto names = run_variant_names(run);
-  if (std::find(names.begin(), names.end(), variant) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw Error("variant '" + variant + "' is not in run " + str_or(run, "run_id", "(no run_id)") +
-                " (variants: " + (list.empty() ? "none" : list) + ")");
+namespace {
+
+// An invalid or failed cell as compare lists it.
+CellIssue cell_issue(const nlohmann::json& c, std::size_t i, const std::string& variant,
+                     const std::string& status, bool warmup) {
+  CellIssue issue;
+  issue.variant = variant;
+  issue.cell_id = str_or(c, "id", "cell " + std::to_string(i));
+  issue.status = status;
+  issue.failure_class = str_or(c, "failure_class");
+  issue.reason = str_or(c, "reason");
+  if (auto g = c.find("gate"); g != c.end() && g->is_object()) {
+    if (auto rows = g->find("rows"); rows != g->end() && rows->is_array()) {
+      for (const auto& row : *rows) {
+        if (row.is_object() && !bool_or(row, "pass", true)) {
+          issue.gate_failures.push_back(gate_row_text(row));
+        }
+      }
+    }
   }
-  VariantData d;
+  issue.kernel_failure = is_kernel_failure_class(issue.failure_class);
+  if (warmup) issue.reason = "(warmup) " + issue.reason;
+  return issue;
+}
+
+// The finite values of a metric's "values" array (nulls skipped) and the array itself with NaN
+// for null (parallel to "cpus").
+void read_values(const nlohmann::json& m, const std::string& mp, std::vector<double>& values,
+                 std::vector<double>& raw) {
+  auto vs = m.find("values");
+  if (vs == m.end() || !vs->is_array()) {
+    throw SpecError(mp + "/values", "metric values must be an array");
+  }
+  for (std::size_t k = 0; k < vs->size(); ++k) {
+    const auto& v = (*vs)[k];
+    if (v.is_null()) {  // missing (e.g. usr+sys rate not accounted)
+      raw.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    if (!v.is_number() || !std::isfinite(v.get<double>())) {
+      throw SpecError(mp + "/values/" + std::to_string(k),
+                      "metric value must be a finite number or null, got " + value_text(v));
+    }
+    values.push_back(v.get<double>());
+    raw.push_back(values.back());
+  }
+}
+
+// unit/better/kind of the metric, the same in every cell of the variant.
+void check_metric_fields(MetricSamples& s, const nlohmann::json& m, const std::string& mp) {
+  const std::string unit = str_or(m, "unit");
+  const std::string better = str_or(m, "better");
+  const std::string kind = metric_kind_field(m, mp);
+  if (s.cell_ids.empty() && s.unit.empty() && s.better.empty() && s.kind.empty()) {
+    s.unit = unit;
+    s.better = better;
+    s.kind = kind;
+  } else if (s.better != better || s.unit != unit || s.kind != kind) {
+    throw SpecError(mp, "unit/better/kind (" + unit + ", " + better + ", " + kind +
+                            ") differ from earlier cells of the variant (" + s.unit + ", " +
+                            s.better + ", " + s.kind + ")");
+  }
+}
+
+// Where a contributing cell's values go.
+struct OkCell {
+  std::string id;
+  std::string accelerator;
+  std::string host;
+  std::size_t index = 0;  // among the variant's contributing cells
+};
+
+void read_cell_metric(const std::string& name, const nlohmann::json& m, const std::string& mp,
+                      const OkCell& cell, VariantData& d) {
+  if (!m.is_object()) throw SpecError(mp, "metric must be an object");
+  const nlohmann::json agg = field(m, "aggregate");
+  const std::string how = agg.is_null() ? "mean" : str_or(m, "aggregate", "?");
+  if (how != "mean" && how != "max" && how != "min" && how != "sum") {
+    throw SpecError(mp + "/aggregate",
+                    "aggregate must be mean, max, min or sum, got " + json_text(agg));
+  }
+  std::vector<double> values, raw;
+  read_values(m, mp, values, raw);
+  auto& s = d.metrics[name];
+  check_metric_fields(s, m, mp);
+  std::vector<unsigned> cpus = metric_cpus(m, mp);
+  if (values.empty()) return;
+  if (const std::string why = str_or(m, "untrustworthy"); !why.empty()) {
+    d.untrusted.push_back({"", cell.id, name, why});
+    return;
+  }
+  if (s.metric_kind() != MetricKind::timing) check_count_values(values, m["values"], mp);
+  s.values.push_back(aggregate(how, values));
+  s.cell_ids.push_back(cell.id);
+  s.hosts.push_back(cell.host);
+  s.cpus.push_back(std::move(cpus));
+  s.cell_values.push_back(std::move(raw));
+  s.ok_index.push_back(cell.index);
+  if (!cell.accelerator.empty()) s.accelerators.insert(cell.accelerator);
+}
+
+void read_ok_cell(const nlohmann::json& c, const std::string& cp, const OkCell& cell,
+                  VariantData& d) {
+  if (auto ms = c.find("metrics"); ms != c.end() && !ms->is_null()) {
+    if (!ms->is_object()) throw SpecError(cp + "/metrics", "metrics must be an object");
+    for (const auto& [name, m] : ms->items())
+      read_cell_metric(name, m, cp + "/metrics/" + json_pointer_token(name), cell, d);
+  }
+  if (auto hs = c.find("histograms"); hs != c.end() && !hs->is_null()) {
+    if (!hs->is_object()) throw SpecError(cp + "/histograms", "histograms must be an object");
+    for (const auto& [name, h] : hs->items()) {
+      const std::string hp = cp + "/histograms/" + json_pointer_token(name);
+      merge_histogram(d.histograms[name], histogram_from_json(h, hp));
+      if (!d.histogram_units.count(name)) d.histogram_units[name] = str_or(h, "unit", "us");
+    }
+  }
+}
+
+void read_variant_facts(const nlohmann::json& run, const std::string& variant, VariantData& d) {
   d.run_id = str_or(run, "run_id");
   d.variant = variant;
+  d.spec_overcommit = bool_or(field(run, "spec"), "overcommit", false);
   if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
     if (auto v = it->find(variant); v != it->end()) {
       d.kernel_release = str_or(*v, "kernel_release");
       read_build_facts(*v, "/variants/" + variant, d);
     }
   }
+}
+
+void check_variant_named(const nlohmann::json& run, const std::string& variant) {
+  const auto names = run_variant_names(run);
+  if (std::find(names.begin(), names.end(), variant) != names.end()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw Error("variant '" + variant + "' is not in run " + str_or(run, "run_id", "(no run_id)") +
+              " (variants: " + (list.empty() ? "none" : list) + ")");
+}
+
+}  // namespace
+
+VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
+  check_run(run);
+  check_variant_named(run, variant);
+  VariantData d;
+  read_variant_facts(run, variant, d);
   const auto& cells = run["cells"];
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto& c = cells[i];
@@ -206,95 +338,23 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
       throw SpecError(cp + "/status", "cell status must be ok, invalid or failed, got " +
                                           value_text(field(c, "status")));
     }
+    const std::string cell_id = str_or(c, "id", "cell " + std::to_string(i));
+    const std::string acc = str_or(c, "accelerator");
+    d.cells.push_back({cell_id, status, str_or(c, "failure_class"), str_or(c, "reason"), acc,
+                       bool_or(c, "overcommitted", false), warmup});
     if (status != "ok") {
-      CellIssue issue;
-      issue.variant = variant;
-      issue.cell_id = str_or(c, "id", "cell " + std::to_string(i));
-      issue.status = status;
-      issue.failure_class = str_or(c, "failure_class");
-      issue.reason = str_or(c, "reason");
-      if (auto g = c.find("gate"); g != c.end() && g->is_object()) {
-        if (auto rows = g->find("rows"); rows != g->end() && rows->is_array()) {
-          for (const auto& row : *rows) {
-            if (row.is_object() && !bool_or(row, "pass", true)) {
-              issue.gate_failures.push_back(gate_row_text(row));
-            }
-          }
-        }
-      }
-      issue.kernel_failure = is_kernel_failure_class(issue.failure_class);
-      if (warmup) issue.reason = "(warmup) " + issue.reason;
-      d.issues.push_back(std::move(issue));
+      d.issues.push_back(cell_issue(c, i, variant, status, warmup));
       continue;
     }
     if (warmup) continue;
-    ++d.cells_ok;
-    const std::string cell_id = str_or(c, "id", "cell " + std::to_string(i));
-    const std::string acc = str_or(c, "accelerator");
     if (!acc.empty()) d.cell_accelerators.insert(acc);
     const nlohmann::json host = field(c, "host");
     const std::string host_uri = str_or(host, "uri");
     if (!host_uri.empty()) d.hosts[host_uri] = host;
-    if (auto ms = c.find("metrics"); ms != c.end() && !ms->is_null()) {
-      if (!ms->is_object()) throw SpecError(cp + "/metrics", "metrics must be an object");
-      for (const auto& [name, m] : ms->items()) {
-        const std::string mp = cp + "/metrics/" + json_pointer_token(name);
-        if (!m.is_object()) throw SpecError(mp, "metric must be an object");
-        const nlohmann::json agg = field(m, "aggregate");
-        const std::string how = agg.is_null() ? "mean" : str_or(m, "aggregate", "?");
-        if (how != "mean" && how != "max" && how != "min" && how != "sum") {
-          throw SpecError(mp + "/aggregate",
-                          "aggregate must be mean, max, min or sum, got " + json_text(agg));
-        }
-        auto vs = m.find("values");
-        if (vs == m.end() || !vs->is_array()) {
-          throw SpecError(mp + "/values", "metric values must be an array");
-        }
-        std::vector<double> values;
-        for (std::size_t k = 0; k < vs->size(); ++k) {
-          const auto& v = (*vs)[k];
-          if (v.is_null()) continue;  // missing (e.g. usr+sys rate not accounted)
-          if (!v.is_number() || !std::isfinite(v.get<double>())) {
-            throw SpecError(mp + "/values/" + std::to_string(k),
-                            "metric value must be a finite number or null, got " + value_text(v));
-          }
-          values.push_back(v.get<double>());
-        }
-        auto& s = d.metrics[name];
-        const std::string unit = str_or(m, "unit");
-        const std::string better = str_or(m, "better");
-        const std::string kind = metric_kind_field(m, mp);
-        if (s.cell_ids.empty() && s.unit.empty() && s.better.empty() && s.kind.empty()) {
-          s.unit = unit;
-          s.better = better;
-          s.kind = kind;
-        } else if (s.better != better || s.unit != unit || s.kind != kind) {
-          throw SpecError(mp, "unit/better/kind (" + unit + ", " + better + ", " + kind +
-                                  ") differ from earlier cells of the variant (" + s.unit + ", " +
-                                  s.better + ", " + s.kind + ")");
-        }
-        std::vector<unsigned> cpus = metric_cpus(m, mp);
-        if (values.empty()) continue;
-        if (const std::string why = str_or(m, "untrustworthy"); !why.empty()) {
-          d.untrusted.push_back({"", cell_id, name, why});
-          continue;
-        }
-        if (s.metric_kind() == MetricKind::count) check_count_values(values, *vs, mp);
-        s.values.push_back(aggregate(how, values));
-        s.cell_ids.push_back(cell_id);
-        s.hosts.push_back(host_uri);
-        s.cpus.push_back(std::move(cpus));
-        if (!acc.empty()) s.accelerators.insert(acc);
-      }
-    }
-    if (auto hs = c.find("histograms"); hs != c.end() && !hs->is_null()) {
-      if (!hs->is_object()) throw SpecError(cp + "/histograms", "histograms must be an object");
-      for (const auto& [name, h] : hs->items()) {
-        const std::string hp = cp + "/histograms/" + json_pointer_token(name);
-        merge_histogram(d.histograms[name], histogram_from_json(h, hp));
-        if (!d.histogram_units.count(name)) d.histogram_units[name] = str_or(h, "unit", "us");
-      }
-    }
+    read_ok_cell(c, cp, {cell_id, acc, host_uri, d.cells_ok}, d);
+    d.ok_cell_ids.push_back(cell_id);
+    d.ok_cell_hosts.push_back(host_uri);
+    ++d.cells_ok;
   }
   return d;
 }
@@ -402,10 +462,28 @@ std::size_t Comparison::count(Verdict v) const {
       metrics.begin(), metrics.end(), [&](const MetricRow& r) { return r.verdict.verdict == v; }));
 }
 
+std::size_t Comparison::count(Verdict v, bool primary) const {
+  return static_cast<std::size_t>(std::count_if(
+      metrics.begin(), metrics.end(),
+      [&](const MetricRow& r) { return r.verdict.verdict == v && r.primary == primary; }));
+}
+
+std::size_t Comparison::primary_regressions() const { return count(Verdict::regressed, true); }
+
 std::size_t Comparison::kernel_failures_b() const {
   return static_cast<std::size_t>(
       std::count_if(issues.begin(), issues.end(),
                     [](const CellIssue& i) { return i.side == "B" && i.kernel_failure; }));
+}
+
+std::size_t Comparison::kernel_failure_regressions() const {
+  return static_cast<std::size_t>(std::count_if(failures.begin(), failures.end(),
+                                                [](const FailureRow& f) { return f.against_b; }));
+}
+
+std::size_t Comparison::gate_regressions() const {
+  return static_cast<std::size_t>(
+      std::count_if(gate.begin(), gate.end(), [](const GateSummaryRow& g) { return g.against_b; }));
 }
 
 std::size_t Comparison::new_warnings_in_touched_files() const {
@@ -415,7 +493,98 @@ std::size_t Comparison::new_warnings_in_touched_files() const {
 }
 
 std::size_t Comparison::regressions() const {
-  return count(Verdict::regressed) + kernel_failures_b() + new_warnings_in_touched_files();
+  return primary_regressions() + kernel_failure_regressions() + gate_regressions() +
+         new_warnings_in_touched_files();
+}
+
+std::vector<const MetricRow*> Comparison::missing_more_in_b() const {
+  std::vector<const MetricRow*> out;
+  for (const auto& r : metrics)
+    if (!r.derived && r.missing_b > r.missing_a) out.push_back(&r);
+  return out;
+}
+
+std::string failure_weight_class(const CellRecord& cell) {
+  if (cell.status != "failed" || !is_kernel_failure_class(cell.failure_class)) return "";
+  if (cell.failure_class == "boot" && cell.reason.find("_timeout") != std::string::npos)
+    return "boot_timeout";
+  return cell.failure_class;
+}
+
+namespace {
+
+// Kernel-failure classes in report order, and whether a host that does not run the guest's
+// vCPUs can cause them (a TCG or overcommitted guest: see pipeline/cell.h host_starved_guest).
+struct FailureClassInfo {
+  const char* name;
+  bool host_sensitive;
+};
+constexpr FailureClassInfo kFailureClasses[] = {
+    {"build", false}, {"boot", false},    {"boot_timeout", true}, {"panic", false},
+    {"oops", false},  {"warning", false}, {"rcu_stall", true},    {"lockup", true}};
+
+std::size_t cells_with(const std::vector<CellRecord>& cells, const std::string& klass) {
+  return static_cast<std::size_t>(std::count_if(
+      cells.begin(), cells.end(), [&](const auto& c) { return failure_weight_class(c) == klass; }));
+}
+
+std::string boots_text(std::size_t n, std::size_t total) {
+  return std::to_string(n) + " of " + std::to_string(total) + " boot" + (total == 1 ? "" : "s");
+}
+
+std::string p_text3(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", p);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<FailureRow> weigh_failures(const std::vector<CellRecord>& a,
+                                       const std::vector<CellRecord>& b, bool host_sensitive,
+                                       double alpha) {
+  std::vector<FailureRow> rows;
+  for (const FailureClassInfo& k : kFailureClasses) {
+    FailureRow f;
+    f.failure_class = k.name;
+    f.a_cells = cells_with(a, k.name);
+    f.b_cells = cells_with(b, k.name);
+    if (f.a_cells == 0 && f.b_cells == 0) continue;
+    f.a_total = a.size();
+    f.b_total = b.size();
+    f.as_rates = host_sensitive && k.host_sensitive;
+    const std::string counts =
+        "B " + boots_text(f.b_cells, f.b_total) + ", A " + boots_text(f.a_cells, f.a_total);
+    if (f.as_rates) {
+      f.p = fisher_exact_greater(f.a_cells, f.a_total, f.b_cells, f.b_total);
+      f.against_b = f.p < alpha;
+      f.reason = counts + "; TCG or overcommitted cells, compared as rates: one-sided Fisher p = " +
+                 p_text3(f.p) + (f.against_b ? " < alpha" : " >= alpha");
+    } else {
+      f.against_b = f.b_cells > 0 && f.a_cells == 0;
+      f.reason = counts + (f.against_b ? "; B only" : f.b_cells == 0 ? "; A only" : "; both");
+    }
+    rows.push_back(std::move(f));
+  }
+  return rows;
+}
+
+void weigh_gate(std::vector<GateSummaryRow>& rows, double alpha) {
+  for (auto& g : rows) {
+    const std::size_t a_fail = g.a_total - g.a_pass, b_fail = g.b_total - g.b_pass;
+    g.p = 1;
+    g.against_b = false;
+    g.reason.clear();
+    if (b_fail == 0) continue;
+    g.p = fisher_exact_greater(a_fail, g.a_total, b_fail, g.b_total);
+    const bool higher_rate = b_fail * g.a_total > a_fail * g.b_total || g.a_total == 0;
+    const bool every_boot = b_fail == g.b_total && a_fail < g.a_total;
+    g.against_b = higher_rate && (g.p < alpha || every_boot);
+    g.reason =
+        "B failed it in " + boots_text(b_fail, g.b_total) + ", A in " +
+        boots_text(a_fail, g.a_total) + "; one-sided Fisher p = " + p_text3(g.p) +
+        (g.against_b ? (every_boot && !(g.p < alpha) ? ", in every B boot" : " < alpha") : "");
+  }
 }
 
 int compare_exit_status(const Comparison& c) { return c.regressions() > 0 ? 1 : 0; }
@@ -436,7 +605,11 @@ void add_gate_rows(const nlohmann::json& run, const std::string& variant, int si
       const std::string check = r["check"].get<std::string>();
       auto it = std::find_if(rows.begin(), rows.end(),
                              [&](const GateSummaryRow& g) { return g.check == check; });
-      if (it == rows.end()) it = rows.insert(rows.end(), GateSummaryRow{check});
+      if (it == rows.end()) {
+        GateSummaryRow g;
+        g.check = check;
+        it = rows.insert(rows.end(), g);
+      }
       const bool pass = r.contains("pass") && r["pass"].is_boolean() && r["pass"].get<bool>();
       (side == 0 ? it->a_total : it->b_total)++;
       if (pass) (side == 0 ? it->a_pass : it->b_pass)++;
@@ -524,43 +697,264 @@ std::vector<std::string> host_fingerprint_differences(const std::vector<HostSumm
   return lines;
 }
 
-// The values of one metric split by host, in the order of `hosts` (cells without a host last).
-std::vector<Stratum> metric_strata(const MetricSamples* sa, const MetricSamples* sb,
-                                   const std::vector<HostSummary>& hosts) {
-  std::vector<std::string> keys;
-  for (const auto& h : hosts) keys.push_back(h.uri);
-  keys.push_back("");
-  std::vector<Stratum> strata(keys.size());
-  auto add = [&](const MetricSamples* s, bool side_a) {
-    if (!s) return;
-    for (std::size_t i = 0; i < s->values.size(); ++i) {
-      const auto k =
-          static_cast<std::size_t>(std::find(keys.begin(), keys.end(), s->hosts[i]) - keys.begin());
-      (side_a ? strata[k].a : strata[k].b).push_back(s->values[i]);
-    }
-  };
-  add(sa, true);
-  add(sb, false);
+// The block of a host URI: its index in `hosts`, cells without a host last.
+std::size_t host_block(const std::vector<HostSummary>& hosts, const std::string& uri) {
+  for (std::size_t h = 0; h < hosts.size(); ++h)
+    if (hosts[h].uri == uri) return h;
+  return hosts.size();
+}
+
+// The values of one row split by host, in the order of `hosts` (cells without a host last).
+std::vector<Stratum> row_strata(const MetricRow& row, const VariantData& a, const VariantData& b,
+                                const std::vector<HostSummary>& hosts) {
+  std::vector<Stratum> strata(hosts.size() + 1);
+  for (std::size_t i = 0; i < row.a_values.size(); ++i)
+    strata[host_block(hosts, a.ok_cell_hosts[row.a_cells[i]])].a.push_back(row.a_values[i]);
+  for (std::size_t i = 0; i < row.b_values.size(); ++i)
+    strata[host_block(hosts, b.ok_cell_hosts[row.b_cells[i]])].b.push_back(row.b_values[i]);
   return strata;
 }
 
-}  // namespace
+// ---- rows ----
 
-Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
-                        const nlohmann::json& run_b, const std::string& variant_b,
-                        const CompareSettings& settings, bool force) {
-  check_run(run_a);
-  check_run(run_b);
+// The row's values on one side: the cells' aggregates, or the mean of each cell's values on
+// `cpus` (cells with only nulls there contribute nothing). Throws isolab::Error naming the cell
+// when one of `cpus` is not among its "cpus".
+void side_values(const MetricSamples* s, const std::vector<unsigned>& cpus,
+                 std::vector<double>& values, std::vector<std::size_t>& cells) {
+  if (!s) return;
+  for (std::size_t k = 0; k < s->values.size(); ++k) {
+    if (cpus.empty()) {
+      values.push_back(s->values[k]);
+      cells.push_back(s->ok_index[k]);
+      continue;
+    }
+    double sum = 0;
+    std::size_t n = 0;
+    for (unsigned cpu : cpus) {
+      const auto& traced = s->cpus[k];
+      const auto at = std::find(traced.begin(), traced.end(), cpu);
+      if (at == traced.end() ||
+          static_cast<std::size_t>(at - traced.begin()) >= s->cell_values[k].size())
+        throw Error("CPU " + std::to_string(cpu) + " is not among the CPUs of its values in cell " +
+                    s->cell_ids[k]);
+      const double v = s->cell_values[k][static_cast<std::size_t>(at - traced.begin())];
+      if (!std::isnan(v)) sum += v, ++n;
+    }
+    if (n == 0) continue;
+    values.push_back(sum / static_cast<double>(n));
+    cells.push_back(s->ok_index[k]);
+  }
+}
+
+const MetricSamples* find_samples(const VariantData& d, const std::string& name) {
+  const auto it = d.metrics.find(name);
+  return it == d.metrics.end() ? nullptr : &it->second;
+}
+
+MetricRow make_row(const std::string& metric, const VariantData& a, const VariantData& b,
+                   const std::vector<unsigned>& cpus) {
+  const MetricSamples* sa = find_samples(a, metric);
+  const MetricSamples* sb = find_samples(b, metric);
+  MetricRow row;
+  row.name = cpu_row_name(metric, cpus);
+  row.metric = metric;
+  row.derived = !cpus.empty();
+  const MetricSamples* any = sb ? sb : sa;
+  if (any) {
+    row.unit = any->unit;
+    row.better = any->better;
+    row.kind = any->metric_kind();
+  }
+  std::set<unsigned> traced;
+  for (const MetricSamples* s : {sa, sb}) {
+    if (!s) continue;
+    row.tcg = row.tcg || s->accelerators.count("tcg") > 0;
+    for (const auto& cell : s->cpus) traced.insert(cell.begin(), cell.end());
+  }
+  row.cpus = cpus.empty() ? std::vector<unsigned>(traced.begin(), traced.end()) : cpus;
+  side_values(sa, cpus, row.a_values, row.a_cells);
+  side_values(sb, cpus, row.b_values, row.b_cells);
+  row.missing_a = a.cells_ok - row.a_values.size();
+  row.missing_b = b.cells_ok - row.b_values.size();
+  return row;
+}
+
+void check_agreement(const std::string& name, const MetricSamples* sa, const MetricSamples* sb) {
+  if (!sa || !sb) return;
+  if (sa->unit == sb->unit && sa->better == sb->better && sa->metric_kind() == sb->metric_kind())
+    return;
+  throw Error("metric " + name + ": A and B disagree on unit/better/kind (A: " + sa->unit + ", " +
+              sa->better + ", " + metric_kind_name(sa->metric_kind()) + "; B: " + sb->unit + ", " +
+              sb->better + ", " + metric_kind_name(sb->metric_kind()) + ")");
+}
+
+// The metric's row and, for a count metric traced on two or more CPUs, one row per CPU.
+void add_metric_rows(const std::string& name, const VariantData& a, const VariantData& b,
+                     std::vector<MetricRow>& rows) {
+  check_agreement(name, find_samples(a, name), find_samples(b, name));
+  rows.push_back(make_row(name, a, b, {}));
+  const MetricRow& whole = rows.back();
+  if (whole.kind != MetricKind::count || whole.cpus.size() < 2) return;
+  const std::vector<unsigned> cpus = whole.cpus;
+  for (unsigned cpu : cpus) rows.push_back(make_row(name, a, b, {cpu}));
+}
+
+// Marks (or adds) the row a declared primary metric decides.
+void add_primary(const PrimaryMetric& p, const VariantData& a, const VariantData& b,
+                 std::vector<MetricRow>& rows) {
+  const std::string name = p.row_name();
+  auto it =
+      std::find_if(rows.begin(), rows.end(), [&](const MetricRow& r) { return r.name == name; });
+  const bool measured = find_samples(a, p.metric) || find_samples(b, p.metric);
+  if (!measured && a.cells_ok > 0 && b.cells_ok > 0)
+    throw Error("primary metric " + p.metric + " (" + p.source +
+                ") is in no contributing cell of either variant");
+  if (it == rows.end()) {
+    try {
+      rows.push_back(make_row(p.metric, a, b, p.cpus));
+    } catch (const Error& e) {
+      if (!p.source.empty() && p.source[0] == '/') throw SpecError(p.source + "/cpus", e.what());
+      throw Error(p.source + ": " + e.what());
+    }
+    it = rows.end() - 1;
+  }
+  it->primary = true;
+  it->declared = p;
+}
+
+std::vector<MetricRow> build_rows(const VariantData& a, const VariantData& b,
+                                  const CompareSettings& settings) {
+  std::set<std::string> names;
+  for (const auto& [n, s] : a.metrics) names.insert(n);
+  for (const auto& [n, s] : b.metrics) names.insert(n);
+  std::vector<MetricRow> rows;
+  for (const auto& name : names) add_metric_rows(name, a, b, rows);
+  for (const auto& p : settings.primary) add_primary(p, a, b, rows);
+  std::sort(rows.begin(), rows.end(),
+            [](const MetricRow& x, const MetricRow& y) { return x.name < y.name; });
+  return rows;
+}
+
+// ---- tests and verdicts ----
+
+MetricInfo row_info(const MetricRow& row) {
+  return {row.metric, row.unit, row.kind, better_from_string(row.better), row.tcg};
+}
+
+void test_row(MetricRow& row, const VariantData& a, const VariantData& b, const Comparison& cmp,
+              const CompareSettings& settings) {
+  const std::vector<Stratum> strata = row_strata(row, a, b, cmp.hosts);
+  const bool with_ci = !settings.exit_status_only;
+  if (cmp.stratified) {
+    row.test = test_metric_stratified(strata, settings, with_ci, row.kind);
+    for (std::size_t h = 0; h < cmp.hosts.size(); ++h) {
+      HostMetricRow hr;
+      hr.host = cmp.hosts[h].uri;
+      hr.test = test_metric(strata[h].a, strata[h].b, settings, false, row.kind);
+      hr.change_pct = 100.0 * hr.test.change;
+      hr.verdict = decide_metric_verdict(hr.test, row_info(row), settings);
+      row.per_host.push_back(std::move(hr));
+    }
+  } else {
+    row.test = test_metric(row.a_values, row.b_values, settings, with_ci, row.kind);
+  }
+  if (row.primary) add_one_sided_test(row.test, strata, row.declared->higher_is_bad, settings);
+  row.change_pct = 100.0 * row.test.change;
+  if (row.test.ci) {
+    row.ci_low_pct = 100.0 * row.test.ci->low;
+    row.ci_high_pct = 100.0 * row.test.ci->high;
+  }
+}
+
+// Holm's step-down over the primary rows' one-sided p.
+void adjust_primary(Comparison& cmp) {
+  std::vector<MetricRow*> rows;
+  std::vector<double> p;
+  for (auto& r : cmp.metrics)
+    if (r.primary) rows.push_back(&r), p.push_back(r.test.one_sided ? r.test.one_sided->p : 1.0);
+  const std::vector<double> holm = holm_adjust(p);
+  for (std::size_t k = 0; k < rows.size(); ++k) rows[k]->test.family_p = holm[k];
+  cmp.family.primary = rows.size();
+}
+
+constexpr std::uint64_t kRelabelSeed = 0x7f4a7c159e3779b9ULL;
+
+// Westfall-Young min-P over the secondary rows with values on both sides.
+void adjust_secondary(Comparison& cmp, const VariantData& a, const VariantData& b,
+                      const CompareSettings& settings) {
+  if (settings.exit_status_only) return;
+  RelabelDesign design;
+  for (const VariantData* d : {&a, &b})
+    for (const auto& uri : d->ok_cell_hosts) {
+      design.in_a.push_back(d == &a);
+      design.block.push_back(cmp.stratified ? host_block(cmp.hosts, uri) : 0);
+    }
+  std::vector<MetricRow*> rows;
+  std::vector<FamilyMetric> family;
+  for (auto& r : cmp.metrics) {
+    if (r.primary || r.a_values.empty() || r.b_values.empty()) continue;
+    FamilyMetric m;
+    m.values.assign(design.in_a.size(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < r.a_values.size(); ++i) m.values[r.a_cells[i]] = r.a_values[i];
+    for (std::size_t i = 0; i < r.b_values.size(); ++i)
+      m.values[a.cells_ok + r.b_cells[i]] = r.b_values[i];
+    m.score = r.kind == MetricKind::timing ? StratumScore::midranks : StratumScore::values;
+    rows.push_back(&r);
+    family.push_back(std::move(m));
+  }
+  if (rows.empty()) return;
+  const Relabellings labels =
+      relabellings(design, settings.relabel_exact_limit, settings.relabel_resamples,
+                   settings.seed ^ kRelabelSeed);
+  const FamilyResult f = westfall_young_min_p(design, family, labels);
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    rows[k]->test.family_p = std::max(f.adjusted_p[k], rows[k]->test.p_value());
+  cmp.family.secondary = rows.size();
+  cmp.family.relabellings = f.relabellings;
+  cmp.family.exact = f.exact;
+}
+
+void decide_row(MetricRow& row, const CompareSettings& settings) {
+  const MetricInfo info = row_info(row);
+  row.verdict = row.primary ? decide_primary_verdict(row.test, info, *row.declared, settings)
+                            : decide_metric_verdict(row.test, info, settings);
+  if (row.a_values.empty() != row.b_values.empty() && row.missing_a + row.missing_b > 0)
+    row.verdict.reason = std::string("metric missing in ") + (row.a_values.empty() ? "A" : "B");
+}
+
+bool host_sensitive(const VariantData& a, const VariantData& b) {
+  if (a.spec_overcommit || b.spec_overcommit) return true;
+  for (const VariantData* d : {&a, &b})
+    for (const auto& c : d->cells)
+      if (c.accelerator == "tcg" || c.overcommitted) return true;
+  return false;
+}
+
+// Kernel failures as rates, the gate per check, and which B issues count against B.
+void weigh_outcomes(Comparison& cmp, const VariantData& a, const VariantData& b,
+                    const CompareSettings& settings) {
+  cmp.host_sensitive = host_sensitive(a, b);
+  cmp.failures = weigh_failures(a.cells, b.cells, cmp.host_sensitive, settings.alpha);
+  for (auto& issue : cmp.issues) {
+    if (issue.side != "B" || !issue.kernel_failure) continue;
+    const auto cell = std::find_if(b.cells.begin(), b.cells.end(),
+                                   [&](const CellRecord& c) { return c.id == issue.cell_id; });
+    const std::string klass = cell == b.cells.end() ? "" : failure_weight_class(*cell);
+    for (const auto& f : cmp.failures)
+      if (f.failure_class == klass) issue.against_b = f.against_b;
+  }
+  weigh_gate(cmp.gate, settings.alpha);
+}
+
+// The header of a comparison: ids, variants, kernels, key differences (refused unless force).
+Comparison comparison_header(const nlohmann::json& run_a, const std::string& variant_a,
+                             const nlohmann::json& run_b, const std::string& variant_b,
+                             const VariantData& a, const VariantData& b, bool force) {
   Comparison cmp;
   cmp.run_a = str_or(run_a, "run_id");
   cmp.run_b = str_or(run_b, "run_id");
   cmp.same_run = (&run_a == &run_b) || (!cmp.run_a.empty() && cmp.run_a == cmp.run_b);
-  if (cmp.same_run && variant_a == variant_b) {
-    throw Error("A and B are the same variant '" + variant_a + "' of the same run");
-  }
-  VariantData a = extract_variant(run_a, variant_a);
-  VariantData b = extract_variant(run_b, variant_b);
-
   std::vector<std::string> diffs;
   if (!cmp.same_run) diffs = comparison_key_differences(run_a, run_b);
   if (!a.cell_accelerators.empty() && !b.cell_accelerators.empty() &&
@@ -578,7 +972,6 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     cmp.forced = true;
     cmp.differences = diffs;
   }
-
   cmp.spec_name = str_or(run_b, "spec_name", str_or(run_a, "spec_name"));
   cmp.variant_a = variant_a;
   cmp.variant_b = variant_b;
@@ -586,6 +979,51 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   cmp.kernel_b = b.kernel_release;
   cmp.cells_a = a.cells_ok;
   cmp.cells_b = b.cells_ok;
+  return cmp;
+}
+
+void add_tails(Comparison& cmp, VariantData& a, VariantData& b) {
+  std::set<std::string> hnames;
+  for (const auto& [n, h] : a.histograms) hnames.insert(n);
+  for (const auto& [n, h] : b.histograms) hnames.insert(n);
+  for (const auto& n : hnames) {
+    TailRow t;
+    t.histogram = n;
+    t.unit = b.histogram_units.count(n) ? b.histogram_units[n] : a.histogram_units[n];
+    if (a.histograms.count(n)) t.a = histogram_tail(a.histograms[n]);
+    if (b.histograms.count(n)) t.b = histogram_tail(b.histograms[n]);
+    cmp.tails.push_back(std::move(t));
+  }
+}
+
+void add_issues(Comparison& cmp, VariantData& a, VariantData& b) {
+  for (auto* side : {&a, &b}) {
+    for (auto& i : side->issues) {
+      i.side = side == &a ? "A" : "B";
+      cmp.issues.push_back(std::move(i));
+    }
+    for (auto& u : side->untrusted) {
+      u.side = side == &a ? "A" : "B";
+      cmp.untrusted.push_back(std::move(u));
+    }
+  }
+}
+
+}  // namespace
+
+Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
+                        const nlohmann::json& run_b, const std::string& variant_b,
+                        const CompareSettings& settings, bool force) {
+  check_run(run_a);
+  check_run(run_b);
+  const bool same = (&run_a == &run_b) || (!str_or(run_a, "run_id").empty() &&
+                                           str_or(run_a, "run_id") == str_or(run_b, "run_id"));
+  if (same && variant_a == variant_b) {
+    throw Error("A and B are the same variant '" + variant_a + "' of the same run");
+  }
+  VariantData a = extract_variant(run_a, variant_a);
+  VariantData b = extract_variant(run_b, variant_b);
+  Comparison cmp = comparison_header(run_a, variant_a, run_b, variant_b, a, b, force);
   add_gate_rows(run_a, variant_a, 0, cmp.gate);
   add_gate_rows(run_b, variant_b, 1, cmp.gate);
   add_latency_traces(run_a, variant_a, 0, cmp.latency_traces);
@@ -600,86 +1038,14 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     cmp.pooled_unlike_hosts = true;
     cmp.host_differences = hd;
   }
-
-  std::set<std::string> names;
-  for (const auto& [n, s] : a.metrics) names.insert(n);
-  for (const auto& [n, s] : b.metrics) names.insert(n);
-  for (const auto& name : names) {
-    MetricRow row;
-    row.name = name;
-    const auto ia = a.metrics.find(name);
-    const auto ib = b.metrics.find(name);
-    const MetricSamples* sa = ia != a.metrics.end() ? &ia->second : nullptr;
-    const MetricSamples* sb = ib != b.metrics.end() ? &ib->second : nullptr;
-    row.unit = sb ? sb->unit : sa->unit;
-    row.better = sb ? sb->better : sa->better;
-    row.kind = (sb ? sb : sa)->metric_kind();
-    if (sa && sb &&
-        (sa->unit != sb->unit || sa->better != sb->better ||
-         sa->metric_kind() != sb->metric_kind())) {
-      throw Error("metric " + name + ": A and B disagree on unit/better/kind (A: " + sa->unit +
-                  ", " + sa->better + ", " + metric_kind_name(sa->metric_kind()) + "; B: " +
-                  sb->unit + ", " + sb->better + ", " + metric_kind_name(sb->metric_kind()) + ")");
-    }
-    std::set<unsigned> cpus;
-    for (const MetricSamples* s : {sa, sb}) {
-      if (!s) continue;
-      row.tcg = row.tcg || s->accelerators.count("tcg") > 0;
-      for (const auto& cell : s->cpus) cpus.insert(cell.begin(), cell.end());
-    }
-    row.cpus.assign(cpus.begin(), cpus.end());
-    if (sa) row.a_values = sa->values;
-    if (sb) row.b_values = sb->values;
-    const MetricInfo info{name, row.unit, row.kind, better_from_string(row.better), row.tcg};
-    if (cmp.stratified) {
-      const std::vector<Stratum> strata = metric_strata(sa, sb, cmp.hosts);
-      row.test = test_metric_stratified(strata, settings, true, row.kind);
-      for (std::size_t h = 0; h < cmp.hosts.size(); ++h) {
-        HostMetricRow hr;
-        hr.host = cmp.hosts[h].uri;
-        hr.test = test_metric(strata[h].a, strata[h].b, settings, false, row.kind);
-        hr.change_pct = 100.0 * hr.test.change;
-        hr.verdict = decide_metric_verdict(hr.test, info, settings);
-        row.per_host.push_back(std::move(hr));
-      }
-    } else {
-      row.test = test_metric(row.a_values, row.b_values, settings, true, row.kind);
-    }
-    row.change_pct = 100.0 * row.test.change;
-    if (row.test.ci) {
-      row.ci_low_pct = 100.0 * row.test.ci->low;
-      row.ci_high_pct = 100.0 * row.test.ci->high;
-    }
-    row.verdict = decide_metric_verdict(row.test, info, settings);
-    if (!sa || !sb) row.verdict.reason = std::string("metric missing in ") + (sa ? "B" : "A");
-    cmp.metrics.push_back(std::move(row));
-  }
-
-  std::set<std::string> hnames;
-  for (const auto& [n, h] : a.histograms) hnames.insert(n);
-  for (const auto& [n, h] : b.histograms) hnames.insert(n);
-  for (const auto& n : hnames) {
-    TailRow t;
-    t.histogram = n;
-    t.unit = b.histogram_units.count(n) ? b.histogram_units[n] : a.histogram_units[n];
-    if (a.histograms.count(n)) t.a = histogram_tail(a.histograms[n]);
-    if (b.histograms.count(n)) t.b = histogram_tail(b.histograms[n]);
-    cmp.tails.push_back(std::move(t));
-  }
-
-  for (auto& i : a.issues) {
-    i.side = "A";
-    cmp.issues.push_back(std::move(i));
-  }
-  for (auto& i : b.issues) {
-    i.side = "B";
-    cmp.issues.push_back(std::move(i));
-  }
-  for (auto* side : {&a, &b})
-    for (auto& u : side->untrusted) {
-      u.side = side == &a ? "A" : "B";
-      cmp.untrusted.push_back(std::move(u));
-    }
+  cmp.metrics = build_rows(a, b, settings);
+  for (auto& row : cmp.metrics) test_row(row, a, b, cmp, settings);
+  adjust_primary(cmp);
+  adjust_secondary(cmp, a, b, settings);
+  for (auto& row : cmp.metrics) decide_row(row, settings);
+  add_tails(cmp, a, b);
+  add_issues(cmp, a, b);
+  weigh_outcomes(cmp, a, b, settings);
   return cmp;
 }
 

@@ -2,18 +2,45 @@
 //
 // Per metric, the sample of a variant is one value per cell: aggregate(values) of that cell's
 // metric (mean|max|min|sum; JSON null values are missing and skipped, a cell whose values are
-// all null contributes nothing to that metric). A metric may carry "kind" ("count" or
-// "timing"; see verdict.h for how the kind is decided when it is absent) and, for per-CPU
-// counts, "cpus" (the traced isolated CPUs its values belong to); "counts" and "window_s" are
-// not read. A cell's metric marked "untrustworthy" contributes nothing and is listed
-// (Comparison::untrusted) with its reason. Only cells with status "ok" and warmup false
-// contribute. Cells that are "invalid" or "failed" are listed as issues with their reason and
-// failed gate rows; a kernel failure (failure_class build, boot, panic, oops, warning,
-// rcu_stall or lockup) of a B cell counts as one regression of its own. Infrastructure,
-// timeout and workload failures, and gate-invalid cells, are listed but are not regressions.
+// all null contributes nothing to that metric). A metric may carry "kind" ("count", "timing" or
+// "instructions"; see verdict.h for how the kind is decided when it is absent) and, for per-CPU
+// metrics, "cpus" (the CPUs its values belong to, parallel to "values"); "counts" and
+// "window_s" are not read. A cell's metric marked "untrustworthy" contributes nothing and is
+// listed (Comparison::untrusted) with its reason. Only cells with status "ok" and warmup false
+// contribute values.
+//
+// Rows. Every metric gets a row of its per-cell aggregates. A count metric whose cells carry
+// two or more "cpus" also gets one row per CPU, "<metric>[cpu5]", whose per-boot sample is the
+// cell's value on that CPU (a change on the workload's CPU alone is not divided by the number of
+// traced CPUs), judged with the count floor per CPU. A primary metric declared with "cpus" gets
+// the row "<metric>[cpu<list>]" whose sample is the mean of the cell's values on those CPUs (the
+// per-CPU row itself when it names one CPU of a count metric).
+//
+// What decides the exit status (compare_exit_status), and nothing else:
+//  - the declared primary metrics (CompareSettings::primary, verdict.h): each tested one-sided
+//    in its bad direction, Holm's step-down over them at alpha (multiplicity.h), "regressed"
+//    only when Holm-significant and beyond its threshold;
+//  - kernel-correctness failures (failure_class build, boot, panic, oops, warning, rcu_stall,
+//    lockup) that B has and A does not, per class over every cell of each variant (warm-ups
+//    included); when a cell of either side ran under TCG or overcommitted (cells[].accelerator,
+//    cells[].overcommitted, or the run's spec "overcommit"), the host-sensitive classes
+//    (rcu_stall, lockup, and boot_timeout: a boot failure whose VM ended by a timeout) are
+//    compared as rates by the one-sided Fisher exact test at alpha instead, so one host-induced
+//    stall in 5 B boots (p = 0.5) is not a regression while 4 of 5 against 0 of 5 (p = 0.024) is;
+//  - isolation-gate checks B fails systematically: in a larger fraction of its boots than A and
+//    either significantly more (one-sided Fisher exact p < alpha) or in every boot that ran it
+//    (while A passed it at least once); the gate-invalid B boots are then a regression, not
+//    silently dropped cells;
+//  - new build warnings of B in files B's series touches.
+// Every other metric row is secondary: tested two-sided, with a family-wise p by Westfall-Young
+// min-P over joint relabellings of the boots (multiplicity.h; the larger of that and the row's
+// own p), reported, and never setting exit status 1. Infrastructure, timeout and workload
+// failures are listed but weigh on neither side. A metric missing (no value) in more contributing
+// B boots than A boots is flagged (Comparison::missing_more_in_b), not an exit by itself.
 //
 // Exit status contract of the compare command (compare_exit_status):
-//   0 no regression, 1 at least one regression, 2 error or invalid/refused comparison.
+//   0 no primary regression and no failure counted against B, 1 otherwise, 2 error or
+//   invalid/refused comparison.
 #pragma once
 
 #include <cstddef>
@@ -41,8 +68,24 @@ struct MetricSamples {
   std::vector<std::vector<unsigned>> cpus;  // parallel to values: the cell's "cpus" (or empty)
   std::set<std::string> accelerators;       // cells[].accelerator of the contributing cells
   std::vector<std::string> hosts;           // parallel to values: cells[].host.uri ("" = none)
+  // Parallel to values: the cell's own "values" array (NaN for null), per CPU when cpus is set.
+  std::vector<std::vector<double>> cell_values;
+  // Parallel to values: the cell's position among the variant's contributing cells
+  // (VariantData::ok_cell_ids).
+  std::vector<std::size_t> ok_index;
 
   MetricKind metric_kind() const { return metric_kind_of(kind, unit); }
+};
+
+// A cell of a variant, whatever its status (warm-ups included), for the failure rates.
+struct CellRecord {
+  std::string id;
+  std::string status;         // "ok" | "invalid" | "failed"
+  std::string failure_class;  // "" when null
+  std::string reason;
+  std::string accelerator;     // cells[].accelerator, "" when absent
+  bool overcommitted = false;  // cells[].overcommitted
+  bool warmup = false;
 };
 
 // A cell that did not contribute because it was invalid or failed.
@@ -55,6 +98,7 @@ struct CellIssue {
   std::string reason;
   std::vector<std::string> gate_failures;  // "check: expected X, effective Y (detail)"
   bool kernel_failure = false;             // see the class list at the top of this file
+  bool against_b = false;                  // B cell whose failure class counts against B
 };
 
 // The values of one metric in one ok cell that were left out because the cell marked them
@@ -86,19 +130,49 @@ struct VariantData {
   // cells[].host of the contributing cells by host URI (runs on several libvirt hosts; see
   // vm/libvirt_host.h to_json(HostFingerprint)). Empty for single-host runs.
   std::map<std::string, nlohmann::json> hosts;
+  std::vector<std::string> ok_cell_ids;    // the contributing cells, in run order
+  std::vector<std::string> ok_cell_hosts;  // parallel: cells[].host.uri ("" = none)
+  std::vector<CellRecord> cells;           // every cell of the variant, in run order
+  bool spec_overcommit = false;            // the run's spec "overcommit"
 };
 
 // Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
 // schema_version 1 or the variant is not in it, and isolab::SpecError with the JSON pointer
 // (e.g. "/cells/3/metrics/latency.latency_max_us/values/1") for a malformed field: a value
 // that is neither a number nor null, an unknown aggregate, an unknown status, a "kind" other
-// than "count"/"timing", a "cpus" entry that is not a CPU number (0..8191), a negative value
-// of a count metric, or unit/better/kind differing between cells of the variant.
+// than "count"/"timing"/"instructions", a "cpus" entry that is not a CPU number (0..8191), a
+// negative value of a count or instruction metric, or unit/better/kind differing between cells
+// of the variant.
 VariantData extract_variant(const nlohmann::json& run, const std::string& variant);
 
 // True for the failure classes that are the kernel's fault (build, boot, panic, oops, warning,
 // rcu_stall, lockup).
 bool is_kernel_failure_class(const std::string& failure_class);
+
+// The class a kernel failure is weighed under: its failure_class, except "boot_timeout" for a
+// boot failure whose reason names a VM timeout (boot_timeout, silence_timeout, wall_timeout:
+// the guest never reached init in time, which an overloaded host can cause); "" for a cell that
+// is not a kernel failure.
+std::string failure_weight_class(const CellRecord& cell);
+
+// The kernel-failure classes of one comparison: how many cells of each side had it, and whether
+// it counts against B (rules at the top of this file).
+struct FailureRow {
+  std::string failure_class;             // failure_weight_class
+  std::size_t a_cells = 0, a_total = 0;  // cells with the class / all cells of the variant
+  std::size_t b_cells = 0, b_total = 0;
+  bool as_rates = false;  // host-sensitive class in a TCG or overcommitted comparison
+  double p = 1;           // one-sided Fisher exact p when as_rates, else 1
+  bool against_b = false;
+  std::string reason;  // "B only", "A has it too (1 of 5 boots)", "rates: Fisher p = 0.5"
+};
+
+// Weighs the kernel failures of both sides (rules at the top of this file). host_sensitive:
+// a cell ran under TCG or overcommitted. Rows in the order build, boot, boot_timeout, panic, oops,
+// warning, rcu_stall, lockup; only classes some cell had.
+std::vector<FailureRow> weigh_failures(const std::vector<CellRecord>& a,
+                                       const std::vector<CellRecord>& b, bool host_sensitive,
+                                       double alpha);
 
 // Differences of the comparison_key objects of two runs, one line each
 // ("accelerator: A=tcg, B=kvm"), over the union of their keys; a missing comparison_key is a
@@ -143,14 +217,26 @@ struct HostSummary {
 };
 
 struct MetricRow {
-  std::string name;
+  std::string name;    // the row: the metric, or "<metric>[cpu<list>]"
+  std::string metric;  // the result.json metric it is of
   std::string unit;
   std::string better;
   MetricKind kind = MetricKind::timing;
-  std::vector<unsigned> cpus;  // union of the cells' "cpus" over both sides, sorted
-  bool tcg = false;            // a contributing cell of either side ran under TCG
+  // The metric's row: union of the cells' "cpus" over both sides, sorted; a per-CPU or CPU
+  // selection row: its CPUs.
+  std::vector<unsigned> cpus;
+  bool derived = false;  // a per-CPU or CPU selection row (not the cells' aggregate)
+  bool tcg = false;      // a contributing cell of either side ran under TCG
   std::vector<double> a_values;
   std::vector<double> b_values;
+  // Parallel to a_values / b_values: the cell's position among its side's contributing cells.
+  std::vector<std::size_t> a_cells, b_cells;
+  // Contributing cells of each side without a value (metric absent, null or untrustworthy).
+  std::size_t missing_a = 0, missing_b = 0;
+  bool primary = false;
+  std::optional<PrimaryMetric> declared;  // set for primary rows
+  // test.family_p: primary rows Holm's adjusted one-sided p, secondary rows the larger of the
+  // Westfall-Young adjusted p and the row's own p (unset with settings.exit_status_only).
   MetricTest test;
   double change_pct = 0;  // NaN when undefined; +inf for a count metric going from 0 to > 0
   std::optional<double> ci_low_pct;
@@ -177,6 +263,20 @@ struct GateSummaryRow {
   std::string check;
   std::size_t a_pass = 0, a_total = 0;
   std::size_t b_pass = 0, b_total = 0;
+  double p = 1;            // one-sided Fisher exact p that B fails it more often than A
+  bool against_b = false;  // B fails it systematically (rules at the top of this file)
+  std::string reason;      // "" when B never failed it
+};
+
+// Sets p, against_b and reason of each row (rules at the top of this file).
+void weigh_gate(std::vector<GateSummaryRow>& rows, double alpha);
+
+// How the two families of metric rows were adjusted.
+struct FamilySummary {
+  std::size_t primary = 0;       // rows in Holm's family
+  std::size_t secondary = 0;     // rows in the Westfall-Young family
+  std::size_t relabellings = 0;  // joint relabellings of the boots (0 when not computed)
+  bool exact = true;             // every relabelling, not a seeded sample
 };
 
 // A build warning of B that A's build did not have (matched by file, class and message, not by
@@ -235,20 +335,34 @@ struct Comparison {
   // differences are listed in host_differences.
   bool pooled_unlike_hosts = false;
   std::vector<std::string> host_differences;
+  std::vector<FailureRow> failures;  // kernel-failure classes of either side
+  bool host_sensitive = false;       // a cell ran under TCG or overcommitted
+  FamilySummary family;
 
-  std::size_t count(Verdict v) const;
-  std::size_t kernel_failures_b() const;
+  std::size_t count(Verdict v) const;                // every row
+  std::size_t count(Verdict v, bool primary) const;  // primary or secondary rows
+  std::size_t primary_regressions() const;
+  std::size_t kernel_failures_b() const;  // B cells whose failure class is a kernel failure
+  std::size_t kernel_failure_regressions() const;  // FailureRow::against_b
+  std::size_t gate_regressions() const;            // GateSummaryRow::against_b
   // New build warnings of B in files B's series touches.
   std::size_t new_warnings_in_touched_files() const;
-  // Metric regressions plus kernel-failure cells of B plus new warnings in touched files.
+  // What the exit status rests on: primary regressions, failure classes and gate checks
+  // counted against B, new warnings in touched files.
   std::size_t regressions() const;
+  // Metric rows (not derived) missing in more contributing B boots than A boots.
+  std::vector<const MetricRow*> missing_more_in_b() const;
 };
 
 // 0 when comparison.regressions() == 0, else 1.
 int compare_exit_status(const Comparison& c);
 
-// Compares variant_b of run_b against variant_a of run_a (A is the baseline). Each metric is
-// tested by its kind and judged by decide_metric_verdict (verdict.h). When the contributing
+// Compares variant_b of run_b against variant_a of run_a (A is the baseline). Each row is
+// tested by its kind and judged by decide_primary_verdict or decide_metric_verdict (verdict.h)
+// with its family-wise p (above); the failures and the gate are weighed. Throws
+// isolab::SpecError (the primary's pointer + "/cpus") when a primary metric's CPUs are not
+// among a cell's "cpus" for that metric, and isolab::Error naming the declaration when a primary
+// metric is in no contributing cell although both sides have some. When the contributing
 // cells come from two or more hosts (cells[].host.uri), the host is a blocking factor: each
 // metric gets per-host rows and its verdict comes from the stratified test over the hosts
 // (test_metric_stratified); cells without a host form a stratum of their own. Unless

@@ -44,12 +44,37 @@ nlohmann::json stats_json(const SampleStats& s, const std::vector<double>& value
           {"values", values}};
 }
 
+bool is_count(const MetricRow& r) { return r.kind == MetricKind::count && r.test.count; }
+bool is_instructions(const MetricRow& r) {
+  return r.kind == MetricKind::instructions && r.test.count;
+}
+
+const char* role_name(const MetricRow& r) { return r.primary ? "primary" : "secondary"; }
+
+// The p a row's verdict rests on: Holm's (primary) or the family-wise p (secondary) when
+// computed, else the row's own one-sided (primary) or two-sided p.
+double decisive_p(const MetricRow& r) {
+  if (r.test.family_p) return *r.test.family_p;
+  return r.primary && r.test.one_sided ? r.test.one_sided->p : r.test.p_value();
+}
+
+// Its name in summary lines.
+std::string decisive_p_name(const MetricRow& r) {
+  if (r.primary) return r.test.family_p ? "Holm p" : "one-sided p";
+  return r.test.family_p ? "family-wise p" : "p";
+}
+
+bool has_both(const MetricRow& r) { return r.test.a.n > 0 && r.test.b.n > 0; }
+
 std::string p_text(const MetricRow& r) {
-  if (r.test.a.n == 0 || r.test.b.n == 0) return "n/a";
+  if (!has_both(r)) return "n/a";
   return num(r.test.p_value(), "%.3g");
 }
 
-bool is_count(const MetricRow& r) { return r.kind == MetricKind::count && r.test.count; }
+std::string adjusted_p_text(const MetricRow& r) {
+  if (!has_both(r) || !r.test.family_p) return "n/a";
+  return num(*r.test.family_p, "%.3g");
+}
 
 // "5-7" (the kernel's list format), "" for no CPUs.
 std::string cpu_list_text(const std::vector<unsigned>& cpus) {
@@ -80,84 +105,183 @@ bool moved(const MetricRow& r) {
   return r.verdict.verdict == Verdict::improved || r.verdict.verdict == Verdict::regressed;
 }
 
+std::string where_text(const MetricRow& r) {
+  const std::string cpus = cpu_list_text(r.cpus);
+  return cpus.empty() ? "" : (r.cpus.size() == 1 ? " on CPU " : " on CPUs ") + cpus;
+}
+
+std::string verdict_clause(const MetricRow& r) {
+  std::string s = std::string(", ") + verdict_name(r.verdict.verdict);
+  if (has_both(r)) s += ", " + decisive_p_name(r) + " = " + p_short(decisive_p(r));
+  return s;
+}
+
 SummaryLine count_summary(const MetricRow& r) {
   const CountTest& c = *r.test.count;
-  const std::string cpus = cpu_list_text(r.cpus);
-  const std::string where =
-      cpus.empty() ? "" : (r.cpus.size() == 1 ? " on CPU " : " on CPUs ") + cpus;
   const bool is_new = c.mean_a == 0 && c.mean_b > 0;
   SummaryLine l;
-  l.text = count_label(r.name) + where + ": " + format_count_amount(c.mean_a, r.unit) + " -> " +
-           format_count_amount(c.mean_b, r.unit) + (is_new ? " (new)" : "") + ", " +
-           verdict_name(r.verdict.verdict) + ", p = " + p_short(r.test.p_value());
+  l.text = std::string(role_name(r)) + ": " + count_label(r.metric) + where_text(r) + ": " +
+           format_count_amount(c.mean_a, r.unit) + " -> " + format_count_amount(c.mean_b, r.unit) +
+           (is_new ? " (new)" : "") + verdict_clause(r);
   l.detail = {{"metric", r.name},
               {"kind", "count"},
+              {"role", role_name(r)},
               {"verdict", verdict_name(r.verdict.verdict)},
               {"text", l.text},
-              {"label", count_label(r.name)},
-              {"cpus", cpus},
+              {"label", count_label(r.metric)},
+              {"cpus", cpu_list_text(r.cpus)},
               {"unit", r.unit},
               {"a", jnum(c.mean_a)},
               {"b", jnum(c.mean_b)},
-              {"p", jnum(r.test.p_value())}};
+              {"p", jnum(decisive_p(r))},
+              {"p_name", decisive_p_name(r)}};
   return l;
 }
 
-SummaryLine timing_summary(const MetricRow& r) {
+// A timing (medians) or instruction (means) row.
+SummaryLine value_summary(const MetricRow& r) {
+  const bool means = r.kind == MetricKind::instructions;
+  const double a = means ? r.test.a.mean : r.test.a.median;
+  const double b = means ? r.test.b.mean : r.test.b.median;
   SummaryLine l;
-  l.text = r.name + ": " + num(r.test.a.median, "%.6g") + " -> " + num(r.test.b.median, "%.6g") +
-           (r.unit.empty() ? "" : " " + r.unit) + " (" + num(r.change_pct, "%+.2f") + "%), " +
-           verdict_name(r.verdict.verdict) + ", p = " + p_short(r.test.p_value());
+  l.text = std::string(role_name(r)) + ": " + r.name + ": " + num(a, "%.6g") + " -> " +
+           num(b, "%.6g") + (r.unit.empty() ? "" : " " + r.unit) + " (" +
+           num(r.change_pct, "%+.2f") + "%)" + verdict_clause(r);
   l.detail = {{"metric", r.name},
-              {"kind", "timing"},
+              {"kind", metric_kind_name(r.kind)},
+              {"role", role_name(r)},
               {"verdict", verdict_name(r.verdict.verdict)},
               {"text", l.text},
               {"unit", r.unit},
-              {"a", jnum(r.test.a.median)},
-              {"b", jnum(r.test.b.median)},
+              {"a", jnum(a)},
+              {"b", jnum(b)},
               {"change_pct", jnum(r.change_pct)},
-              {"p", jnum(r.test.p_value())}};
+              {"p", jnum(decisive_p(r))},
+              {"p_name", decisive_p_name(r)}};
   return l;
 }
 
-// The count metrics' rest line. When some count metric moved, it also says how many of the
-// tested ones (not inconclusive) would be significant by chance alone with no real change:
-// tested x alpha, the expected number of false positives of that many tests at level alpha
-// (no multiplicity correction is applied: at 5 boots a side the smallest permutation p is
-// 2/252 = 0.008, which a Bonferroni or Benjamini-Hochberg threshold over ~40 metrics would never
-// reach, so the reader is told instead).
-SummaryLine count_rest_summary(const Comparison& c) {
-  std::size_t counts = 0, no_change = 0, inconclusive = 0, moved_counts = 0;
+SummaryLine row_summary(const MetricRow& r) {
+  return is_count(r) ? count_summary(r) : value_summary(r);
+}
+
+std::size_t secondary_rows(const Comparison& c) {
+  return static_cast<std::size_t>(std::count_if(c.metrics.begin(), c.metrics.end(),
+                                                [](const MetricRow& r) { return !r.primary; }));
+}
+
+// The first line: what the exit status rests on, and the exit status.
+SummaryLine basis_summary(const Comparison& c) {
+  std::string rows;
+  std::vector<std::string> names;
+  for (const auto& r : c.metrics)
+    if (r.primary) {
+      rows += (rows.empty() ? "" : ", ") + r.name + " (" +
+              (r.declared->higher_is_bad ? "higher" : "lower") + " is bad)";
+      names.push_back(r.name);
+    }
+  const std::string failures =
+      "failures counted against B (kernel failures A does not have, systematic isolation-gate "
+      "failures, new build warnings in files B's series touches)";
+  SummaryLine l;
+  l.text = names.empty()
+               ? "exit status " + std::to_string(compare_exit_status(c)) +
+                     ": no primary metric declared (spec compare.primary or --primary), so it "
+                     "rests on " +
+                     failures + " only; " + std::to_string(secondary_rows(c)) +
+                     " secondary metric rows are reported and never set it"
+               : "exit status " + std::to_string(compare_exit_status(c)) + ": rests on " +
+                     std::to_string(names.size()) + " primary metric" +
+                     (names.size() == 1 ? "" : "s") + " (one-sided, Holm at alpha " +
+                     num(c.settings.alpha, "%.3g") + "): " + rows + ", and on " + failures + "; " +
+                     std::to_string(secondary_rows(c)) +
+                     " secondary metric rows are reported and never set it";
+  l.detail = {{"kind", "basis"},
+              {"text", l.text},
+              {"primary", names},
+              {"primary_origin", c.settings.primary_origin},
+              {"secondary", secondary_rows(c)},
+              {"exit_status", compare_exit_status(c)},
+              {"verdict", compare_exit_status(c) ? "regressed" : "no regression"}};
+  return l;
+}
+
+// Kernel-failure classes, gate checks B failed, new build warnings and metrics missing in B.
+void failure_summaries(const Comparison& c, std::vector<SummaryLine>& lines) {
+  for (const auto& f : c.failures) {
+    const std::string verdict = f.against_b ? "regressed" : "not counted against B";
+    lines.push_back({"kernel failure " + f.failure_class + ": " + f.reason + ": " + verdict,
+                     {{"kind", "failure"},
+                      {"failure_class", f.failure_class},
+                      {"verdict", verdict},
+                      {"a", f.a_cells},
+                      {"a_total", f.a_total},
+                      {"b", f.b_cells},
+                      {"b_total", f.b_total},
+                      {"as_rates", f.as_rates},
+                      {"p", f.p}}});
+    lines.back().detail["text"] = lines.back().text;
+  }
+  for (const auto& g : c.gate) {
+    if (g.reason.empty()) continue;
+    const std::string verdict = g.against_b ? "regressed" : "not counted against B";
+    lines.push_back({"isolation gate " + g.check + ": " + g.reason + ": " + verdict,
+                     {{"kind", "gate"}, {"check", g.check}, {"verdict", verdict}, {"p", g.p}}});
+    lines.back().detail["text"] = lines.back().text;
+  }
+  if (c.new_warnings_in_touched_files() > 0)
+    lines.push_back({std::to_string(c.new_warnings_in_touched_files()) +
+                         " new build warning(s) of " + c.variant_b +
+                         " in files its series touches: regressed (see build warnings)",
+                     {{"kind", "build-warnings"},
+                      {"new_build_warnings_in_touched_files", c.new_warnings_in_touched_files()},
+                      {"verdict", "regressed"}}});
+  std::string missing;
+  nlohmann::json names = nlohmann::json::array();
+  for (const MetricRow* r : c.missing_more_in_b()) {
+    missing += (missing.empty() ? "" : ", ") + r->name + " (B " + std::to_string(r->missing_b) +
+               ", A " + std::to_string(r->missing_a) + ")";
+    names.push_back(r->name);
+  }
+  if (!missing.empty())
+    lines.push_back({"missing in more B boots than A boots (not an exit by itself): " + missing,
+                     {{"kind", "missing"}, {"metrics", names}, {"verdict", "flagged"}}});
+}
+
+// The closing line: the secondary rows that did not move, and how their p was adjusted.
+SummaryLine secondary_rest_summary(const Comparison& c) {
+  std::size_t rows = 0, no_change = 0, inconclusive = 0, counts = 0;
   for (const auto& r : c.metrics) {
-    if (r.kind != MetricKind::count) continue;
-    ++counts;
+    if (r.primary) continue;
+    ++rows;
+    counts += r.kind == MetricKind::count;
     no_change += r.verdict.verdict == Verdict::no_change;
     inconclusive += r.verdict.verdict == Verdict::inconclusive;
-    moved_counts += moved(r);
   }
-  const std::size_t tested = counts - inconclusive;
-  const double by_chance = static_cast<double>(tested) * c.settings.alpha;
   SummaryLine l;
-  if (counts == 0) {
-    l.text = "no count metrics of the isolated CPUs in these runs";
+  if (rows == 0) {
+    l.text = "secondary: no metric rows in these runs";
   } else {
-    l.text = "no significant change on the isolated CPUs in " + std::to_string(no_change) +
-             " count metric" + (no_change == 1 ? "" : "s");
-    if (inconclusive > 0) l.text += ", " + std::to_string(inconclusive) + " inconclusive";
-    if (moved_counts > 0)
-      l.text += "; of the " + std::to_string(tested) + " tested at alpha " +
-                num(c.settings.alpha, "%.3g") + ", about " + num(by_chance, "%.1f") +
-                " would be significant by chance alone: repeat a lone verdict near p = " +
-                num(c.settings.alpha, "%.3g") + " before trusting it";
+    l.text = "secondary: no significant change in " + std::to_string(no_change) + " of " +
+             std::to_string(rows) + " metric rows (" + std::to_string(counts) +
+             " of them counts on the isolated CPUs), " + std::to_string(inconclusive) +
+             " inconclusive";
+    if (c.family.relabellings > 0)
+      l.text += "; family-wise p by Westfall-Young min-P over " +
+                std::to_string(c.family.relabellings) +
+                (c.family.exact ? " relabellings of the boots (all of them)"
+                                : " relabellings of the boots (a seeded sample)");
   }
   l.detail = {{"metric", ""},
-              {"kind", "count"},
+              {"kind", "secondary"},
+              {"role", "secondary"},
               {"verdict", verdict_name(Verdict::no_change)},
               {"text", l.text},
+              {"rows", rows},
               {"no_change", no_change},
               {"inconclusive", inconclusive},
-              {"tested", tested},
-              {"expected_significant_by_chance", by_chance}};
+              {"relabellings", c.family.relabellings},
+              {"exact", c.family.exact}};
   return l;
 }
 
@@ -185,19 +309,28 @@ std::string header_line(const Comparison& c) {
 
 std::string settings_line(const Comparison& c) {
   const auto& s = c.settings;
-  return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) +
-         "; two-sided Mann-Whitney U, alpha " + num(s.alpha, "%.3g") + ", min_samples " +
-         std::to_string(s.min_samples) + ", threshold " + num(s.default_threshold_pct, "%.3g") +
-         "% (or per-metric/noise floor); " + num(100 * s.confidence_level, "%.3g") +
-         "% bootstrap CI of the median change, " + std::to_string(s.bootstrap_resamples) +
-         " resamples, seed " + std::to_string(s.seed) + "; timing threshold under TCG at least " +
-         num(s.tcg_timing_threshold_pct, "%.3g") +
-         "%; count metrics: permutation test of per-boot means, floor " +
-         format_count_amount(s.count_floor_for("1/s"), "1/s") + " per CPU or " +
-         format_count_amount(s.count_floor_for("count"), "count") + " event(s)" +
+  std::string family = c.family.relabellings > 0
+                           ? std::to_string(c.family.relabellings) + " relabellings of the boots"
+                           : "relabellings of the boots";
+  return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) + "; alpha " +
+         num(s.alpha, "%.3g") + ", min_samples " + std::to_string(s.min_samples) +
+         "; exact tests (timings: midrank permutation; counts and instructions: permutation of "
+         "per-boot means); primary metrics one-sided in the bad direction with Holm's step-down, "
+         "secondary two-sided with Westfall-Young min-P over " +
+         family + "; " + num(100 * s.confidence_level, "%.3g") +
+         "% intervals by inverting the tests, 'no significant change' only inside +-threshold "
+         "(counts: +-max(floor, threshold x A)); threshold " +
+         num(s.default_threshold_pct, "%.3g") +
+         "% (or per-metric/noise floor), timings under "
+         "TCG at least " +
+         num(s.tcg_timing_threshold_pct, "%.3g") + "%, instructions max(own, " +
+         num(s.instructions_threshold_pct, "%.3g") + "%, " + num(s.instructions_cv_factor, "%.3g") +
+         " x pooled CV); count floor " + format_count_amount(s.count_floor_for("1/s"), "1/s") +
+         " per CPU or " + format_count_amount(s.count_floor_for("count"), "count") +
+         " event(s); seed " + std::to_string(s.seed) +
          (c.stratified ? "; cells from " + std::to_string(c.hosts.size()) +
                              " hosts: the p and verdict columns are the stratified tests' "
-                             "(van Elteren for timings, permutation within hosts for counts)"
+                             "(van Elteren for timings, permutation within hosts otherwise)"
                        : "");
 }
 
@@ -205,7 +338,9 @@ std::string issue_line(const CellIssue& i) {
   std::string s = i.side + " " + i.cell_id + ": " + i.status;
   if (!i.failure_class.empty()) s += " (" + i.failure_class + ")";
   if (!i.reason.empty()) s += ": " + i.reason;
-  if (i.kernel_failure && i.side == "B") s += " [kernel failure: counts as a regression]";
+  if (i.kernel_failure && i.side == "B")
+    s += i.against_b ? " [kernel failure: counts against B]"
+                     : " [kernel failure: not counted against B, see kernel failures]";
   return s;
 }
 
@@ -227,11 +362,16 @@ std::vector<std::string> warning_lines(const Comparison& c) {
 }
 
 std::string summary_line(const Comparison& c) {
-  return std::to_string(c.count(Verdict::regressed)) + " regressed, " +
-         std::to_string(c.count(Verdict::improved)) + " improved, " +
-         std::to_string(c.count(Verdict::no_change)) + " no significant change, " +
-         std::to_string(c.count(Verdict::inconclusive)) + " inconclusive; " +
-         std::to_string(c.kernel_failures_b()) + " kernel failure(s) in B; " +
+  auto tally = [&](bool primary) {
+    return std::to_string(c.count(Verdict::regressed, primary)) + " regressed, " +
+           std::to_string(c.count(Verdict::improved, primary)) + " improved, " +
+           std::to_string(c.count(Verdict::no_change, primary)) + " no significant change, " +
+           std::to_string(c.count(Verdict::inconclusive, primary)) + " inconclusive";
+  };
+  return "primary: " + tally(true) + "; secondary: " + tally(false) +
+         "; counted against B: " + std::to_string(c.kernel_failure_regressions()) +
+         " kernel failure class(es) (" + std::to_string(c.kernel_failures_b()) +
+         " kernel failure(s) in B), " + std::to_string(c.gate_regressions()) + " gate check(s), " +
          std::to_string(c.new_warnings_in_touched_files()) +
          " new build warning(s) of B in files it touches; exit status " +
          std::to_string(compare_exit_status(c));
@@ -309,33 +449,36 @@ ReportFormat parse_report_format(const std::string& s) {
 }
 
 std::vector<SummaryLine> summarize(const Comparison& c) {
-  std::vector<SummaryLine> lines;
-  for (const auto& r : c.metrics) {
-    if (is_count(r) && moved(r)) lines.push_back(count_summary(r));
-  }
-  for (const auto& r : c.metrics) {
-    if (!is_count(r) && moved(r)) lines.push_back(timing_summary(r));
-  }
-  if (c.new_warnings_in_touched_files() > 0)
-    lines.push_back({std::to_string(c.new_warnings_in_touched_files()) +
-                         " new build warning(s) of " + c.variant_b +
-                         " in files its series touches: regressed (see build warnings)",
-                     {{"new_build_warnings_in_touched_files", c.new_warnings_in_touched_files()},
-                      {"verdict", "regressed"}}});
-  lines.push_back(count_rest_summary(c));
+  std::vector<SummaryLine> lines = {basis_summary(c)};
+  for (const auto& r : c.metrics)
+    if (r.primary) lines.push_back(row_summary(r));
+  failure_summaries(c, lines);
+  for (const auto& r : c.metrics)
+    if (!r.primary && is_count(r) && moved(r)) lines.push_back(row_summary(r));
+  for (const auto& r : c.metrics)
+    if (!r.primary && !is_count(r) && moved(r)) lines.push_back(row_summary(r));
+  lines.push_back(secondary_rest_summary(c));
   return lines;
 }
 
 namespace {
 
+std::string end_text(double v, double scale, const char* f) {
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+  return num(v * scale, f);
+}
+
+// " [low, high]" of the row's interval (scale: 100 for a fraction shown in percent).
+std::string interval_text(const MetricRow& r, double scale, const char* f) {
+  if (!r.test.interval) return " [CI n/a]";
+  return " [" + end_text(r.test.interval->low, scale, f) + ", " +
+         end_text(r.test.interval->high, scale, f) + "]";
+}
+
 std::string format_count_change(const MetricRow& r) {
   const CountTest& c = *r.test.count;
   std::string s = (c.diff > 0 ? "+" : "") + format_count_amount(c.diff, r.unit);
-  if (c.diff_ci) {
-    s += " [" + num(c.diff_ci->low, "%.3g") + ", " + num(c.diff_ci->high, "%.3g") + "]";
-  } else {
-    s += " [CI n/a]";
-  }
+  s += interval_text(r, 1, "%.3g");
   if (std::isinf(c.relative_change)) return s + " (new)";
   return s + " (" + num(100 * c.relative_change, "%+.2f") + "%)";
 }
@@ -345,13 +488,7 @@ std::string format_count_change(const MetricRow& r) {
 std::string format_change(const MetricRow& r) {
   if (is_count(r)) return format_count_change(r);
   if (!std::isfinite(r.change_pct)) return "n/a";
-  std::string s = num(r.change_pct, "%+.2f") + "%";
-  if (r.ci_low_pct && r.ci_high_pct) {
-    s += " [" + num(*r.ci_low_pct, "%.1f") + ", " + num(*r.ci_high_pct, "%.1f") + "]";
-  } else {
-    s += " [CI n/a]";
-  }
-  return s;
+  return num(r.change_pct, "%+.2f") + "%" + interval_text(r, 100, "%.1f");
 }
 
 // "3/3 PASS", "1/3 FAIL", "-" (no cell ran the check).
@@ -362,58 +499,97 @@ static std::string gate_cell(std::size_t pass, std::size_t total) {
 
 namespace {
 
-void timing_table_text(const Comparison& c, std::ostringstream& o) {
-  std::size_t wname = 6, wunit = 4, rows = 0;
-  for (const auto& r : c.metrics) {
-    if (is_count(r)) continue;
-    ++rows;
-    wname = std::max(wname, r.name.size());
-    wunit = std::max(wunit, r.unit.size());
+// A column of a metric table: its header, alignment and cell.
+struct Column {
+  std::string header;
+  bool right = false;
+  std::string (*cell)(const MetricRow&) = nullptr;
+};
+
+using RowFilter = bool (*)(const MetricRow&);
+
+bool is_timing_row(const MetricRow& r) { return !is_count(r) && !is_instructions(r); }
+
+std::string verdict_cell(const MetricRow& r) { return verdict_name(r.verdict.verdict); }
+
+// Width of a cell in code points ("µs" is 2).
+std::size_t width_of(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
+// The columns of one kind's table; `interval` names the interval ("95% CI", or "CI").
+std::vector<Column> table_columns(MetricKind kind, const std::string& interval) {
+  const bool means = kind != MetricKind::timing;
+  std::vector<Column> cols = {{"metric", false, [](const MetricRow& r) { return r.name; }},
+                              {"unit", false, [](const MetricRow& r) { return r.unit; }}};
+  if (kind == MetricKind::count)
+    cols.push_back({"CPUs", false, [](const MetricRow& r) { return cpu_list_text(r.cpus); }});
+  if (means) {
+    cols.push_back({"A mean", true, [](const MetricRow& r) { return num(r.test.a.mean, "%.4g"); }});
+    cols.push_back({"B mean", true, [](const MetricRow& r) { return num(r.test.b.mean, "%.4g"); }});
+  } else {
+    cols.push_back({"A median", true, [](const MetricRow& r) { return num(r.test.a.median); }});
+    cols.push_back({"B median", true, [](const MetricRow& r) { return num(r.test.b.median); }});
   }
-  if (rows == 0) return;
-  const std::string ci_head = "change [" + num(100 * c.settings.confidence_level, "%.3g") + "% CI]";
-  o << pad("metric", wname) << "  " << pad("unit", wunit) << "  " << pad("A median", 12, true)
-    << "  " << pad("B median", 12, true) << "  " << pad(ci_head, 26) << "  " << pad("p", 8, true)
-    << "  " << pad("nA", 3, true) << " " << pad("nB", 3, true) << "  "
-    << "verdict\n";
-  for (const auto& r : c.metrics) {
-    if (is_count(r)) continue;
-    o << pad(r.name, wname) << "  " << pad(r.unit, wunit) << "  "
-      << pad(num(r.test.a.median), 12, true) << "  " << pad(num(r.test.b.median), 12, true) << "  "
-      << pad(format_change(r), 26) << "  " << pad(p_text(r), 8, true) << "  "
-      << pad(std::to_string(r.test.a.n), 3, true) << " " << pad(std::to_string(r.test.b.n), 3, true)
-      << "  " << verdict_name(r.verdict.verdict) << "\n";
+  cols.push_back(
+      {kind == MetricKind::count ? "B-A [" + interval + "] (change)" : "change [" + interval + "]",
+       false, format_change});
+  cols.push_back({"p", true, p_text});
+  cols.push_back({"adj p", true, adjusted_p_text});
+  cols.push_back({"nA", true, [](const MetricRow& r) { return std::to_string(r.test.a.n); }});
+  cols.push_back({"nB", true, [](const MetricRow& r) { return std::to_string(r.test.b.n); }});
+  cols.push_back({"role", false, [](const MetricRow& r) { return std::string(role_name(r)); }});
+  cols.push_back({"verdict", false, verdict_cell});
+  return cols;
+}
+
+std::vector<const MetricRow*> rows_where(const Comparison& c, RowFilter keep) {
+  std::vector<const MetricRow*> rows;
+  for (const auto& r : c.metrics)
+    if (keep(r)) rows.push_back(&r);
+  return rows;
+}
+
+void table_text(const std::vector<const MetricRow*>& rows, const std::vector<Column>& cols,
+                std::ostringstream& o) {
+  std::vector<std::size_t> width;
+  for (const auto& col : cols) {
+    std::size_t w = width_of(col.header);
+    for (const MetricRow* r : rows) w = std::max(w, width_of(col.cell(*r)));
+    width.push_back(w);
+  }
+  for (std::size_t k = 0; k < cols.size(); ++k)
+    o << (k ? "  " : "") << pad(cols[k].header, k + 1 == cols.size() ? 0 : width[k], cols[k].right);
+  o << "\n";
+  for (const MetricRow* r : rows) {
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      o << (k ? "  " : "")
+        << pad(cols[k].cell(*r), k + 1 == cols.size() ? 0 : width[k], cols[k].right);
+    o << "\n";
   }
 }
 
-void count_table_text(const Comparison& c, std::ostringstream& o) {
-  std::size_t wname = 6, wunit = 4, wcpus = 4, rows = 0;
-  for (const auto& r : c.metrics) {
-    if (!is_count(r)) continue;
-    ++rows;
-    wname = std::max(wname, r.name.size());
-    wunit = std::max(wunit, r.unit.size());
-    wcpus = std::max(wcpus, cpu_list_text(r.cpus).size());
+// The three tables of render_text: timings, counts on the isolated CPUs, instruction counts.
+void tables_text(const Comparison& c, std::ostringstream& o) {
+  const std::string ci = num(100 * c.settings.confidence_level, "%.3g") + "% CI";
+  if (auto rows = rows_where(c, is_timing_row); !rows.empty())
+    table_text(rows, table_columns(MetricKind::timing, ci), o);
+  if (auto rows = rows_where(c, is_count); !rows.empty()) {
+    o << "\ncount metrics on the isolated CPUs (per-boot means; B-A with its " << ci
+      << " from the inverted permutation test of the means; per-CPU rows '[cpuN]'):\n";
+    table_text(rows, table_columns(MetricKind::count, ci), o);
   }
-  if (rows == 0) return;
-  o << "\ncount metrics on the isolated CPUs (per-boot means; B-A with its "
-    << num(100 * c.settings.confidence_level, "%.3g")
-    << "% bootstrap CI; two-sided permutation test of the means):\n";
-  o << pad("metric", wname) << "  " << pad("unit", wunit) << "  " << pad("CPUs", wcpus) << "  "
-    << pad("A mean", 10, true) << "  " << pad("B mean", 10, true) << "  "
-    << pad("B-A [CI] (change)", 34) << "  " << pad("p", 8, true) << "  " << pad("nA", 3, true)
-    << " " << pad("nB", 3, true) << "  verdict\n";
-  for (const auto& r : c.metrics) {
-    if (!is_count(r)) continue;
-    o << pad(r.name, wname) << "  " << pad(r.unit, wunit) << "  "
-      << pad(cpu_list_text(r.cpus), wcpus) << "  "
-      << pad(num(r.test.count->mean_a, "%.4g"), 10, true) << "  "
-      << pad(num(r.test.count->mean_b, "%.4g"), 10, true) << "  " << pad(format_change(r), 34)
-      << "  " << pad(p_text(r), 8, true) << "  " << pad(std::to_string(r.test.a.n), 3, true) << " "
-      << pad(std::to_string(r.test.b.n), 3, true) << "  " << verdict_name(r.verdict.verdict)
-      << "\n";
+  if (auto rows = rows_where(c, is_instructions); !rows.empty()) {
+    o << "\ninstruction counts (per-boot means; permutation test of the means):\n";
+    table_text(rows, table_columns(MetricKind::instructions, ci), o);
   }
 }
+
+}  // namespace
+
+namespace {
 
 // One line per cell with a max-latency trace, grouped per side:
 //   "  before c0001-before-r0 latency: 1969 us, cyclictest-250 on CPU 1: preempt_schedule <
@@ -512,52 +688,57 @@ nlohmann::json per_host_json(const MetricRow& r) {
 
 }  // namespace
 
-std::string render_text(const Comparison& c) {
-  std::ostringstream o;
-  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
-  o << header_line(c) << "\n";
-  o << "summary:\n";
-  for (const auto& l : summarize(c)) o << "  " << l.text << "\n";
-  o << settings_line(c) << "\n";
-  if (c.forced) {
-    o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
-    for (const auto& d : c.differences) o << "  - " << d << "\n";
-  }
-  o << "\n";
-  timing_table_text(c, o);
-  count_table_text(c, o);
-  if (c.metrics.empty()) o << "(no metrics)\n";
-  hosts_text(c, o);
-  bool any_reason = false;
+namespace {
+
+// Why each row that is not a plain "no significant change" got its verdict.
+void reasons_text(const Comparison& c, std::ostringstream& o) {
+  bool any = false;
   for (const auto& r : c.metrics) {
-    // A "no significant change" needs no explanation unless its test was significant.
-    const bool significant = r.test.a.n && r.test.b.n && r.test.p_value() < c.settings.alpha;
-    if (r.verdict.verdict == Verdict::no_change && !significant) continue;
-    if (!any_reason) o << "\nwhy:\n";
-    any_reason = true;
-    o << "  " << r.name << ": " << verdict_name(r.verdict.verdict) << ": " << r.verdict.reason
+    const bool significant = has_both(r) && decisive_p(r) < c.settings.alpha;
+    if (r.verdict.verdict == Verdict::no_change && !significant && !r.primary) continue;
+    if (!any) o << "\nwhy:\n";
+    any = true;
+    o << "  " << r.name << " (" << role_name(r) << "): " << verdict_name(r.verdict.verdict) << ": "
+      << r.verdict.reason << "\n";
+  }
+}
+
+void tails_text(const Comparison& c, std::ostringstream& o) {
+  if (c.tails.empty()) return;
+  o << "\ntails of merged histograms (nearest rank; informational, not tested):\n";
+  for (const auto& t : c.tails) {
+    o << "  " << t.histogram << " (" << t.unit << "): p99 A " << opt_bucket(t.a.p99, t.a.overflows)
+      << " B " << opt_bucket(t.b.p99, t.b.overflows) << "; p99.9 A "
+      << opt_bucket(t.a.p99_9, t.a.overflows) << " B " << opt_bucket(t.b.p99_9, t.b.overflows)
+      << "; max A " << opt_bucket(t.a.max, t.a.overflows) << " B "
+      << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B " << t.b.samples
       << "\n";
   }
-  if (!c.tails.empty()) {
-    o << "\ntails of merged histograms (nearest rank; informational, not tested):\n";
-    for (const auto& t : c.tails) {
-      o << "  " << t.histogram << " (" << t.unit << "): p99 A "
-        << opt_bucket(t.a.p99, t.a.overflows) << " B " << opt_bucket(t.b.p99, t.b.overflows)
-        << "; p99.9 A " << opt_bucket(t.a.p99_9, t.a.overflows) << " B "
-        << opt_bucket(t.b.p99_9, t.b.overflows) << "; max A " << opt_bucket(t.a.max, t.a.overflows)
-        << " B " << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B "
-        << t.b.samples << "\n";
-    }
+}
+
+void failures_text(const Comparison& c, std::ostringstream& o) {
+  if (c.failures.empty()) return;
+  o << "\nkernel failures per class (cells with it / all cells of the variant):\n";
+  for (const auto& f : c.failures)
+    o << "  " << f.failure_class << ": " << f.reason
+      << (f.against_b ? "  [counts against B]" : "  [not counted against B]") << "\n";
+}
+
+void gate_text(const Comparison& c, std::ostringstream& o) {
+  if (c.gate.empty()) return;
+  o << "\nisolation gate (cells passing / cells checked):\n";
+  o << "  " << std::left << std::setw(28) << "check" << std::setw(10) << "A"
+    << "B\n";
+  for (const auto& g : c.gate) {
+    o << "  " << std::left << std::setw(28) << g.check << std::setw(10)
+      << gate_cell(g.a_pass, g.a_total) << gate_cell(g.b_pass, g.b_total);
+    if (!g.reason.empty())
+      o << "  (" << g.reason << (g.against_b ? "; counts against B)" : "; not counted against B)");
+    o << "\n";
   }
-  latency_traces_text(c, o);
-  if (!c.gate.empty()) {
-    o << "\nisolation gate (cells passing / cells checked):\n";
-    o << "  " << std::left << std::setw(28) << "check" << std::setw(10) << "A"
-      << "B\n";
-    for (const auto& g : c.gate)
-      o << "  " << std::left << std::setw(28) << g.check << std::setw(10)
-        << gate_cell(g.a_pass, g.a_total) << gate_cell(g.b_pass, g.b_total) << "\n";
-  }
+}
+
+void cells_text(const Comparison& c, std::ostringstream& o) {
   if (!c.issues.empty()) {
     o << "\ncells that did not count:\n";
     for (const auto& i : c.issues) {
@@ -574,6 +755,31 @@ std::string render_text(const Comparison& c) {
       << c.new_warnings->size() << "\n";
     for (const auto& l : warning_lines(c)) o << "  " << l << "\n";
   }
+}
+
+}  // namespace
+
+std::string render_text(const Comparison& c) {
+  std::ostringstream o;
+  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
+  o << header_line(c) << "\n";
+  o << "summary:\n";
+  for (const auto& l : summarize(c)) o << "  " << l.text << "\n";
+  o << settings_line(c) << "\n";
+  if (c.forced) {
+    o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
+    for (const auto& d : c.differences) o << "  - " << d << "\n";
+  }
+  o << "\n";
+  tables_text(c, o);
+  if (c.metrics.empty()) o << "(no metrics)\n";
+  hosts_text(c, o);
+  reasons_text(c, o);
+  tails_text(c, o);
+  latency_traces_text(c, o);
+  failures_text(c, o);
+  gate_text(c, o);
+  cells_text(c, o);
   o << "\n" << summary_line(c) << "\n";
   return o.str();
 }
@@ -591,112 +797,238 @@ nlohmann::json count_json(const MetricRow& r, const CompareSettings& s) {
           {"new", c.mean_a == 0 && c.mean_b > 0},
           {"min_p", jnum(c.permutation.min_p)},
           {"reassignments", c.permutation.reassignments},
-          {"floor", jnum(s.count_floor_for(r.unit))}};
+          {"floor", r.kind == MetricKind::count ? jnum(s.count_floor_for(r.unit)) : jnum(0)}};
+}
+
+// The interval in percent (timing, instructions) or the metric's unit (counts); an unbounded
+// end is null with its "bounded" flag false.
+nlohmann::json interval_json(const MetricRow& r) {
+  if (!r.test.interval) return nullptr;
+  const ConfidenceInterval& i = *r.test.interval;
+  const bool relative = r.kind != MetricKind::count;
+  const double scale = relative ? 100.0 : 1.0;
+  return {{"low", jnum(scale * i.low)},
+          {"high", jnum(scale * i.high)},
+          {"low_bounded", std::isfinite(i.low)},
+          {"high_bounded", std::isfinite(i.high)},
+          {"level", i.level},
+          {"unit", relative ? std::string("percent") : r.unit},
+          {"reassignments", i.resamples_used}};
+}
+
+const char* test_json_name(const MetricRow& r) {
+  if (r.kind == MetricKind::timing)
+    return r.test.stratified ? "stratified-van-elteren" : "midrank-permutation";
+  return r.test.stratified ? "stratified-permutation-mean" : "permutation-mean";
+}
+
+nlohmann::json verdict_json(const MetricRow& r) {
+  const VerdictResult& v = r.verdict;
+  return {{"threshold_pct", jnum(v.threshold_pct)},
+          {"margin", jnum(v.margin)},
+          {"margin_relative", v.margin_relative},
+          {"cannot_exclude", jnum(v.cannot_exclude)},
+          {"cannot_exclude_unbounded", std::isinf(v.cannot_exclude)},
+          {"verdict", verdict_name(v.verdict)},
+          {"reason", v.reason}};
+}
+
+nlohmann::json metric_json(const MetricRow& r, const CompareSettings& s) {
+  nlohmann::json m = {
+      {"name", r.name},
+      {"metric", r.metric},
+      {"unit", r.unit},
+      {"better", r.better},
+      {"kind", metric_kind_name(r.kind)},
+      {"cpus", cpu_list_text(r.cpus)},
+      {"derived", r.derived},
+      {"tcg", r.tcg},
+      {"role", role_name(r)},
+      {"a", stats_json(r.test.a, r.a_values)},
+      {"b", stats_json(r.test.b, r.b_values)},
+      {"missing_a", r.missing_a},
+      {"missing_b", r.missing_b},
+      {"change_pct", jnum(r.change_pct)},
+      {"ci_low_pct", jopt(r.ci_low_pct)},
+      {"ci_high_pct", jopt(r.ci_high_pct)},
+      {"interval", interval_json(r)},
+      {"test", test_json_name(r)},
+      {"p_value", has_both(r) ? jnum(r.test.p_value()) : nlohmann::json()},
+      {"p_exact", r.test.p_exact()},
+      {"min_p", has_both(r) ? jnum(r.test.min_p()) : nlohmann::json()},
+      {"one_sided_p", r.test.one_sided ? jnum(r.test.one_sided->p) : nlohmann::json()},
+      {"family_p", jopt(r.test.family_p)},
+      {"family",
+       r.test.family_p ? nlohmann::json(r.primary ? "holm" : "westfall-young") : nlohmann::json()},
+      {"permutation_p", jopt(r.test.permutation_p)},
+      {"mann_whitney_p", r.kind == MetricKind::timing && has_both(r)
+                             ? jnum(r.test.mann_whitney.p_two_sided)
+                             : nlohmann::json()}};
+  m.update(verdict_json(r));
+  if (r.primary) {
+    m["bad"] = r.declared->higher_is_bad ? "higher" : "lower";
+    m["declared"] = r.declared->source;
+  }
+  if (r.test.count) m["count"] = count_json(r, s);
+  if (r.test.stratified) {
+    m["stratified"] = {{"p", jnum(r.test.stratified->p)},
+                       {"min_p", jnum(r.test.stratified->min_p)},
+                       {"exact", r.test.stratified->exact},
+                       {"reassignments", r.test.stratified->reassignments},
+                       {"strata", r.test.stratified->strata_used}};
+    m["per_host"] = per_host_json(r);
+  }
+  return m;
+}
+
+nlohmann::json tails_json(const Comparison& c) {
+  auto tail = [](const HistogramTail& h) {
+    return nlohmann::json{{"samples", h.samples},
+                          {"overflows", h.overflows},
+                          {"p99", jbucket(h.p99)},
+                          {"p99_9", jbucket(h.p99_9)},
+                          {"max", jbucket(h.max)}};
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : c.tails)
+    out.push_back(
+        {{"histogram", t.histogram}, {"unit", t.unit}, {"a", tail(t.a)}, {"b", tail(t.b)}});
+  return out;
+}
+
+nlohmann::json latency_traces_json(const Comparison& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : c.latency_traces)
+    out.push_back({{"variant", r.side == 0 ? c.variant_a : c.variant_b},
+                   {"side", r.side == 0 ? "A" : "B"},
+                   {"cell_id", r.cell_id},
+                   {"workload", r.workload},
+                   {"tracer", r.tracer},
+                   {"max_latency_us", jnum(r.max_latency_us)},
+                   {"task", r.task},
+                   {"cpu", r.cpu ? nlohmann::json(*r.cpu) : nlohmann::json()},
+                   {"frames", r.frames},
+                   {"file", r.file}});
+  return out;
+}
+
+nlohmann::json gate_json(const Comparison& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : c.gate)
+    out.push_back({{"check", g.check},
+                   {"a_pass", g.a_pass},
+                   {"a_total", g.a_total},
+                   {"b_pass", g.b_pass},
+                   {"b_total", g.b_total},
+                   {"p", g.p},
+                   {"against_b", g.against_b},
+                   {"reason", g.reason}});
+  return out;
+}
+
+nlohmann::json failures_json(const Comparison& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : c.failures)
+    out.push_back({{"failure_class", f.failure_class},
+                   {"a_cells", f.a_cells},
+                   {"a_total", f.a_total},
+                   {"b_cells", f.b_cells},
+                   {"b_total", f.b_total},
+                   {"as_rates", f.as_rates},
+                   {"p", f.p},
+                   {"against_b", f.against_b},
+                   {"reason", f.reason}});
+  return out;
+}
+
+nlohmann::json issues_json(const Comparison& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& i : c.issues)
+    out.push_back({{"side", i.side},
+                   {"variant", i.variant},
+                   {"cell_id", i.cell_id},
+                   {"status", i.status},
+                   {"failure_class",
+                    i.failure_class.empty() ? nlohmann::json() : nlohmann::json(i.failure_class)},
+                   {"reason", i.reason},
+                   {"gate_failures", i.gate_failures},
+                   {"kernel_failure", i.kernel_failure},
+                   {"against_b", i.against_b}});
+  return out;
+}
+
+nlohmann::json tally_json(const Comparison& c, bool primary) {
+  return {{"improved", c.count(Verdict::improved, primary)},
+          {"regressed", c.count(Verdict::regressed, primary)},
+          {"no_change", c.count(Verdict::no_change, primary)},
+          {"inconclusive", c.count(Verdict::inconclusive, primary)}};
+}
+
+nlohmann::json summary_json(const Comparison& c) {
+  nlohmann::json missing = nlohmann::json::array();
+  for (const MetricRow* r : c.missing_more_in_b())
+    missing.push_back(
+        {{"metric", r->name}, {"missing_a", r->missing_a}, {"missing_b", r->missing_b}});
+  nlohmann::json s = {{"improved", c.count(Verdict::improved)},
+                      {"regressed", c.count(Verdict::regressed)},
+                      {"no_change", c.count(Verdict::no_change)},
+                      {"inconclusive", c.count(Verdict::inconclusive)},
+                      {"primary", tally_json(c, true)},
+                      {"secondary", tally_json(c, false)},
+                      {"primary_regressions", c.primary_regressions()},
+                      {"kernel_failures_b", c.kernel_failures_b()},
+                      {"kernel_failure_regressions", c.kernel_failure_regressions()},
+                      {"gate_regressions", c.gate_regressions()},
+                      {"new_warnings_in_touched_files", c.new_warnings_in_touched_files()},
+                      {"regressions", c.regressions()},
+                      {"exit_status", compare_exit_status(c)},
+                      {"family",
+                       {{"primary", c.family.primary},
+                        {"secondary", c.family.secondary},
+                        {"relabellings", c.family.relabellings},
+                        {"exact", c.family.exact}}},
+                      {"missing_more_in_b", missing},
+                      {"lines", nlohmann::json::array()}};
+  const auto lines = summarize(c);
+  s["basis"] = lines.front().text;
+  for (const auto& l : lines) s["lines"].push_back(l.detail);
+  return s;
 }
 
 }  // namespace
 
 nlohmann::json render_json(const Comparison& c) {
-  nlohmann::json j;
-  j["schema"] = "isolab-comparison";
-  j["version"] = 1;
-  j["spec_name"] = c.spec_name;
-  j["run_a"] = c.run_a;
-  j["run_b"] = c.run_b;
-  j["variant_a"] = c.variant_a;
-  j["variant_b"] = c.variant_b;
-  j["kernel_a"] = c.kernel_a;
-  j["kernel_b"] = c.kernel_b;
-  j["cells_a"] = c.cells_a;
-  j["cells_b"] = c.cells_b;
-  j["forced"] = c.forced;
-  j["differences"] = c.differences;
-  j["settings"] = settings_to_json(c.settings);
-  j["stratified"] = c.stratified;
-  j["hosts"] = hosts_json(c);
-  j["pooled_unlike_hosts"] = c.pooled_unlike_hosts;
-  j["host_differences"] = c.host_differences;
+  nlohmann::json j = {{"schema", "isolab-comparison"},
+                      {"version", 1},
+                      {"spec_name", c.spec_name},
+                      {"run_a", c.run_a},
+                      {"run_b", c.run_b},
+                      {"variant_a", c.variant_a},
+                      {"variant_b", c.variant_b},
+                      {"kernel_a", c.kernel_a},
+                      {"kernel_b", c.kernel_b},
+                      {"cells_a", c.cells_a},
+                      {"cells_b", c.cells_b},
+                      {"forced", c.forced},
+                      {"differences", c.differences},
+                      {"settings", settings_to_json(c.settings)},
+                      {"stratified", c.stratified},
+                      {"hosts", hosts_json(c)},
+                      {"pooled_unlike_hosts", c.pooled_unlike_hosts},
+                      {"host_differences", c.host_differences},
+                      {"host_sensitive", c.host_sensitive}};
   j["metrics"] = nlohmann::json::array();
-  for (const auto& r : c.metrics) {
-    nlohmann::json m = {
-        {"name", r.name},
-        {"unit", r.unit},
-        {"better", r.better},
-        {"kind", metric_kind_name(r.kind)},
-        {"cpus", cpu_list_text(r.cpus)},
-        {"tcg", r.tcg},
-        {"a", stats_json(r.test.a, r.a_values)},
-        {"b", stats_json(r.test.b, r.b_values)},
-        {"change_pct", jnum(r.change_pct)},
-        {"ci_low_pct", jopt(r.ci_low_pct)},
-        {"ci_high_pct", jopt(r.ci_high_pct)},
-        {"test", is_count(r) ? "permutation-mean" : "mann-whitney"},
-        {"p_value", (r.test.a.n && r.test.b.n) ? jnum(r.test.p_value()) : nlohmann::json()},
-        {"p_exact", r.test.p_exact()},
-        {"permutation_p", jopt(r.test.permutation_p)},
-        {"threshold_pct", jnum(r.verdict.threshold_pct)},
-        {"verdict", verdict_name(r.verdict.verdict)},
-        {"reason", r.verdict.reason}};
-    if (is_count(r)) m["count"] = count_json(r, c.settings);
-    if (r.test.stratified) {
-      m["test"] = is_count(r) ? "stratified-permutation-mean" : "stratified-van-elteren";
-      m["stratified"] = {{"p", jnum(r.test.stratified->p)},
-                         {"min_p", jnum(r.test.stratified->min_p)},
-                         {"exact", r.test.stratified->exact},
-                         {"reassignments", r.test.stratified->reassignments},
-                         {"strata", r.test.stratified->strata_used}};
-      m["per_host"] = per_host_json(r);
-    }
-    j["metrics"].push_back(std::move(m));
-  }
-  j["tails"] = nlohmann::json::array();
-  for (const auto& t : c.tails) {
-    auto tail = [](const HistogramTail& h) {
-      return nlohmann::json{{"samples", h.samples},
-                            {"overflows", h.overflows},
-                            {"p99", jbucket(h.p99)},
-                            {"p99_9", jbucket(h.p99_9)},
-                            {"max", jbucket(h.max)}};
-    };
-    j["tails"].push_back(
-        {{"histogram", t.histogram}, {"unit", t.unit}, {"a", tail(t.a)}, {"b", tail(t.b)}});
-  }
-  j["latency_traces"] = nlohmann::json::array();
-  for (const auto& r : c.latency_traces)
-    j["latency_traces"].push_back({{"variant", r.side == 0 ? c.variant_a : c.variant_b},
-                                   {"side", r.side == 0 ? "A" : "B"},
-                                   {"cell_id", r.cell_id},
-                                   {"workload", r.workload},
-                                   {"tracer", r.tracer},
-                                   {"max_latency_us", jnum(r.max_latency_us)},
-                                   {"task", r.task},
-                                   {"cpu", r.cpu ? nlohmann::json(*r.cpu) : nlohmann::json()},
-                                   {"frames", r.frames},
-                                   {"file", r.file}});
-  j["gate"] = nlohmann::json::array();
-  for (const auto& g : c.gate)
-    j["gate"].push_back({{"check", g.check},
-                         {"a_pass", g.a_pass},
-                         {"a_total", g.a_total},
-                         {"b_pass", g.b_pass},
-                         {"b_total", g.b_total}});
-  j["issues"] = nlohmann::json::array();
-  for (const auto& i : c.issues) {
-    j["issues"].push_back(
-        {{"side", i.side},
-         {"variant", i.variant},
-         {"cell_id", i.cell_id},
-         {"status", i.status},
-         {"failure_class",
-          i.failure_class.empty() ? nlohmann::json() : nlohmann::json(i.failure_class)},
-         {"reason", i.reason},
-         {"gate_failures", i.gate_failures},
-         {"kernel_failure", i.kernel_failure}});
-  }
+  for (const auto& r : c.metrics) j["metrics"].push_back(metric_json(r, c.settings));
+  j["tails"] = tails_json(c);
+  j["latency_traces"] = latency_traces_json(c);
+  j["gate"] = gate_json(c);
+  j["failures"] = failures_json(c);
+  j["issues"] = issues_json(c);
   j["untrusted"] = nlohmann::json::array();
   for (const auto& u : c.untrusted)
     j["untrusted"].push_back(
         {{"side", u.side}, {"cell_id", u.cell_id}, {"metric", u.metric}, {"reason", u.reason}});
+  j["new_build_warnings"] = nullptr;
   if (c.new_warnings) {
     j["new_build_warnings"] = nlohmann::json::array();
     for (const auto& n : *c.new_warnings) {
@@ -704,21 +1036,95 @@ nlohmann::json render_json(const Comparison& c) {
       w["in_touched_file"] = n.in_touched_file;
       j["new_build_warnings"].push_back(w);
     }
-  } else {
-    j["new_build_warnings"] = nullptr;
   }
-  j["summary"] = {{"improved", c.count(Verdict::improved)},
-                  {"regressed", c.count(Verdict::regressed)},
-                  {"no_change", c.count(Verdict::no_change)},
-                  {"inconclusive", c.count(Verdict::inconclusive)},
-                  {"kernel_failures_b", c.kernel_failures_b()},
-                  {"new_warnings_in_touched_files", c.new_warnings_in_touched_files()},
-                  {"regressions", c.regressions()},
-                  {"exit_status", compare_exit_status(c)},
-                  {"lines", nlohmann::json::array()}};
-  for (const auto& l : summarize(c)) j["summary"]["lines"].push_back(l.detail);
+  j["summary"] = summary_json(c);
   return j;
 }
+
+namespace {
+
+void table_markdown(const std::vector<const MetricRow*>& rows, const std::vector<Column>& cols,
+                    std::ostringstream& o) {
+  o << "\n|";
+  for (const auto& col : cols) o << " " << md_escape(col.header) << " |";
+  o << "\n|";
+  for (const auto& col : cols) o << (col.right ? "---:|" : "---|");
+  o << "\n";
+  for (const MetricRow* r : rows) {
+    o << "|";
+    for (const auto& col : cols) {
+      const std::string cell = md_escape(col.cell(*r));
+      const bool bold = col.cell == verdict_cell && r->verdict.verdict == Verdict::regressed;
+      o << " " << (bold ? "**" + cell + "**" : cell) << " |";
+    }
+    o << "\n";
+  }
+}
+
+void tables_markdown(const Comparison& c, std::ostringstream& o) {
+  if (auto rows = rows_where(c, is_timing_row); !rows.empty())
+    table_markdown(rows, table_columns(MetricKind::timing, "CI"), o);
+  if (auto rows = rows_where(c, is_count); !rows.empty()) {
+    o << "\nCount metrics on the isolated CPUs (per-boot means, permutation test; per-CPU rows "
+         "'[cpuN]'):\n";
+    table_markdown(rows, table_columns(MetricKind::count, "CI"), o);
+  }
+  if (auto rows = rows_where(c, is_instructions); !rows.empty()) {
+    o << "\nInstruction counts (per-boot means, permutation test):\n";
+    table_markdown(rows, table_columns(MetricKind::instructions, "CI"), o);
+  }
+}
+
+void tails_markdown(const Comparison& c, std::ostringstream& o) {
+  if (c.tails.empty()) return;
+  o << "\nTails of merged histograms (nearest rank, informational):\n\n";
+  o << "| histogram | unit | p99 A | p99 B | p99.9 A | p99.9 B | max A | max B |\n";
+  o << "|---|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& t : c.tails) {
+    o << "| " << md_escape(t.histogram) << " | " << md_escape(t.unit) << " | "
+      << opt_bucket(t.a.p99, t.a.overflows) << " | " << opt_bucket(t.b.p99, t.b.overflows) << " | "
+      << opt_bucket(t.a.p99_9, t.a.overflows) << " | " << opt_bucket(t.b.p99_9, t.b.overflows)
+      << " | " << opt_bucket(t.a.max, t.a.overflows) << " | " << opt_bucket(t.b.max, t.b.overflows)
+      << " |\n";
+  }
+}
+
+void outcomes_markdown(const Comparison& c, std::ostringstream& o) {
+  if (!c.failures.empty()) {
+    o << "\nKernel failures per class:\n\n";
+    for (const auto& f : c.failures)
+      o << "- " << md_escape(f.failure_class + ": " + f.reason)
+        << (f.against_b ? " **[counts against B]**" : " [not counted against B]") << "\n";
+  }
+  if (!c.gate.empty()) {
+    o << "\nIsolation gate (cells passing / cells checked):\n\n| check | A | B | B failures |\n"
+         "|---|---|---|---|\n";
+    for (const auto& g : c.gate)
+      o << "| " << md_escape(g.check) << " | " << gate_cell(g.a_pass, g.a_total) << " | "
+        << gate_cell(g.b_pass, g.b_total) << " | "
+        << (g.reason.empty() ? std::string("-")
+                             : md_escape(g.reason) + (g.against_b ? " **[counts against B]**"
+                                                                  : " [not counted against B]"))
+        << " |\n";
+  }
+  if (!c.issues.empty()) {
+    o << "\nCells that did not count:\n\n";
+    for (const auto& i : c.issues) {
+      o << "- " << md_escape(issue_line(i)) << "\n";
+      for (const auto& g : i.gate_failures) o << "  - gate: " << md_escape(g) << "\n";
+    }
+  }
+  if (!c.untrusted.empty()) {
+    o << "\nValues left out of the comparison (untrustworthy):\n\n";
+    for (const auto& u : c.untrusted) o << "- " << md_escape(untrusted_line(u)) << "\n";
+  }
+  if (c.new_warnings) {
+    o << "\nBuild warnings B adds over A: " << c.new_warnings->size() << "\n\n";
+    for (const auto& l : warning_lines(c)) o << "- `" << md_escape(l) << "`\n";
+  }
+}
+
+}  // namespace
 
 std::string render_markdown(const Comparison& c) {
   std::ostringstream o;
@@ -736,68 +1142,14 @@ std::string render_markdown(const Comparison& c) {
     o << "\n**FORCED comparison of unlike runs.** Differences:\n\n";
     for (const auto& d : c.differences) o << "- " << md_escape(d) << "\n";
   }
-  auto verdict_md = [](const MetricRow& r) {
-    return r.verdict.verdict == Verdict::regressed ? std::string("**regressed**")
-                                                   : std::string(verdict_name(r.verdict.verdict));
-  };
-  o << "\n| metric | unit | A median | B median | change [CI] | p | nA | nB | verdict |\n";
-  o << "|---|---|---:|---:|---|---:|---:|---:|---|\n";
-  for (const auto& r : c.metrics) {
-    if (is_count(r)) continue;
-    o << "| " << md_escape(r.name) << " | " << md_escape(r.unit) << " | " << num(r.test.a.median)
-      << " | " << num(r.test.b.median) << " | " << md_escape(format_change(r)) << " | " << p_text(r)
-      << " | " << r.test.a.n << " | " << r.test.b.n << " | " << verdict_md(r) << " |\n";
-  }
-  if (std::any_of(c.metrics.begin(), c.metrics.end(), is_count)) {
-    o << "\nCount metrics on the isolated CPUs (per-boot means, permutation test):\n\n";
-    o << "| metric | unit | CPUs | A mean | B mean | B-A [CI] (change) | p | nA | nB | verdict |\n";
-    o << "|---|---|---|---:|---:|---|---:|---:|---:|---|\n";
-    for (const auto& r : c.metrics) {
-      if (!is_count(r)) continue;
-      o << "| " << md_escape(r.name) << " | " << md_escape(r.unit) << " | " << cpu_list_text(r.cpus)
-        << " | " << num(r.test.count->mean_a, "%.4g") << " | " << num(r.test.count->mean_b, "%.4g")
-        << " | " << md_escape(format_change(r)) << " | " << p_text(r) << " | " << r.test.a.n
-        << " | " << r.test.b.n << " | " << verdict_md(r) << " |\n";
-    }
-  }
-  if (!c.tails.empty()) {
-    o << "\nTails of merged histograms (nearest rank, informational):\n\n";
-    o << "| histogram | unit | p99 A | p99 B | p99.9 A | p99.9 B | max A | max B |\n";
-    o << "|---|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& t : c.tails) {
-      o << "| " << md_escape(t.histogram) << " | " << md_escape(t.unit) << " | "
-        << opt_bucket(t.a.p99, t.a.overflows) << " | " << opt_bucket(t.b.p99, t.b.overflows)
-        << " | " << opt_bucket(t.a.p99_9, t.a.overflows) << " | "
-        << opt_bucket(t.b.p99_9, t.b.overflows) << " | " << opt_bucket(t.a.max, t.a.overflows)
-        << " | " << opt_bucket(t.b.max, t.b.overflows) << " |\n";
-    }
-  }
+  tables_markdown(c, o);
+  tails_markdown(c, o);
   if (!c.latency_traces.empty()) {
     o << "\nMax-latency traces (" << md_escape(c.latency_traces.front().tracer)
       << ", switch-side stack, innermost first; informational):\n\n";
     for (const auto& r : c.latency_traces) o << "- " << md_escape(latency_trace_line(c, r)) << "\n";
   }
-  if (!c.gate.empty()) {
-    o << "\nIsolation gate (cells passing / cells checked):\n\n| check | A | B |\n|---|---|---|\n";
-    for (const auto& g : c.gate)
-      o << "| " << md_escape(g.check) << " | " << gate_cell(g.a_pass, g.a_total) << " | "
-        << gate_cell(g.b_pass, g.b_total) << " |\n";
-  }
-  if (!c.issues.empty()) {
-    o << "\nCells that did not count:\n\n";
-    for (const auto& i : c.issues) {
-      o << "- " << md_escape(issue_line(i)) << "\n";
-      for (const auto& g : i.gate_failures) o << "  - gate: " << md_escape(g) << "\n";
-    }
-  }
-  if (!c.untrusted.empty()) {
-    o << "\nValues left out of the comparison (untrustworthy):\n\n";
-    for (const auto& u : c.untrusted) o << "- " << md_escape(untrusted_line(u)) << "\n";
-  }
-  if (c.new_warnings) {
-    o << "\nBuild warnings B adds over A: " << c.new_warnings->size() << "\n\n";
-    for (const auto& l : warning_lines(c)) o << "- `" << md_escape(l) << "`\n";
-  }
+  outcomes_markdown(c, o);
   o << "\n" << md_escape(summary_line(c)) << "\n";
   return o.str();
 }
@@ -870,22 +1222,71 @@ void junit_build_warnings(const Comparison& c, const std::string& classname,
 
 }  // namespace
 
-std::string render_junit(const Comparison& c) {
-  const std::string classname =
-      "isolab.compare." + (c.spec_name.empty() ? std::string("run") : c.spec_name);
-  // + kernel-health, + build-warnings when both builds recorded their warnings
-  const std::size_t tests = c.metrics.size() + 1 + (c.new_warnings ? 1 : 0);
-  const std::size_t failures = c.count(Verdict::regressed) + (c.kernel_failures_b() > 0 ? 1 : 0) +
-                               (c.new_warnings_in_touched_files() > 0 ? 1 : 0);
-  const std::size_t skipped = c.count(Verdict::inconclusive);
-  const std::string suite = (c.spec_name.empty() ? std::string("isolab") : c.spec_name) + ": " +
-                            c.variant_a + " vs " + c.variant_b;
-  std::ostringstream o;
-  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o << "<testsuites name=\"isolab compare\" tests=\"" << tests << "\" failures=\"" << failures
-    << "\" errors=\"0\" time=\"0\">\n";
-  o << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << tests << "\" failures=\""
-    << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"0\">\n";
+namespace {
+
+// One testcase per metric row: classname ".primary" or ".secondary"; a primary "regressed" is a
+// <failure>, an "inconclusive" row <skipped>; a secondary "regressed" passes, saying so.
+void junit_metric(const MetricRow& r, const std::string& classname, std::ostringstream& o) {
+  o << "    <testcase classname=\"" << xml_escape(classname + "." + role_name(r)) << "\" name=\""
+    << xml_escape(r.name) << "\" time=\"0\"";
+  const std::string msg = std::string(role_name(r)) + ": " + verdict_name(r.verdict.verdict) +
+                          ": " + format_change(r) + ", " + r.verdict.reason;
+  const bool means = r.kind != MetricKind::timing;
+  const char* stat = means ? "mean" : "median";
+  const double va = means ? r.test.a.mean : r.test.a.median;
+  const double vb = means ? r.test.b.mean : r.test.b.median;
+  const std::string detail = std::string("A ") + stat + " " + num(va) + " " + r.unit +
+                             " (n=" + std::to_string(r.test.a.n) + "), B " + stat + " " + num(vb) +
+                             " " + r.unit + " (n=" + std::to_string(r.test.b.n) +
+                             "), p=" + p_text(r) + ", adjusted p=" + adjusted_p_text(r) +
+                             ", better " + r.better;
+  if (r.primary && r.verdict.verdict == Verdict::regressed) {
+    o << ">\n      <failure type=\"regression\" message=\"" << xml_escape(msg) << "\">"
+      << xml_escape(detail) << "</failure>\n    </testcase>\n";
+  } else if (r.verdict.verdict == Verdict::inconclusive) {
+    o << ">\n      <skipped message=\"" << xml_escape(msg) << "\"/>\n    </testcase>\n";
+  } else {
+    const std::string note =
+        !r.primary && moved(r) ? " (secondary: does not set the exit status)" : "";
+    o << ">\n      <system-out>" << xml_escape(msg + note + "; " + detail) << "</system-out>\n"
+      << "    </testcase>\n";
+  }
+}
+
+// A testcase that fails with `failure` lines when there are any.
+void junit_check(const std::string& classname, const std::string& name, const std::string& type,
+                 const std::string& message, const std::string& failure, std::ostringstream& o) {
+  o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"" << xml_escape(name)
+    << "\" time=\"0\"";
+  if (failure.empty()) {
+    o << "/>\n";
+    return;
+  }
+  o << ">\n      <failure type=\"" << type << "\" message=\"" << xml_escape(message) << "\">"
+    << xml_escape(failure) << "</failure>\n    </testcase>\n";
+}
+
+void junit_outcomes(const Comparison& c, const std::string& classname, std::ostringstream& o) {
+  std::string kernel;
+  for (const auto& f : c.failures)
+    if (f.against_b) kernel += f.failure_class + ": " + f.reason + "\n";
+  for (const auto& i : c.issues)
+    if (i.side == "B" && i.against_b) kernel += issue_line(i) + "\n";
+  junit_check(classname, "kernel-health." + c.variant_b, "kernel-failure",
+              std::to_string(c.kernel_failure_regressions()) +
+                  " kernel failure class(es) counted against B",
+              kernel, o);
+  if (!c.gate.empty()) {
+    std::string gate;
+    for (const auto& g : c.gate)
+      if (g.against_b) gate += g.check + ": " + g.reason + "\n";
+    junit_check(classname, "isolation-gate." + c.variant_b, "gate-failure",
+                std::to_string(c.gate_regressions()) + " gate check(s) B fails systematically",
+                gate, o);
+  }
+}
+
+void junit_properties(const Comparison& c, std::ostringstream& o) {
   o << "    <properties>\n";
   auto prop = [&](const std::string& n, const std::string& v) {
     o << "      <property name=\"" << xml_escape(n) << "\" value=\"" << xml_escape(v) << "\"/>\n";
@@ -900,46 +1301,38 @@ std::string render_junit(const Comparison& c) {
   prop("cells_b", std::to_string(c.cells_b));
   prop("alpha", num(c.settings.alpha, "%.3g"));
   prop("min_samples", std::to_string(c.settings.min_samples));
+  prop("exit_status_basis", summarize(c).front().text);
   prop("forced", c.forced ? "true" : "false");
   for (std::size_t k = 0; k < c.differences.size(); ++k) {
     prop("difference." + std::to_string(k), c.differences[k]);
   }
   o << "    </properties>\n";
-  for (const auto& r : c.metrics) {
-    o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"" << xml_escape(r.name)
-      << "\" time=\"0\"";
-    const std::string msg = std::string(verdict_name(r.verdict.verdict)) + ": " + format_change(r) +
-                            ", " + r.verdict.reason;
-    const char* stat = is_count(r) ? "mean" : "median";
-    const double va = is_count(r) ? r.test.count->mean_a : r.test.a.median;
-    const double vb = is_count(r) ? r.test.count->mean_b : r.test.b.median;
-    const std::string detail = std::string("A ") + stat + " " + num(va) + " " + r.unit +
-                               " (n=" + std::to_string(r.test.a.n) + "), B " + stat + " " +
-                               num(vb) + " " + r.unit + " (n=" + std::to_string(r.test.b.n) +
-                               "), p=" + p_text(r) + ", better " + r.better;
-    if (r.verdict.verdict == Verdict::regressed) {
-      o << ">\n      <failure type=\"regression\" message=\"" << xml_escape(msg) << "\">"
-        << xml_escape(detail) << "</failure>\n    </testcase>\n";
-    } else if (r.verdict.verdict == Verdict::inconclusive) {
-      o << ">\n      <skipped message=\"" << xml_escape(msg) << "\"/>\n    </testcase>\n";
-    } else {
-      o << ">\n      <system-out>" << xml_escape(msg + "; " + detail) << "</system-out>\n"
-        << "    </testcase>\n";
-    }
-  }
-  o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"kernel-health."
-    << xml_escape(c.variant_b) << "\" time=\"0\"";
-  if (c.kernel_failures_b() > 0) {
-    std::string detail;
-    for (const auto& i : c.issues) {
-      if (i.side == "B" && i.kernel_failure) detail += issue_line(i) + "\n";
-    }
-    o << ">\n      <failure type=\"kernel-failure\" message=\""
-      << xml_escape(std::to_string(c.kernel_failures_b()) + " kernel failure(s) in B cells")
-      << "\">" << xml_escape(detail) << "</failure>\n    </testcase>\n";
-  } else {
-    o << "/>\n";
-  }
+}
+
+}  // namespace
+
+std::string render_junit(const Comparison& c) {
+  const std::string classname =
+      "isolab.compare." + (c.spec_name.empty() ? std::string("run") : c.spec_name);
+  // + kernel-health, + isolation-gate when a cell was gated, + build-warnings when both builds
+  // recorded their warnings
+  const std::size_t tests =
+      c.metrics.size() + 1 + (c.gate.empty() ? 0 : 1) + (c.new_warnings ? 1 : 0);
+  const std::size_t failures = c.primary_regressions() + (c.kernel_failure_regressions() > 0) +
+                               (c.gate_regressions() > 0) +
+                               (c.new_warnings_in_touched_files() > 0 ? 1 : 0);
+  const std::size_t skipped = c.count(Verdict::inconclusive);
+  const std::string suite = (c.spec_name.empty() ? std::string("isolab") : c.spec_name) + ": " +
+                            c.variant_a + " vs " + c.variant_b;
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o << "<testsuites name=\"isolab compare\" tests=\"" << tests << "\" failures=\"" << failures
+    << "\" errors=\"0\" time=\"0\">\n";
+  o << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << tests << "\" failures=\""
+    << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"0\">\n";
+  junit_properties(c, o);
+  for (const auto& r : c.metrics) junit_metric(r, classname, o);
+  junit_outcomes(c, classname, o);
   junit_build_warnings(c, classname, o);
   o << "    <system-out>" << xml_escape(render_text(c)) << "</system-out>\n";
   o << "  </testsuite>\n</testsuites>\n";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "base/error.h"
@@ -441,11 +442,59 @@ std::vector<PreparedStratum> prepare_strata(const std::vector<Stratum>& strata,
   return out;
 }
 
-// Every deviation c_h (S_h - E S_h) over the C(N_h, n_a) reassignments of one stratum.
-std::vector<double> stratum_deviations(const PreparedStratum& s) {
-  std::vector<double> d;
-  auto visit = [&](double sum_a) { d.push_back(s.deviation(sum_a)); };
+// The null distribution of one stratum's deviation c_h (S_h - E S_h) over its C(N_h, n_a)
+// reassignments, as (deviation, number of reassignments) pairs.
+using Distribution = std::vector<std::pair<double, std::uint64_t>>;
+
+// Scores that are multiples of 1/2 (midranks always are; integer counts too), doubled, or
+// nullopt: their subset sums can then be counted by size and sum instead of enumerated.
+std::optional<std::vector<std::uint64_t>> doubled_integers(const std::vector<double>& v) {
+  std::vector<std::uint64_t> out;
+  for (double x : v) {
+    const double d = 2 * x;
+    if (!(d >= 0 && d <= 1e6) || d != std::floor(d)) return std::nullopt;
+    out.push_back(static_cast<std::uint64_t>(d));
+  }
+  return out;
+}
+
+// ways[k][t]: the number of k-subsets whose doubled scores sum to t (the subset-sum recurrence
+// item by item; exact in 64 bits up to C(N, k) < 2^64).
+Distribution counted_distribution(const PreparedStratum& s, const std::vector<std::uint64_t>& w) {
+  std::uint64_t total = 0;
+  for (auto x : w) total += x;
+  std::vector<std::vector<std::uint64_t>> ways(s.na + 1, std::vector<std::uint64_t>(total + 1));
+  ways[0][0] = 1;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    for (std::size_t k = std::min(i + 1, s.na); k >= 1; --k)
+      for (std::uint64_t t = total; t >= w[i]; --t) {
+        ways[k][t] += ways[k - 1][t - w[i]];
+        if (t == 0) break;
+      }
+  Distribution d;
+  for (std::uint64_t t = 0; t <= total; ++t)
+    if (ways[s.na][t]) d.emplace_back(s.deviation(static_cast<double>(t) / 2), ways[s.na][t]);
+  return d;
+}
+
+Distribution stratum_distribution(const PreparedStratum& s) {
+  if (const auto w = doubled_integers(s.scores)) {
+    double cells = 0;  // of the size-by-sum table, bounded to a few MB
+    for (auto x : *w) cells += static_cast<double>(x);
+    if ((cells + 1) * static_cast<double>(s.na + 1) <= 4e6) return counted_distribution(s, *w);
+  }
+  std::vector<double> sums;
+  auto visit = [&](double sum_a) { sums.push_back(sum_a); };
   for_each_subset_sum(s.scores, 0, s.na, 0.0, visit);
+  std::sort(sums.begin(), sums.end());
+  Distribution d;
+  for (double x : sums) {
+    if (!d.empty() && d.back().first == s.deviation(x)) {
+      ++d.back().second;
+    } else {
+      d.emplace_back(s.deviation(x), 1);
+    }
+  }
   return d;
 }
 
@@ -463,12 +512,14 @@ double oriented(double sum_dev, Alternative alt) {
   return std::fabs(sum_dev);
 }
 
-// Counts the combinations of per-stratum deviations whose oriented sum >= threshold.
-std::uint64_t count_combinations(const std::vector<std::vector<double>>& devs, std::size_t h,
+// Counts the combinations of per-stratum deviations whose oriented sum >= threshold, each
+// weighted by its number of reassignments.
+std::uint64_t count_combinations(const std::vector<Distribution>& dists, std::size_t h,
                                  double partial, double threshold, Alternative alt) {
-  if (h == devs.size()) return oriented(partial, alt) >= threshold ? 1 : 0;
+  if (h == dists.size()) return oriented(partial, alt) >= threshold ? 1 : 0;
   std::uint64_t hits = 0;
-  for (double d : devs[h]) hits += count_combinations(devs, h + 1, partial + d, threshold, alt);
+  for (const auto& [d, n] : dists[h])
+    hits += n * count_combinations(dists, h + 1, partial + d, threshold, alt);
   return hits;
 }
 
@@ -513,9 +564,9 @@ StratifiedResult stratified_permutation_test(const std::vector<Stratum>& strata,
   r.min_p = extreme_p(up, down, p_up, p_down, tol, alternative);
 
   if (combinations <= static_cast<double>(exact_limit)) {
-    std::vector<std::vector<double>> devs;
-    for (const auto& s : ps) devs.push_back(stratum_deviations(s));
-    const std::uint64_t hits = count_combinations(devs, 0, 0.0, r.statistic - tol, alternative);
+    std::vector<Distribution> dists;
+    for (const auto& s : ps) dists.push_back(stratum_distribution(s));
+    const std::uint64_t hits = count_combinations(dists, 0, 0.0, r.statistic - tol, alternative);
     r.reassignments = static_cast<std::uint64_t>(combinations);
     r.p = static_cast<double>(hits) / combinations;
     return r;
@@ -608,6 +659,32 @@ double bisect(double accepted, double rejected, Accepted ok) {
   return accepted;
 }
 
+// A rejected change beyond the separation point: the separation itself, else ever farther
+// (doubling the distance): the statistic of values is not monotone in the change just past
+// separation (the mean of the smaller group can still move more), but the moved A is the only
+// extreme far enough out. nullopt when none of 64 doublings is rejected (the test cannot reject
+// any change: the interval is unbounded on that side).
+template <class Accepted>
+std::optional<double> rejected_far(const std::vector<Stratum>& strata, ChangeScale k, bool upper,
+                                   Accepted ok) {
+  const double sep = separation(strata, k, upper);
+  double span = 0;
+  for (const auto& s : strata)
+    for (const auto* v : {&s.a, &s.b}) {
+      const auto [lo, hi] = std::minmax_element(v->begin(), v->end());
+      span = std::max(span, std::fabs(*hi - *lo) + std::fabs(*hi));
+    }
+  span = std::max(span, 1e-12);
+  for (int i = 0; i < 64; ++i) {
+    const double extra = i == 0 ? 0 : span * std::ldexp(1.0, i - 1);
+    const double far = k == ChangeScale::scale
+                           ? (upper ? (1 + sep) * (1 + extra) - 1 : (1 + sep) / (1 + extra) - 1)
+                           : (upper ? sep + extra : sep - extra);
+    if (!ok(far)) return far;
+  }
+  return std::nullopt;
+}
+
 bool usable_for(const std::vector<Stratum>& strata, ChangeScale k) {
   if (strata.empty()) return false;
   if (k == ChangeScale::shift) return true;
@@ -640,10 +717,12 @@ std::optional<ConfidenceInterval> permutation_interval(const std::vector<Stratum
   ci.resamples_used = test_at(center).reassignments;
   ci.low = ci.high = center;
   if (!ok(center)) return ci;  // no change is accepted: the interval is the estimate alone
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const double far_high = separation(used, scale, true), far_low = separation(used, scale, false);
-  ci.high = ok(far_high) ? kInf : bisect(center, far_high, ok);
-  ci.low = ok(far_low) ? -kInf : bisect(center, far_low, ok);
+  for (bool upper : {true, false}) {
+    const std::optional<double> far = rejected_far(used, scale, upper, ok);
+    const double inf =
+        upper ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+    (upper ? ci.high : ci.low) = far ? bisect(center, *far, ok) : inf;
+  }
   return ci;
 }
 

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cmdline/cpulist.h"
+#include "spec/primary.h"
 
 namespace isolab {
 
@@ -94,110 +95,6 @@ const char* verdict_name(Verdict v) {
       break;
   }
   return "inconclusive";
-}
-
-// ---- primary metrics ----
-
-std::string cpu_row_name(const std::string& metric, const std::vector<unsigned>& cpus) {
-  if (cpus.empty()) return metric;
-  CpuSet set(*std::max_element(cpus.begin(), cpus.end()) + 1);
-  for (unsigned c : cpus) set.set(c);
-  return metric + "[cpu" + set.to_list() + "]";
-}
-
-std::string PrimaryMetric::row_name() const { return cpu_row_name(metric, cpus); }
-
-namespace {
-
-// A CPU list of explicit numbers ("5", "5-7", "5,7"): sorted CPUs. Throws isolab::Error.
-std::vector<unsigned> explicit_cpus(const std::string& text) {
-  const CpuListParse parsed = try_parse_cpulist(text, kMaxCpus);
-  if (!parsed.ok()) throw Error(parsed.message);
-  if (parsed.uses_last) throw Error("give the CPUs by number, not 'N' or 'all'");
-  if (parsed.set.empty()) throw Error("the CPU list is empty");
-  return parsed.set.cpus();
-}
-
-bool bad_is_higher(const std::string& bad) {
-  if (bad == "higher") return true;
-  if (bad == "lower") return false;
-  throw Error("must be \"higher\" or \"lower\" (the direction of a regression), got \"" + bad +
-              "\"");
-}
-
-PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
-  if (!e.is_object()) throw SpecError(p, "a primary metric must be an object");
-  static const std::set<std::string> known = {"metric", "cpus", "bad", "threshold_pct"};
-  for (const auto& [key, v] : e.items())
-    if (!known.count(key))
-      throw SpecError(p + "/" + json_pointer_token(key),
-                      "unknown primary field (known: bad, cpus, metric, threshold_pct)");
-  PrimaryMetric m;
-  m.source = p;
-  const auto metric = e.find("metric");
-  if (metric == e.end() || !metric->is_string() || metric->get<std::string>().empty())
-    throw SpecError(p + "/metric", "must be a metric name (a non-empty string)");
-  m.metric = metric->get<std::string>();
-  const auto bad = e.find("bad");
-  if (bad == e.end() || !bad->is_string())
-    throw SpecError(p + "/bad", "must be \"higher\" or \"lower\" (the direction of a regression)");
-  try {
-    m.higher_is_bad = bad_is_higher(bad->get<std::string>());
-  } catch (const Error& err) {
-    throw SpecError(p + "/bad", err.what());
-  }
-  if (const auto c = e.find("cpus"); c != e.end() && !c->is_null()) {
-    if (!c->is_string())
-      throw SpecError(p + "/cpus", "must be a CPU list such as \"5\" or \"5-7\"");
-    try {
-      m.cpus = explicit_cpus(c->get<std::string>());
-    } catch (const Error& err) {
-      throw SpecError(p + "/cpus", err.what());
-    }
-  }
-  if (const auto t = e.find("threshold_pct"); t != e.end() && !t->is_null())
-    m.threshold_pct =
-        number_field(*t, p + "/threshold_pct", 0, 1e6, false, false, "must be a percentage >= 0");
-  return m;
-}
-
-}  // namespace
-
-std::vector<PrimaryMetric> primary_from_json(const nlohmann::json& v, const std::string& pointer) {
-  if (!v.is_array() || v.empty() || v.size() > kMaxPrimary)
-    throw SpecError(pointer, "must be an array of 1 to " + std::to_string(kMaxPrimary) +
-                                 " primary metrics (the exit status rests on them)");
-  std::vector<PrimaryMetric> out;
-  std::set<std::string> rows;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::string p = pointer + "/" + std::to_string(i);
-    out.push_back(primary_entry(v[i], p));
-    if (!rows.insert(out.back().row_name()).second)
-      throw SpecError(p, "declares " + out.back().row_name() + " a second time");
-  }
-  return out;
-}
-
-PrimaryMetric primary_from_argument(const std::string& arg) {
-  const std::string where = "--primary '" + arg + "': ";
-  const auto colon = arg.rfind(':');
-  if (colon == std::string::npos)
-    throw Error(where + "expected METRIC[@CPUS]:higher|lower (the direction of a regression)");
-  PrimaryMetric m;
-  m.source = "--primary " + arg;
-  try {
-    m.higher_is_bad = bad_is_higher(arg.substr(colon + 1));
-    std::string metric = arg.substr(0, colon);
-    if (const auto at = metric.rfind('@'); at != std::string::npos) {
-      m.cpus = explicit_cpus(metric.substr(at + 1));
-      metric.resize(at);
-    }
-    if (metric.empty()) throw Error("the metric name is empty");
-    m.metric = metric;
-  } catch (const Error& e) {
-    throw Error(where + e.what());
-  }
-  return m;
 }
 
 // ---- settings ----
@@ -479,8 +376,9 @@ MetricTest test_core(std::span<const double> a, std::span<const double> b,
   t.ci_requested = with_ci;
   if (kind != MetricKind::timing) {
     t.count = test_count(a, b, settings);
-    t.change = kind == MetricKind::count ? t.count->relative_change
-                                         : relative_change(t.count->mean_a, t.count->mean_b);
+    // Counts and instruction counts are >= 0: from 0 in every A boot to more in B is +inf
+    // ("new": the idle control CPU that executed no kernel instruction now does), not undefined.
+    t.change = t.count->relative_change;
     return t;
   }
   t.change = relative_change(t.a.median, t.b.median);
@@ -682,13 +580,19 @@ std::optional<VerdictResult> too_few(const Judge& j) {
       n_label(j.t) + " below min_samples " + std::to_string(j.s.min_samples) + " per variant");
 }
 
-std::optional<VerdictResult> all_zero(const Judge& j) {
-  if (!j.t.count || !j.t.count->all_zero) return std::nullopt;
-  return result(j, Verdict::no_change, "0 in every boot of both variants");
+// Every boot of both variants has the same value: any change would have separated them.
+std::optional<VerdictResult> all_equal(const Judge& j) {
+  const SampleStats &a = j.t.a, &b = j.t.b;
+  if (a.n == 0 || b.n == 0 || a.min != a.max || b.min != b.max || a.min != b.min)
+    return std::nullopt;
+  return result(j, Verdict::no_change,
+                a.min == 0 ? "0 in every boot of both variants"
+                           : "the same value in every boot of both variants");
 }
 
 std::optional<VerdictResult> undefined_change(const Judge& j) {
-  if (!is_relative(j) || std::isfinite(j.t.change)) return std::nullopt;
+  const bool appeared = j.t.kind == MetricKind::instructions && j.t.change > 0;  // +inf
+  if (!is_relative(j) || std::isfinite(j.t.change) || appeared) return std::nullopt;
   return result(j, Verdict::inconclusive,
                 std::string("relative change undefined (A ") +
                     (j.t.kind == MetricKind::timing ? "median" : "mean") + " is 0)");
@@ -782,9 +686,9 @@ VerdictResult apply_rules(const Judge& j, const Rule (&rules)[N]) {
   return cannot_tell(j);
 }
 
-constexpr Rule kSecondaryRules[] = {too_few,     all_zero, undefined_change,
-                                    unreachable, moved,    equivalent};
-constexpr Rule kPrimaryRules[] = {too_few,     all_zero,          undefined_change,
+constexpr Rule kSecondaryRules[] = {too_few,     all_equal, undefined_change,
+                                    unreachable, moved,     equivalent};
+constexpr Rule kPrimaryRules[] = {too_few,     all_equal,         undefined_change,
                                   unreachable, primary_regressed, primary_improved,
                                   equivalent};
 
@@ -843,8 +747,8 @@ VerdictResult decide_primary_verdict(const MetricTest& t, const MetricInfo& info
     threshold = *primary.threshold_pct;
     why = "threshold " + fmt("%.3g", threshold) + "% declared with the primary metric";
   }
-  Judge j = secondary_judge(t, primary.better(), threshold, settings,
-                            settings.count_floor_for(info.unit), info.unit);
+  Judge j = secondary_judge(t, primary.higher_is_bad ? Better::lower : Better::higher, threshold,
+                            settings, settings.count_floor_for(info.unit), info.unit);
   j.primary = true;
   if (!t.one_sided || (t.kind != MetricKind::timing && !t.count)) {
     VerdictResult r = result(j, Verdict::inconclusive, "the one-sided test was not computed");

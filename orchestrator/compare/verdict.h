@@ -18,8 +18,10 @@
 //    (0.1 events/s per CPU, 1 event): a significant but negligible difference does not move the
 //    verdict. No TCG threshold: an event count does not scale with emulation speed.
 //  - instructions: guest instruction counts per operation or per second, counted by a QEMU
-//    plugin; deterministic (within a kernel they vary by < 0.5% between boots), so a change of
-//    a few percent is real even under TCG. Test: as counts (permutation test of means).
+//    plugin; they do not follow the host's load, so a change of a few percent is real even
+//    under TCG. Test: as counts (permutation test of means). Relative change of means as for
+//    counts: from 0 in every A boot to more in B is +infinity, beyond any threshold (a CPU
+//    that executed no kernel instruction now does), not undefined.
 //    Interval: the inverted test on the scale of ratios. Threshold: the largest of the
 //    metric's own configured threshold (a thresholds_pct entry or noise floor; threshold_pct,
 //    the default for every metric, is not consulted), instructions_threshold_pct (default 1%)
@@ -51,7 +53,8 @@
 // (the Westfall-Young adjusted p over the comparison's secondary metrics, compare.h), else the
 // metric's own two-sided p. In this order:
 //  1. n_A < min_samples or n_B < min_samples                           -> inconclusive
-//  2. count or instructions: every value 0 in every boot of both       -> no significant change
+//  2. the same value in every boot of both (0 for a count that never
+//     happened on the isolated CPUs: that is a result, not a missing one) -> no significant change
 //  3. relative change undefined (timing: A median 0; instructions:
 //     A mean 0)                                                        -> inconclusive
 //  4. the smallest p the test can reach with these values is >= alpha
@@ -84,6 +87,7 @@
 #include <vector>
 
 #include "compare/stats.h"
+#include "spec/primary.h"
 
 namespace isolab {
 
@@ -107,36 +111,6 @@ MetricKind metric_kind_of(const std::string& kind, const std::string& unit);
 
 // "improved", "regressed", "no significant change", "inconclusive".
 const char* verdict_name(Verdict v);
-
-// A declared primary metric: one of the few whose verdicts decide compare's exit status.
-struct PrimaryMetric {
-  std::string metric;          // result.json metric name
-  std::vector<unsigned> cpus;  // sorted; empty: the cell's aggregate value. Else the per-boot
-                               // sample is the mean of the cell's values on these CPUs
-                               // (cells[].metrics.<m>.cpus parallel to values)
-  bool higher_is_bad = true;   // "bad": "higher" (true) or "lower"
-  std::optional<double> threshold_pct;  // replaces the metric's threshold when given
-  std::string source;  // where it was declared: "/compare/primary/0" or "--primary <text>"
-
-  // The comparison row it decides: metric, or metric + "[cpu<list>]" ("x[cpu6]", "x[cpu5-7]").
-  std::string row_name() const;
-  Better better() const { return higher_is_bad ? Better::lower : Better::higher; }
-};
-
-// The row name of a metric restricted to CPUs: "<metric>[cpu<list>]" in the kernel's list
-// format; the metric itself for no CPUs.
-std::string cpu_row_name(const std::string& metric, const std::vector<unsigned>& cpus);
-
-// Parses the spec's "primary" array (see settings_from_json). Throws isolab::SpecError with the
-// entry's pointer: "/compare/primary/0/cpus: ...", "/compare/primary/1/bad: must be "higher" or
-// "lower"", an unknown field, an empty array, more than kMaxPrimary entries, or the same row
-// declared twice.
-inline constexpr std::size_t kMaxPrimary = 8;
-std::vector<PrimaryMetric> primary_from_json(const nlohmann::json& v, const std::string& pointer);
-
-// Parses the command-line form METRIC[@CPUS]:higher|lower (the bad direction), e.g.
-// "vmstat-idle.noise.vmstat_update_per_s@6:higher". Throws isolab::Error naming the argument.
-PrimaryMetric primary_from_argument(const std::string& arg);
 
 struct CompareSettings {
   double alpha = 0.05;                 // significance level of every test, and family-wise

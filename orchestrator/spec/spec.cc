@@ -11,6 +11,7 @@
 #include "base/json_text.h"
 #include "cmdline/analyze.h"
 #include "cmdline/cpulist.h"
+#include "spec/primary.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -512,6 +513,9 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
   }
   if (const json* c = o.get("compare")) {
     if (!c->is_object()) throw SpecError("/compare", "expected an object");
+    // The primary metrics decide compare's exit status: a bad declaration is refused before
+    // anything is built (compare's settings_from_json reads the rest of the section).
+    if (auto p = c->find("primary"); p != c->end()) primary_from_json(*p, "/compare/primary");
     s.compare = *c;
   }
   if (const json* h = o.get("hosts")) s.hosts = parse_hosts(*h, "/hosts");

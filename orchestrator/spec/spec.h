@@ -155,7 +155,8 @@ struct Spec {
   TimeoutSpec timeouts;
   // Gate checks that are allowed to fail because the mismatch is the point of the test.
   std::vector<std::string> gate_expect_fail;
-  nlohmann::json compare;  // passed to compare::settings_from_json
+  nlohmann::json compare;  // passed to compare::settings_from_json; its "primary" is checked
+                           // here (spec/primary.h)
   // Several libvirt hosts: cells are placed on them in whole A/B blocks (pipeline/placement.h).
   // Empty: one host, the --backend of the command line.
   std::vector<HostSpec> hosts;

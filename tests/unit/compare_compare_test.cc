@@ -86,6 +86,13 @@ nlohmann::json make_run(const std::string& run_id, int n, double shift, std::uin
           {"cells", cells}};
 }
 
+// Settings declaring primary metrics, as a spec's compare.primary does.
+CompareSettings with_primary(const std::vector<std::string>& metrics) {
+  nlohmann::json primary = nlohmann::json::array();
+  for (const auto& m : metrics) primary.push_back({{"metric", m}, {"bad", "higher"}});
+  return settings_from_json({{"primary", primary}});
+}
+
 const MetricRow& row(const Comparison& c, const std::string& name) {
   for (const auto& r : c.metrics) {
     if (r.name == name) return r;
@@ -109,7 +116,7 @@ TEST(S2, OneRunBeforeAfterIsInconclusiveNotARegression) {
   EXPECT_EQ(usr_sys.verdict.verdict, Verdict::inconclusive);
   EXPECT_EQ(c.regressions(), 0u);
   EXPECT_EQ(compare_exit_status(c), 0);
-  EXPECT_EQ(format_change(real), "-3.75% [-3.8, -3.8]");
+  EXPECT_EQ(format_change(real), "-3.75% [-inf, +inf]");  // one boot each bounds nothing
   EXPECT_THAT(render_text(c), HasSubstr("14671.45"));
   const std::string text = render_text(c);
   EXPECT_THAT(text, HasSubstr("-4.98%"));
@@ -155,8 +162,30 @@ TEST(Compare, DetectsARegressionWithFiveBoots) {
   EXPECT_DOUBLE_EQ(lat.test.a.median, 40);
   EXPECT_DOUBLE_EQ(lat.test.b.median, 44);
   EXPECT_EQ(lat.verdict.verdict, Verdict::regressed);  // +10% > 2%, every cell 44 vs 40
-  EXPECT_EQ(compare_exit_status(c), 1);
-  EXPECT_EQ(c.regressions(), 2u);
+  // 40 in every A boot, 44 in every B boot: the normal approximation with ties gave p = 0.004,
+  // below what 5 against 5 can give; the exact conditional midrank test gives 2/252.
+  EXPECT_LT(lat.test.mann_whitney.p_two_sided, 0.0045);
+  EXPECT_DOUBLE_EQ(lat.test.p_value(), 2.0 / 252.0);
+  EXPECT_DOUBLE_EQ(lat.test.min_p(), 2.0 / 252.0);
+  // No primary metric declared: these are secondary regressions, which never set the exit
+  // status. Their family-wise p over the 2 rows: the two move together,
+  // so the Westfall-Young adjustment costs nothing (2/252).
+  EXPECT_FALSE(cyc.primary);
+  EXPECT_DOUBLE_EQ(*cyc.test.family_p, 2.0 / 252.0);
+  EXPECT_EQ(c.family.relabellings, 252u);
+  EXPECT_EQ(compare_exit_status(c), 0);
+  EXPECT_EQ(c.regressions(), 0u);
+  // Declared primary (higher is bad): one-sided p 1/252 each, Holm over 2: 2/252; exit 1.
+  const Comparison p = compare_run_variants(
+      run, with_primary({"vmstat-syscall.cycles_per_syscall", "latency.latency_max_us"}));
+  const auto& pcyc = row(p, "vmstat-syscall.cycles_per_syscall");
+  EXPECT_TRUE(pcyc.primary);
+  EXPECT_DOUBLE_EQ(pcyc.test.one_sided->p, 1.0 / 252.0);
+  EXPECT_DOUBLE_EQ(*pcyc.test.family_p, 2.0 / 252.0);
+  EXPECT_EQ(pcyc.verdict.verdict, Verdict::regressed) << pcyc.verdict.reason;
+  EXPECT_EQ(p.primary_regressions(), 2u);
+  EXPECT_EQ(compare_exit_status(p), 1);
+  EXPECT_EQ(p.regressions(), 2u);
   // Tails from merged histograms: 5 boots x 1000 samples (990 at 1 us, 9 at 5, 1 at the max):
   // p99 rank 4950 is reached within bucket 1 (4950 samples), p99.9 rank 4995 in bucket 5.
   ASSERT_EQ(c.tails.size(), 1u);
@@ -253,6 +282,12 @@ TEST(Compare, FailedCellsAreListedAndKernelFailuresOfBRegress) {
   ASSERT_EQ(c.issues.size(), 3u);
   EXPECT_EQ(c.kernel_failures_b(), 1u);
   EXPECT_EQ(c.count(Verdict::regressed), 0u);
+  // The panic is B's only (KVM cells: no class is weighed as a rate): one class against B.
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_EQ(c.failures[0].failure_class, "panic");
+  EXPECT_TRUE(c.failures[0].against_b);
+  EXPECT_EQ(c.failures[0].b_total, 7u);  // every cell of B: 5 ok, the panic, the gate-invalid
+  EXPECT_EQ(c.kernel_failure_regressions(), 1u);
   EXPECT_EQ(c.regressions(), 1u);
   EXPECT_EQ(compare_exit_status(c), 1);
   const CellIssue* gate = nullptr;
@@ -267,7 +302,9 @@ TEST(Compare, FailedCellsAreListedAndKernelFailuresOfBRegress) {
               ::testing::ElementsAre("nohz_full: expected 1, effective  (no sysfs file)"));
   const std::string text = render_text(c);
   EXPECT_THAT(text, HasSubstr("B patched-r5: failed (panic)"));
-  EXPECT_THAT(text, HasSubstr("kernel failure: counts as a regression"));
+  EXPECT_THAT(text, HasSubstr("kernel failure: counts against B"));
+  EXPECT_THAT(text, HasSubstr("kernel failure panic: B 1 of 7 boots, A 0 of 6 boots; B only: "
+                              "regressed"));
   EXPECT_THAT(text, HasSubstr("A vanilla-r5: failed (infrastructure)"));
   EXPECT_THAT(text, HasSubstr("gate: nohz_full: expected 1"));
   const std::string junit = render_junit(c);
@@ -322,7 +359,8 @@ TEST(Compare, MalformedInputNamesThePointer) {
 }
 
 TEST(Report, TextMarkdownAndJsonShapes) {
-  const Comparison c = compare_run_variants(make_run("r1", 5, 1.10, 1), CompareSettings{});
+  const Comparison c = compare_run_variants(make_run("r1", 5, 1.10, 1),
+                                            with_primary({"vmstat-syscall.cycles_per_syscall"}));
   const std::string text = render_text(c);
   EXPECT_THAT(text, HasSubstr("vmstat-syscall.cycles_per_syscall"));
   EXPECT_THAT(text, HasSubstr("change [95% CI]"));
@@ -331,13 +369,24 @@ TEST(Report, TextMarkdownAndJsonShapes) {
   EXPECT_THAT(text, HasSubstr("exit status 1"));
   const std::string md = render_markdown(c);
   EXPECT_THAT(
-      md,
-      HasSubstr("| metric | unit | A median | B median | change [CI] | p | nA | nB | verdict |"));
+      md, HasSubstr(
+              "| metric | unit | A median | B median | change [CI] | p | adj p | nA | nB | role | "
+              "verdict |"));
+  EXPECT_THAT(md, HasSubstr("| 5 | 5 | primary | **regressed** |"));
   EXPECT_THAT(md, HasSubstr("**regressed**"));
   const auto j = render_json(c);
   EXPECT_EQ(j["schema"], "isolab-comparison");
   EXPECT_EQ(j["summary"]["exit_status"], 1);
+  EXPECT_EQ(j["summary"]["primary_regressions"], 1);
+  EXPECT_EQ(j["summary"]["secondary"]["regressed"], 1);  // latency max: reported, not the exit
+  EXPECT_THAT(j["summary"]["basis"].get<std::string>(),
+              HasSubstr("rests on 1 primary metric (one-sided, Holm at alpha 0.05)"));
   EXPECT_EQ(j["metrics"][1]["a"]["n"], 5);
+  EXPECT_EQ(j["metrics"][1]["role"], "primary");
+  EXPECT_EQ(j["metrics"][1]["family"], "holm");
+  EXPECT_EQ(j["metrics"][0]["family"], "westfall-young");
+  EXPECT_TRUE(j["metrics"][1]["interval"]["low_bounded"].get<bool>());
+  EXPECT_EQ(j["metrics"][1]["test"], "midrank-permutation");
   EXPECT_EQ(j["metrics"][1]["a"]["values"].size(), 5u);
   EXPECT_TRUE(j["tails"][0]["a"]["p99"].is_number());
   EXPECT_EQ(parse_report_format("junit"), ReportFormat::junit);
@@ -437,9 +486,12 @@ TEST(Report, JunitIsWellFormedAndCountsMatch) {
     const std::string xml = render_junit(c);
     std::string why;
     EXPECT_TRUE(well_formed(xml, &why)) << why << "\n" << xml;
-    EXPECT_EQ(count_of(xml, "<testcase "), c.metrics.size() + 1);
-    EXPECT_EQ(count_of(xml, "<failure "),
-              c.count(Verdict::regressed) + (c.kernel_failures_b() ? 1 : 0));
+    EXPECT_EQ(count_of(xml, "<testcase "), c.metrics.size() + 1 + (c.gate.empty() ? 0 : 1));
+    // Only what the exit status rests on fails: primary regressions, failures against B.
+    EXPECT_EQ(count_of(xml, "<failure "), c.primary_regressions() +
+                                              (c.kernel_failure_regressions() ? 1 : 0) +
+                                              (c.gate_regressions() ? 1 : 0));
+    EXPECT_THAT(xml, HasSubstr(".secondary\" name=\"latency.latency_max_us\""));
     EXPECT_EQ(count_of(xml, "<skipped "), c.count(Verdict::inconclusive));
     EXPECT_THAT(xml,
                 HasSubstr("skipped=\"" + std::to_string(c.count(Verdict::inconclusive)) + "\""));
@@ -505,8 +557,35 @@ TEST_F(CommandTest, ExitStatusContract) {
   CompareCommandOptions o;
   o.run_dirs = {put("same", make_run("same", 5, 1.0, 21))};
   EXPECT_EQ(compare_command(o, out, err), 0) << err.str() << out.str();
-  o.run_dirs = {put("slow", make_run("slow", 5, 1.10, 22))};
+  // +10% cycles and latency: without a declared primary metric they are secondary and the exit
+  // status is 0; declared in the spec, or with --primary, they set it.
+  auto slow = make_run("slow", 5, 1.10, 22);
+  o.run_dirs = {put("slow", slow)};
+  EXPECT_EQ(compare_command(o, out, err), 0);
+  o.primary = {"vmstat-syscall.cycles_per_syscall:higher"};
+  EXPECT_EQ(compare_command(o, out, err), 1) << err.str();
+  o.primary = {"vmstat-syscall.cycles_per_syscall:lower"};  // faster is bad: not regressed
+  EXPECT_EQ(compare_command(o, out, err), 0) << err.str();
+  o.primary.clear();
+  slow["spec"] = {
+      {"compare", {{"primary", {{{"metric", "latency.latency_max_us"}, {"bad", "higher"}}}}}}};
+  o.run_dirs = {put("slow-spec", slow)};
+  out.str("");
   EXPECT_EQ(compare_command(o, out, err), 1);
+  EXPECT_THAT(out.str(), HasSubstr("primary: latency.latency_max_us: 40 -> 44 us (+10.00%), "
+                                   "regressed, Holm p = 0.004"));
+  // A primary metric in no cell, or a bad --primary, is an error (2), not a silent 0.
+  o.primary = {"vmstat-syscall.cycles_per_sycsall:higher"};
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("primary metric vmstat-syscall.cycles_per_sycsall (--primary "
+                                   "vmstat-syscall.cycles_per_sycsall:higher) is in no "
+                                   "contributing cell"));
+  o.primary = {"vmstat-syscall.cycles_per_syscall"};
+  err.str("");
+  EXPECT_EQ(compare_command(o, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("expected METRIC[@CPUS]:higher|lower"));
+  o.primary.clear();
   // Refused: unlike runs without --force.
   o.run_dirs = {put("a", make_run("a", 5, 1.0, 23, "tcg")),
                 put("b", make_run("b", 5, 1.0, 24, "kvm"))};
@@ -602,26 +681,40 @@ TEST(CountMetrics, VmstatUpdateToZeroIsImprovedAndSaidFirst) {
   EXPECT_NEAR(vm.test.count->mean_a, 0.98, 1e-12);
   EXPECT_DOUBLE_EQ(vm.test.count->mean_b, 0);
   EXPECT_DOUBLE_EQ(vm.test.p_value(), 2.0 / 252.0);
+  // Secondary, family-wise over the 9 rows: the rows that moved move together (2/252).
+  EXPECT_DOUBLE_EQ(*vm.test.family_p, 2.0 / 252.0);
   EXPECT_EQ(vm.verdict.verdict, Verdict::improved) << vm.verdict.reason;
+  // Per-CPU rows: CPU 5 carries every event (2.94/s), CPUs 6 and 7 none.
+  const auto& cpu5 = row(c, "vmstat-syscall.noise.vmstat_update_per_s[cpu5]");
+  EXPECT_TRUE(cpu5.derived);
+  EXPECT_THAT(cpu5.cpus, ::testing::ElementsAre(5u));
+  EXPECT_NEAR(cpu5.test.count->mean_a, 2.94, 1e-12);
+  EXPECT_EQ(cpu5.verdict.verdict, Verdict::improved);
+  EXPECT_EQ(row(c, "vmstat-syscall.noise.vmstat_update_per_s[cpu6]").verdict.verdict,
+            Verdict::no_change);
   const auto& timer = row(c, "vmstat-syscall.noise.local_timer_per_s");
   EXPECT_EQ(timer.verdict.verdict, Verdict::no_change);
   EXPECT_EQ(timer.verdict.reason, "0 in every boot of both variants");
-  // +10% cycles under TCG: significant, but within the TCG timing threshold.
+  // +10% cycles under TCG: significant, but its interval lies inside the TCG timing threshold.
   const auto& cyc = row(c, "vmstat-syscall.cycles_per_syscall");
   EXPECT_EQ(cyc.verdict.verdict, Verdict::no_change) << cyc.verdict.reason;
   EXPECT_THAT(cyc.verdict.reason, HasSubstr("TCG timing threshold"));
   EXPECT_EQ(compare_exit_status(c), 0);
 
   const auto lines = summarize(c);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0].text,
-            "vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s, improved, p = 0.008");
-  // 2 count metrics tested at alpha 0.05, one moved: 0.1 expected by chance.
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_THAT(lines[0].text, HasSubstr("exit status 0: no primary metric declared"));
   EXPECT_EQ(lines[1].text,
-            "no significant change on the isolated CPUs in 1 count metric; of the 2 tested at "
-            "alpha 0.05, about 0.1 would be significant by chance alone: repeat a lone verdict "
-            "near p = 0.05 before trusting it");
-  EXPECT_EQ(lines[1].detail["tested"], 2);
+            "secondary: vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s, improved, "
+            "family-wise p = 0.008");
+  EXPECT_EQ(lines[2].text,
+            "secondary: vmstat-syscall: vmstat_update on CPU 5: 2.94/s -> 0/s, improved, "
+            "family-wise p = 0.008");
+  EXPECT_EQ(lines[3].text,
+            "secondary: no significant change in 7 of 9 metric rows (8 of them counts on the "
+            "isolated CPUs), 0 inconclusive; family-wise p by Westfall-Young min-P over 252 "
+            "relabellings of the boots (all of them)");
+  EXPECT_EQ(lines[3].detail["no_change"], 7);
 
   const std::string text = render_text(c);
   const auto said = text.find("vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s");
@@ -631,24 +724,26 @@ TEST(CountMetrics, VmstatUpdateToZeroIsImprovedAndSaidFirst) {
   EXPECT_THAT(text, HasSubstr("-0.98/s ["));
   EXPECT_THAT(text, HasSubstr("(-100.00%)"));
   EXPECT_THAT(text, HasSubstr("TCG timing threshold"));  // why: significant but held back
-  EXPECT_THAT(text, HasSubstr("0 regressed, 1 improved, 2 no significant change"));
+  EXPECT_THAT(text, HasSubstr("secondary: 0 regressed, 2 improved, 7 no significant change"));
 
   const std::string md = render_markdown(c);
-  const auto md_said = md.find("- vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s");
+  const auto md_said =
+      md.find("- secondary: vmstat-syscall: vmstat_update on CPUs 5-7: 0.98/s -> 0/s");
   ASSERT_NE(md_said, std::string::npos) << md;
   EXPECT_LT(md_said, md.find("| metric |"));
   EXPECT_THAT(md, HasSubstr("| vmstat-syscall.noise.vmstat_update_per_s | 1/s | 5-7 | 0.98 | 0 |"));
 
   const auto j = render_json(c);
   EXPECT_EQ(j["summary"]["exit_status"], 0);
-  ASSERT_EQ(j["summary"]["lines"].size(), 2u);
-  const auto& first = j["summary"]["lines"][0];
+  ASSERT_EQ(j["summary"]["lines"].size(), 4u);
+  const auto& first = j["summary"]["lines"][1];
   EXPECT_EQ(first["metric"], "vmstat-syscall.noise.vmstat_update_per_s");
   EXPECT_EQ(first["kind"], "count");
+  EXPECT_EQ(first["role"], "secondary");
   EXPECT_EQ(first["verdict"], "improved");
   EXPECT_EQ(first["cpus"], "5-7");
   EXPECT_DOUBLE_EQ(first["b"].get<double>(), 0);
-  EXPECT_EQ(j["summary"]["lines"][1]["no_change"], 1);
+  EXPECT_EQ(j["summary"]["lines"][3]["no_change"], 7);
   for (const auto& m : j["metrics"]) {
     if (m["name"] != "vmstat-syscall.noise.vmstat_update_per_s") continue;
     EXPECT_EQ(m["kind"], "count");
@@ -656,27 +751,45 @@ TEST(CountMetrics, VmstatUpdateToZeroIsImprovedAndSaidFirst) {
     EXPECT_NEAR(m["p_value"].get<double>(), 2.0 / 252.0, 1e-15);
     EXPECT_DOUBLE_EQ(m["count"]["relative_change_pct"].get<double>(), -100);
     EXPECT_EQ(m["count"]["new"], false);
+    EXPECT_EQ(m["interval"]["unit"], "1/s");
   }
 }
 
 TEST(CountMetrics, ZeroToRateIsNewAndTimingChangesAreListed) {
-  // B against A swapped: vmstat_update appears (regressed, "new"); on KVM the -9% cycles change
-  // is an improvement and gets its own line after the count lines.
+  // B against A swapped: vmstat_update appears ("new"); on KVM the -9% cycles change is an
+  // improvement and gets its own line after the count lines. All secondary: exit 0.
   auto run = vmstat_count_run();
   for (auto& c : run["cells"]) c["accelerator"] = "kvm";
   run["comparison_key"]["accelerator"] = "kvm";
   run["variant_order"] = {"patched", "vanilla"};
   const Comparison c = compare_run_variants(run, CompareSettings{});
   const auto lines = summarize(c);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0].text,
-            "vmstat-syscall: vmstat_update on CPUs 5-7: 0/s -> 0.98/s (new), regressed, p = 0.008");
-  EXPECT_THAT(lines[1].text, HasSubstr("vmstat-syscall.cycles_per_syscall: 8140 -> 7400 cycles"));
-  EXPECT_THAT(lines[1].text, HasSubstr("improved"));
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[1].text,
+            "secondary: vmstat-syscall: vmstat_update on CPUs 5-7: 0/s -> 0.98/s (new), regressed, "
+            "family-wise p = 0.008");
+  EXPECT_THAT(lines[3].text,
+              HasSubstr("secondary: vmstat-syscall.cycles_per_syscall: 8140 -> 7400 cycles"));
+  EXPECT_THAT(lines[3].text, HasSubstr("improved"));
   EXPECT_THAT(format_change(row(c, "vmstat-syscall.noise.vmstat_update_per_s")),
               HasSubstr("(new)"));
-  EXPECT_EQ(compare_exit_status(c), 1);
-  EXPECT_TRUE(render_json(c)["metrics"][2]["count"]["new"].get<bool>());
+  EXPECT_EQ(compare_exit_status(c), 0);
+  for (const auto& m : render_json(c)["metrics"]) {
+    if (m["name"] == "vmstat-syscall.noise.vmstat_update_per_s") {
+      EXPECT_TRUE(m["count"]["new"].get<bool>());
+    }
+  }
+  // Declared primary on the workload's CPU (the event is on CPU 5 only): one-sided 1/252.
+  CompareSettings s;
+  s.primary = {primary_from_argument("vmstat-syscall.noise.vmstat_update_per_s@5:higher")};
+  s.primary_origin = "--primary";
+  const Comparison p = compare_run_variants(run, s);
+  EXPECT_EQ(compare_exit_status(p), 1);
+  const auto& cpu5 = row(p, "vmstat-syscall.noise.vmstat_update_per_s[cpu5]");
+  EXPECT_TRUE(cpu5.primary);
+  EXPECT_EQ(summarize(p)[1].text,
+            "primary: vmstat-syscall: vmstat_update on CPU 5: 0/s -> 2.94/s (new), regressed, "
+            "Holm p = 0.004");
 }
 
 TEST(CountMetrics, OlderFilesByUnitAndBadFieldsNameTheirPointer) {
@@ -693,7 +806,9 @@ TEST(CountMetrics, OlderFilesByUnitAndBadFieldsNameTheirPointer) {
   const auto& vm = row(c, "trace.noise.vmstat_update");
   EXPECT_EQ(vm.kind, MetricKind::count);
   EXPECT_EQ(vm.verdict.verdict, Verdict::improved) << vm.verdict.reason;
-  EXPECT_EQ(summarize(c)[0].text, "trace: vmstat_update: 5 -> 0, improved, p = 0.008");
+  // Secondary, family-wise with the (unrelated) cycles row: 4/252.
+  EXPECT_EQ(summarize(c)[1].text,
+            "secondary: trace: vmstat_update: 5 -> 0, improved, family-wise p = 0.016");
 
   auto pointer_of = [](nlohmann::json r) {
     try {

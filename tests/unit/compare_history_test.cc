@@ -31,6 +31,12 @@ nlohmann::json cell(const std::string& variant, int rep, double cycles,
          {{"unit", "cycles"}, {"better", "lower"}, {"aggregate", "mean"}, {"values", {cycles}}}}}}};
 }
 
+// The spec's compare section of these runs: cycles per syscall is the primary metric (the exit
+// status rests on it; without it no metric sets exit status 1).
+nlohmann::json compare_section() {
+  return {{"primary", {{{"metric", "vmstat-syscall.cycles_per_syscall"}, {"bad", "higher"}}}}};
+}
+
 // cycles[v] are the per-cell values of variant v (vanilla, patched).
 nlohmann::json run_doc(const std::string& id, const std::string& started,
                        const std::vector<double>& vanilla, const std::vector<double>& patched,
@@ -45,6 +51,7 @@ nlohmann::json run_doc(const std::string& id, const std::string& started,
           {"started_at", started},
           {"status", status},
           {"host", {{"accelerator", "kvm"}}},
+          {"spec", {{"compare", compare_section()}}},
           {"comparison_key", {{"accelerator", "kvm"}, {"vcpus", 2}}},
           {"variants",
            {{"vanilla", {{"kernel_release", "6.1.158-a"}, {"build_key", "k1"}}},
@@ -153,7 +160,7 @@ TEST_F(HistoryTest, LastGoodRunSkipsPartialAndRegressedRuns) {
   // Before any verdict is recorded the newest complete run is the baseline.
   ASSERT_TRUE(last_good_run(db, "vmstat-nohz", "patched"));
   EXPECT_EQ(last_good_run(db, "vmstat-nohz", "patched")->run_id, "run-3");
-  const Comparison c = compare_run_variants(regressed, CompareSettings{});
+  const Comparison c = compare_run_variants(regressed, settings_from_json(compare_section()));
   ASSERT_EQ(c.regressions(), 1u);
   record_comparison(db, c);
   const auto last = last_good_run(db, "vmstat-nohz", "patched");

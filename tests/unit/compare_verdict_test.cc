@@ -228,8 +228,14 @@ TEST(CountVerdict, ZeroInEveryBootOfBothIsNoChange) {
   const auto r = count_verdict(z, z);
   EXPECT_EQ(r.verdict, Verdict::no_change);
   EXPECT_EQ(r.reason, "0 in every boot of both variants");
-  // The timing rule calls the same data inconclusive (A median 0): the kind matters.
-  EXPECT_EQ(verdict_of(z, z, Better::lower), Verdict::inconclusive);
+  // The same value in every boot of both is no change for every kind (any shift would have
+  // separated the variants), also a timing whose relative change is undefined.
+  EXPECT_EQ(verdict_of(z, z, Better::lower), Verdict::no_change);
+  const std::vector<double> forty = {40, 40, 40, 40, 40};
+  const auto same = decide_verdict(test_metric(forty, forty, CompareSettings{}), Better::lower, 2.0,
+                                   CompareSettings{});
+  EXPECT_EQ(same.verdict, Verdict::no_change);
+  EXPECT_EQ(same.reason, "the same value in every boot of both variants");
 }
 
 TEST(CountVerdict, TiesToZeroImproveWithExactP) {
@@ -272,8 +278,8 @@ TEST(CountVerdict, ZeroToRateRegressesAsNew) {
 TEST(CountVerdict, OverlappingAaCountsNeedPowerForNoChange) {
   // Same mean (1.4 events) on both sides; the pooled values allow p down to 8/252 = 0.032, but
   // the interval of B - A is [-2, +2] events, beyond the margin max(1 event floor, 2% of 1.4):
-  // a change of 2 events is not excluded, so inconclusive (it used to be "no significant
-  // change").
+  // a change of 2 events is not excluded, so inconclusive: "no significant change" needs the
+  // power to exclude one.
   const std::vector<double> a = {1, 0, 3, 1, 2}, b = {2, 1, 0, 1, 3};
   const CompareSettings s;
   EXPECT_NEAR(test_metric(a, b, s, true, MetricKind::count).count->permutation.min_p, 8.0 / 252.0,

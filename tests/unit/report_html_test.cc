@@ -40,6 +40,7 @@ long noise_count(const nlohmann::json& run, const std::string& id, const std::st
 ReportData gather(const fs::path& dir) {
   CompareCommandOptions o;
   o.run_dirs = {dir};
+  o.primary = kReportPrimary;
   return gather_report(o);
 }
 
@@ -49,7 +50,11 @@ TEST(ReportHtml, PlantedRunSaysWhatCompareSays) {
   const auto lines = summarize(d.loaded.comparison);
   ASSERT_FALSE(lines.empty());
   for (const SummaryLine& l : lines) EXPECT_NE(html.find(xml_escape(l.text)), std::string::npos);
-  EXPECT_NE(html.find("vmstat-idle: vmstat_update on CPUs 5-7: 0/s -&gt; 1.04/s (new), regressed"),
+  EXPECT_NE(html.find("primary: vmstat-idle: vmstat_update on CPUs 5-7: 0/s -&gt; 1.04/s (new), "
+                      "regressed, Holm p = 0.008"),
+            std::string::npos);
+  // The planted boot's RCU stall under TCG is weighed as a rate (1 of 5 against 0 of 5).
+  EXPECT_NE(html.find("kernel failure rcu_stall: B 1 of 5 boots, A 0 of 5 boots"),
             std::string::npos);
   EXPECT_NE(html.find(xml_escape(render_text(d.loaded.comparison))), std::string::npos);
   EXPECT_EQ(occurrences(html, "<script"), 1u);  // the page's own check script only

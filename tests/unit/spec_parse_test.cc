@@ -114,6 +114,25 @@ TEST(Spec, ExampleSpecParses) {
   EXPECT_EQ(s.workloads[1].sleep_us, 10000);
   ASSERT_TRUE(s.workloads[2].load.has_value());
   EXPECT_EQ(s.workloads[2].load->front().duration_s, 5);
+  // The exit status rests on vmstat_update on the CPU of each step.
+  ASSERT_EQ(s.compare["primary"].size(), 3u);
+  EXPECT_EQ(s.compare["primary"][1]["cpus"], "6");
+  const Spec planted =
+      load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/planted-regression.json");
+  EXPECT_EQ(planted.compare["primary"], s.compare["primary"]);
+}
+
+TEST(Spec, PrimaryMetricsAreCheckedBeforeAnythingIsBuilt) {
+  json d = minimal();
+  d["compare"] = json::parse(R"({"primary":[{"metric":"lat.latency_max_us","bad":"higher"}]})");
+  EXPECT_EQ(pointer_of(d), "(no error)");
+  d["compare"]["primary"][0]["bad"] = "worse";
+  EXPECT_EQ(pointer_of(d), "/compare/primary/0/bad");
+  d["compare"]["primary"][0]["bad"] = "higher";
+  d["compare"]["primary"][0]["cpus"] = "1-";
+  EXPECT_EQ(pointer_of(d), "/compare/primary/0/cpus");
+  d["compare"]["primary"] = json::array();
+  EXPECT_EQ(pointer_of(d), "/compare/primary");
 }
 
 TEST(Spec, MadviseExampleParses) {

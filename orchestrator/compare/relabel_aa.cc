@@ -1,0 +1,200 @@
+#include "compare/relabel_aa.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "base/error.h"
+#include "compare/compare.h"
+#include "compare/multiplicity.h"
+
+namespace isolab {
+
+namespace {
+
+std::string str_of(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The cells to relabel (non-warm-up cells of either variant) and their design.
+struct Pool {
+  std::vector<std::size_t> cells;  // indices into run["cells"]
+  RelabelDesign design;
+};
+
+Pool pool_cells(const nlohmann::json& run, const std::string& va, const std::string& vb) {
+  Pool p;
+  std::vector<std::string> hosts;
+  const auto& cells = run["cells"];
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& c = cells[i];
+    const std::string v = str_of(c, "variant");
+    if ((v != va && v != vb) || (c.contains("warmup") && c["warmup"] == true)) continue;
+    const std::string host = str_of(c.contains("host") ? c["host"] : nlohmann::json(), "uri");
+    auto at = std::find(hosts.begin(), hosts.end(), host);
+    if (at == hosts.end()) at = hosts.insert(hosts.end(), host);
+    p.cells.push_back(i);
+    p.design.in_a.push_back(v == va);
+    p.design.block.push_back(static_cast<std::size_t>(at - hosts.begin()));
+  }
+  return p;
+}
+
+// The causes of exit 1 under compare's rules.
+std::set<std::string> causes_of(const Comparison& c) {
+  std::set<std::string> out;
+  for (const auto& r : c.metrics)
+    if (r.primary && r.verdict.verdict == Verdict::regressed) out.insert("primary " + r.name);
+  for (const auto& f : c.failures)
+    if (f.against_b) out.insert("kernel failure " + f.failure_class);
+  for (const auto& g : c.gate)
+    if (g.against_b) out.insert("gate " + g.check);
+  if (c.new_warnings_in_touched_files() > 0) out.insert("new build warnings");
+  return out;
+}
+
+// The causes under the per-metric rule: every metric row (not derived) alone, two-sided at
+// alpha, every kernel failure of B, new warnings in touched files.
+std::set<std::string> uncorrected_causes_of(const Comparison& c, const CompareSettings& s) {
+  std::set<std::string> out;
+  for (const auto& r : c.metrics) {
+    if (r.derived) continue;
+    MetricTest own = r.test;
+    own.family_p.reset();
+    const MetricInfo info{r.metric, r.unit, r.kind, better_from_string(r.better), r.tcg};
+    if (decide_metric_verdict(own, info, s).verdict == Verdict::regressed) out.insert(r.name);
+  }
+  for (const auto& i : c.issues)
+    if (i.side == "B" && i.kernel_failure) out.insert("kernel failure " + i.failure_class);
+  if (c.new_warnings_in_touched_files() > 0) out.insert("new build warnings");
+  return out;
+}
+
+void count(const std::set<std::string>& causes, std::size_t& total,
+           std::map<std::string, std::size_t>& by_cause) {
+  if (!causes.empty()) ++total;
+  for (const auto& c : causes) ++by_cause[c];
+}
+
+}  // namespace
+
+AaRelabelResult relabel_aa(const nlohmann::json& input, const CompareSettings& settings,
+                           const AaRelabelOptions& options) {
+  const auto order = input.is_object() ? input.value("variant_order", nlohmann::json()) : nullptr;
+  if (!order.is_array() || order.size() < 2 || !order[0].is_string() || !order[1].is_string())
+    throw SpecError("/variant_order", "an A/A relabelling needs variant_order with two variants");
+  if (!input.contains("cells") || !input["cells"].is_array())
+    throw SpecError("/cells", "result.json must have a cells array");
+  AaRelabelResult r;
+  r.run_id = str_of(input, "run_id");
+  r.variant_a = order[0].get<std::string>();
+  r.variant_b = order[1].get<std::string>();
+  nlohmann::json run = input;
+  const Pool pool = pool_cells(run, r.variant_a, r.variant_b);
+  if (pool.cells.empty()) throw Error("A/A relabelling: no cell of either variant to relabel");
+  r.cells_a =
+      static_cast<std::size_t>(std::count(pool.design.in_a.begin(), pool.design.in_a.end(), true));
+  r.cells_b = pool.cells.size() - r.cells_a;
+  CompareSettings s = settings;
+  s.exit_status_only = true;
+  for (const auto& p : s.primary) r.primary.push_back(p.row_name());
+  r.primary_origin = s.primary_origin;
+  const Relabellings labels =
+      relabellings(pool.design, options.exact_limit, options.resamples, options.seed);
+  r.relabellings = labels.size();
+  r.exact = labels.exact;
+  for (std::size_t k = 0; k < labels.size(); ++k) {
+    for (std::size_t j = 0; j < pool.cells.size(); ++j)
+      run["cells"][pool.cells[j]]["variant"] = labels[k][j] ? r.variant_a : r.variant_b;
+    const Comparison c = compare_runs(run, r.variant_a, run, r.variant_b, s, false);
+    const std::set<std::string> causes = causes_of(c);
+    if (k == 0) r.observed_exit_1 = !causes.empty();
+    count(causes, r.exit_1, r.causes);
+    count(uncorrected_causes_of(c, s), r.uncorrected_exit_1, r.uncorrected_causes);
+  }
+  return r;
+}
+
+namespace {
+
+double rate(std::size_t n, std::size_t total) {
+  return total ? static_cast<double>(n) / static_cast<double>(total) : 0.0;
+}
+
+std::string pct(std::size_t n, std::size_t total) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * rate(n, total));
+  return buf;
+}
+
+// "  cause: n" lines, most frequent first (then by name), at most kShownCauses of them (the
+// JSON form has all).
+constexpr std::size_t kShownCauses = 12;
+
+std::string cause_lines(const std::map<std::string, std::size_t>& causes) {
+  std::vector<std::pair<std::string, std::size_t>> v(causes.begin(), causes.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::string out;
+  for (std::size_t k = 0; k < v.size() && k < kShownCauses; ++k)
+    out += "    " + v[k].first + ": " + std::to_string(v[k].second) + "\n";
+  if (v.size() > kShownCauses)
+    out += "    (" + std::to_string(v.size() - kShownCauses) + " more causes in the JSON form)\n";
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json aa_relabel_to_json(const AaRelabelResult& r) {
+  return {{"schema", "isolab-aa-relabelling"},
+          {"version", 1},
+          {"run_id", r.run_id},
+          {"variant_a", r.variant_a},
+          {"variant_b", r.variant_b},
+          {"cells_a", r.cells_a},
+          {"cells_b", r.cells_b},
+          {"relabellings", r.relabellings},
+          {"exact", r.exact},
+          {"primary", r.primary},
+          {"primary_origin", r.primary_origin},
+          {"exit_1", r.exit_1},
+          {"exit_1_rate", rate(r.exit_1, r.relabellings)},
+          {"causes", r.causes},
+          {"uncorrected",
+           {{"exit_1", r.uncorrected_exit_1},
+            {"exit_1_rate", rate(r.uncorrected_exit_1, r.relabellings)},
+            {"causes", r.uncorrected_causes}}},
+          {"observed_exit_1", r.observed_exit_1}};
+}
+
+std::string render_aa_relabel_text(const AaRelabelResult& r) {
+  std::string o = "A/A relabelling of run " + r.run_id + ": " + std::to_string(r.cells_a) +
+                  " cells of " + r.variant_a + " and " + std::to_string(r.cells_b) + " of " +
+                  r.variant_b + " pooled; " + std::to_string(r.relabellings) +
+                  (r.exact ? " relabellings (every one keeping the group sizes)"
+                           : " relabellings (the observed one and a seeded sample)") +
+                  "\n";
+  std::string primaries;
+  for (const auto& p : r.primary) primaries += (primaries.empty() ? "" : ", ") + p;
+  o += r.primary.empty()
+           ? "exit status rests on: no primary metric declared: kernel failures B has "
+             "and A does not, isolation-gate failures of B, new build warnings\n"
+           : "exit status rests on: primary metrics " + primaries + " (" + r.primary_origin +
+                 "), kernel failures, the gate, new build "
+                 "warnings\n";
+  o += "exit 1 under compare's rules: " + std::to_string(r.exit_1) + " of " +
+       std::to_string(r.relabellings) + " (" + pct(r.exit_1, r.relabellings) + ")\n";
+  if (!r.causes.empty()) o += "  causes (relabellings):\n" + cause_lines(r.causes);
+  o += "exit 1 if every metric decided alone at alpha, uncorrected, and every kernel failure of B "
+       "counted: " +
+       std::to_string(r.uncorrected_exit_1) + " of " + std::to_string(r.relabellings) + " (" +
+       pct(r.uncorrected_exit_1, r.relabellings) + ")\n";
+  if (!r.uncorrected_causes.empty())
+    o += "  causes (relabellings):\n" + cause_lines(r.uncorrected_causes);
+  o += std::string("the run's own labelling: exit ") + (r.observed_exit_1 ? "1" : "0") + "\n";
+  return o;
+}
+
+}  // namespace isolab

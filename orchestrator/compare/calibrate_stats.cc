@@ -198,20 +198,6 @@ DriftTests drift_tests(const std::vector<DriftStratum>& strata, MetricKind kind,
   return r;
 }
 
-std::vector<double> holm_adjust(std::span<const double> p) {
-  const std::size_t m = p.size();
-  std::vector<std::size_t> order = identity(m);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
-  std::vector<double> out(m);
-  double running = 0;
-  for (std::size_t i = 0; i < m; ++i) {
-    running = std::max(running, std::min(1.0, p[order[i]] * static_cast<double>(m - i)));
-    out[order[i]] = running;
-  }
-  return out;
-}
-
 BinomialInterval clopper_pearson(std::size_t k, std::size_t n, double level) {
   if (n == 0 || k > n || !(level > 0 && level < 1))
     throw Error("clopper_pearson: need 0 <= k <= n, n > 0 and a level in (0, 1)");

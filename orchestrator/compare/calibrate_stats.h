@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "compare/multiplicity.h"  // holm_adjust
 #include "compare/stats.h"
 #include "compare/verdict.h"
 
@@ -71,13 +72,6 @@ struct DriftTests {
 DriftTests drift_tests(const std::vector<DriftStratum>& strata, MetricKind kind,
                        std::uint64_t exact_limit = 500000, std::size_t resamples = 20000,
                        std::uint64_t seed = 1);
-
-// Holm's step-down adjusted p-values (Holm 1979, "A simple sequentially rejective multiple test
-// procedure", Scand. J. Statist. 6, 65-70): sorted ascending, p_(i) * (m - i + 1), made
-// monotone by a running maximum, capped at 1; returned in input order. A hypothesis is
-// rejected at level alpha when its adjusted p < alpha. {0.01, 0.04, 0.03} gives {0.03, 0.06,
-// 0.06}.
-std::vector<double> holm_adjust(std::span<const double> p);
 
 // Two-sided Clopper-Pearson interval of a binomial proportion k / n (Clopper & Pearson 1934,
 // "The use of confidence or fiducial limits illustrated in the case of the binomial",

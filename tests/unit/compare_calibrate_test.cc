@@ -25,10 +25,22 @@ namespace {
 const std::string kRun = std::string(ISOLAB_TEST_DATA_DIR) + "/runs/planted-regression-kqin12";
 const std::string kMetric = "vmstat-idle.cycles_per_idle_loop";
 
+// The captured planted run, with the primary metrics examples/planted-regression.json declares
+// (the run was recorded before specs declared any): its own comparison then exits 1.
 nlohmann::json captured() {
-  static const nlohmann::json run = load_result(kRun);
+  static const nlohmann::json run = [] {
+    nlohmann::json r = load_result(kRun);
+    r["spec"]["compare"]["primary"] = nlohmann::json::parse(R"([
+      {"metric": "vmstat-syscall.noise.vmstat_update_per_s", "cpus": "5", "bad": "higher"},
+      {"metric": "vmstat-idle.noise.vmstat_update_per_s", "cpus": "6", "bad": "higher"},
+      {"metric": "latency.noise.vmstat_update_per_s", "bad": "higher"}])");
+    return r;
+  }();
   return run;
 }
+
+// The compare settings of the captured run's spec (its primary metrics).
+CompareSettings declared() { return settings_from_json(captured()["spec"]["compare"]); }
 
 // Multiplies every value of `metric` in cell k (cells[] order, the run's boot order) by
 // factor(k).
@@ -67,7 +79,7 @@ const RunMetricCalibration& metric(const Calibration& c, const std::string& name
 }
 
 TEST(CalibrateCaptured, UntouchedRunNamesNoDriftingMetric) {
-  const Calibration c = calibrate_runs({captured()}, CompareSettings{}, fast());
+  const Calibration c = calibrate_runs({captured()}, declared(), fast());
   ASSERT_EQ(c.runs.size(), 1u);
   const RunCalibration& r = c.runs[0];
   EXPECT_EQ(r.variants, (std::vector<std::string>{"vanilla", "planted"}));
@@ -197,7 +209,7 @@ TEST(CalibrateCaptured, OneVariantIsComparedByAlternateBoots) {
 TEST(CalibrateCaptured, SeveralRunsGiveBetweenRunSpreadAndFalseAlarmInterval) {
   nlohmann::json second = drifted();
   second["run_id"] = "second";
-  const Calibration c = calibrate_runs({captured(), second}, CompareSettings{}, fast());
+  const Calibration c = calibrate_runs({captured(), second}, declared(), fast());
   ASSERT_EQ(c.runs.size(), 2u);
   EXPECT_TRUE(c.runs[0].drifting_metrics.empty());
   EXPECT_EQ(c.runs[1].drifting_metrics, std::vector<std::string>{kMetric});

@@ -321,6 +321,22 @@ void check_variant_named(const nlohmann::json& run, const std::string& variant) 
 
 }  // namespace
 
+namespace {
+
+// Keeps VariantData::insn_counts_unavailable true to its contract over the contributing cells
+// in order: set from the first cell, cleared by any cell whose counts were measured.
+void note_insn_counts(const nlohmann::json& cell, bool first, VariantData& d) {
+  const nlohmann::json ic = field(cell, "insn_counts");
+  const bool unavailable = ic.is_object() && field(ic, "source").is_null();
+  if (!unavailable) {
+    d.insn_counts_unavailable.clear();
+  } else if (first) {
+    d.insn_counts_unavailable = str_or(ic, "reason", "no instruction counts recorded");
+  }
+}
+
+}  // namespace
+
 VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
   check_run(run);
   check_variant_named(run, variant);
@@ -352,6 +368,7 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
     const std::string host_uri = str_or(host, "uri");
     if (!host_uri.empty()) d.hosts[host_uri] = host;
     read_ok_cell(c, cp, {cell_id, acc, host_uri, d.cells_ok}, d);
+    note_insn_counts(c, d.cells_ok == 0, d);
     d.ok_cell_ids.push_back(cell_id);
     d.ok_cell_hosts.push_back(host_uri);
     ++d.cells_ok;
@@ -807,6 +824,18 @@ void add_primary(const PrimaryMetric& p, const VariantData& a, const VariantData
   auto it =
       std::find_if(rows.begin(), rows.end(), [&](const MetricRow& r) { return r.name == name; });
   const bool measured = find_samples(a, p.metric) || find_samples(b, p.metric);
+  if (!measured && p.metric.find("insns_per_") != std::string::npos && !a.insn_counts_unavailable.empty() &&
+      !b.insn_counts_unavailable.empty()) {
+    MetricRow row;
+    row.name = name;
+    row.metric = p.metric;
+    row.kind = MetricKind::instructions;
+    row.primary = true;
+    row.declared = p;
+    row.not_measured = a.insn_counts_unavailable;
+    rows.push_back(std::move(row));
+    return;
+  }
   if (!measured && a.cells_ok > 0 && b.cells_ok > 0)
     throw Error("primary metric " + p.metric + " (" + p.source +
                 ") is in no contributing cell of either variant");
@@ -844,6 +873,7 @@ MetricInfo row_info(const MetricRow& row) {
 
 void test_row(MetricRow& row, const VariantData& a, const VariantData& b, const Comparison& cmp,
               const CompareSettings& settings) {
+  if (!row.not_measured.empty()) return;
   const std::vector<Stratum> strata = row_strata(row, a, b, cmp.hosts);
   const bool with_ci = !settings.exit_status_only;
   if (cmp.stratified) {
@@ -872,7 +902,8 @@ void adjust_primary(Comparison& cmp) {
   std::vector<MetricRow*> rows;
   std::vector<double> p;
   for (auto& r : cmp.metrics)
-    if (r.primary) rows.push_back(&r), p.push_back(r.test.one_sided ? r.test.one_sided->p : 1.0);
+    if (r.primary && r.not_measured.empty())
+      rows.push_back(&r), p.push_back(r.test.one_sided ? r.test.one_sided->p : 1.0);
   const std::vector<double> holm = holm_adjust(p);
   for (std::size_t k = 0; k < rows.size(); ++k) rows[k]->test.family_p = holm[k];
   cmp.family.primary = rows.size();
@@ -916,6 +947,10 @@ void adjust_secondary(Comparison& cmp, const VariantData& a, const VariantData& 
 }
 
 void decide_row(MetricRow& row, const CompareSettings& settings) {
+  if (!row.not_measured.empty()) {
+    row.verdict = {Verdict::inconclusive, "not measured: " + row.not_measured};
+    return;
+  }
   const MetricInfo info = row_info(row);
   row.verdict = row.primary ? decide_primary_verdict(row.test, info, *row.declared, settings)
                             : decide_metric_verdict(row.test, info, settings);

@@ -134,6 +134,10 @@ struct VariantData {
   std::vector<std::string> ok_cell_hosts;  // parallel: cells[].host.uri ("" = none)
   std::vector<CellRecord> cells;           // every cell of the variant, in run order
   bool spec_overcommit = false;            // the run's spec "overcommit"
+  // Non-empty when every contributing cell recorded that it measured no instruction counts
+  // (cells[].insn_counts with "source": null, e.g. a KVM boot without a guest PMU): the first
+  // such cell's "reason". An instruction metric absent on both sides is then "not measured".
+  std::string insn_counts_unavailable;
 };
 
 // Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
@@ -235,6 +239,9 @@ struct MetricRow {
   std::size_t missing_a = 0, missing_b = 0;
   bool primary = false;
   std::optional<PrimaryMetric> declared;  // set for primary rows
+  // A declared instruction metric that neither side could measure (VariantData::
+  // insn_counts_unavailable): why. Such a row has no values, no test and no part in the exit.
+  std::string not_measured;
   // test.family_p: primary rows Holm's adjusted one-sided p, secondary rows the larger of the
   // Westfall-Young adjusted p and the row's own p (unset with settings.exit_status_only).
   MetricTest test;

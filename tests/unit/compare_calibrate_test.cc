@@ -25,8 +25,9 @@ namespace {
 const std::string kRun = std::string(ISOLAB_TEST_DATA_DIR) + "/runs/planted-regression-kqin12";
 const std::string kMetric = "vmstat-idle.cycles_per_idle_loop";
 
-// The captured planted run, with the primary metrics examples/planted-regression.json declares
-// (the run was recorded before specs declared any): its own comparison then exits 1.
+// The captured planted run, with vmstat_update on the CPU of each step declared primary (the
+// run was recorded before specs declared any, and before instructions were counted): its own
+// comparison then exits 1.
 nlohmann::json captured() {
   static const nlohmann::json run = [] {
     nlohmann::json r = load_result(kRun);

@@ -328,6 +328,31 @@ TEST(Instructions, ReadFromCellsAndJudgedByTheirOwnThreshold) {
   EXPECT_THROW(compare_run_variants(run, CompareSettings{}), SpecError);
 }
 
+// A declared instruction metric on boots that counted none (KVM without a guest PMU): the row
+// says why it was not measured and the exit rests on the other primaries; a run whose cells
+// did count and still lack the metric is refused as before.
+TEST(Instructions, PrimaryNotMeasuredWhereNoCellCountedInstructions) {
+  nlohmann::json run = run_with(5, 0, "kvm");
+  for (auto& c : run["cells"])
+    c["insn_counts"] = {{"source", nullptr}, {"reason", "KVM: the vCPU exposes no PMU"}};
+  CompareSettings s = primary("idle.insns_per_syscall:higher");
+  s.primary.push_back(primary_from_argument("idle.noise.vmstat_update_per_s@5:higher"));
+  const Comparison c = compare_run_variants(run, s);
+  const auto& r = row(c, "idle.insns_per_syscall");
+  EXPECT_TRUE(r.primary);
+  EXPECT_EQ(r.verdict.verdict, Verdict::inconclusive);
+  EXPECT_EQ(r.verdict.reason, "not measured: KVM: the vCPU exposes no PMU");
+  EXPECT_EQ(c.family.primary, 1u);
+  EXPECT_EQ(compare_exit_status(c), 0);
+  EXPECT_THAT(render_text(c), HasSubstr("not measured: KVM: the vCPU exposes no PMU"));
+  EXPECT_NO_THROW(render_json(c).dump());
+  EXPECT_NO_THROW(render_markdown(c));
+  EXPECT_NO_THROW(render_junit(c));
+
+  run["cells"][0]["insn_counts"] = {{"source", "tcg-plugin"}};
+  EXPECT_THROW(compare_run_variants(run, primary("idle.insns_per_syscall:higher")), Error);
+}
+
 // ---- the A/A relabelling ----
 
 // An A/A run: both variants the same kernel, 5 boots each; a noisy per-CPU count.

@@ -114,9 +114,12 @@ TEST(Spec, ExampleSpecParses) {
   EXPECT_EQ(s.workloads[1].sleep_us, 10000);
   ASSERT_TRUE(s.workloads[2].load.has_value());
   EXPECT_EQ(s.workloads[2].load->front().duration_s, 5);
-  // The exit status rests on vmstat_update on the CPU of each step.
-  ASSERT_EQ(s.compare["primary"].size(), 3u);
-  EXPECT_EQ(s.compare["primary"][1]["cpus"], "6");
+  // The exit status rests on instructions per system call and per idle loop, the kernel
+  // instructions on idle control CPU 7, and vmstat_update on the CPU of each step.
+  ASSERT_EQ(s.compare["primary"].size(), 6u);
+  EXPECT_EQ(s.compare["primary"][0]["metric"], "vmstat-syscall.insns_per_syscall");
+  EXPECT_EQ(s.compare["primary"][2]["cpus"], "7");
+  EXPECT_EQ(s.compare["primary"][5]["cpus"], "6");
   const Spec planted =
       load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/planted-regression.json");
   EXPECT_EQ(planted.compare["primary"], s.compare["primary"]);

@@ -1,6 +1,6 @@
-// Real boots under TCG, with a tiny busybox initramfs written here, of the default spec's
-// vanilla kernel (examples/vmstat-nohz.json: linux-source-6.1, tinyconfig + base.config +
-// isolation.config) taken from the build cache as `isolab run` takes it, built there first if
+// Real boots under TCG, with a tiny busybox initramfs written here, of the vm tier's vanilla
+// kernel (linux-source-6.1, tinyconfig + base.config + isolation.config, the kernel most vm
+// tests boot) taken from the build cache as `isolab run` takes it, built there first if
 // the cache ($ISOLAB_CACHE_DIR, default ~/.cache/isolab) does not hold it. The libvirt tests use
 // isolab's private libvirt (the embedded QEMU driver) under a temporary directory.
 #include <gmock/gmock.h>
@@ -24,7 +24,7 @@ using ::testing::Not;
 
 const fs::path kSource = ISOLAB_SOURCE_DIR;
 
-// The default spec's vanilla kernel from the shared cache (built when missing). Throws
+// The vm tier's vanilla kernel from the shared cache (built when missing). Throws
 // isolab::Error from ensure_kernel when it cannot be built.
 fs::path cached_test_kernel() {
   static fs::path image;

@@ -1,4 +1,4 @@
-// vm tier: rtla osnoise and timerlat as workloads on a real 6.1 guest (the default vanilla
+// vm tier: rtla osnoise and timerlat as workloads on a real 6.1 guest (the vm tier's vanilla
 // kernel from the cache: base.config has OSNOISE_TRACER and TIMERLAT_TRACER), and the guest-side
 // check that tells a kernel without the tracer from "no noise" (case R2).
 #include <gtest/gtest.h>

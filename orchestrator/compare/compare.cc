@@ -1079,6 +1079,7 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   adjust_secondary(cmp, a, b, settings);
   for (auto& row : cmp.metrics) decide_row(row, settings);
   add_tails(cmp, a, b);
+  cmp.profile_changes = profile_changes(run_a, variant_a, run_b, variant_b);
   add_issues(cmp, a, b);
   weigh_outcomes(cmp, a, b, settings);
   return cmp;

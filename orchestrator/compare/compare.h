@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "compare/profile_diff.h"
 #include "compare/stats.h"
 #include "compare/verdict.h"
 #include "kernel/build_log.h"
@@ -336,6 +337,9 @@ struct Comparison {
   // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
   std::optional<std::vector<NewBuildWarning>> new_warnings;
   std::vector<LatencyTraceRow> latency_traces;  // A cells then B cells, in cell order
+  // The kernel functions whose instructions on the isolated CPUs changed most between A and B
+  // (compare/profile_diff.h; informational, never tested); empty without profiles.
+  std::vector<ProfileChange> profile_changes;
   std::vector<HostSummary> hosts;               // sorted by URI; empty for single-host runs
   bool stratified = false;                      // two or more hosts: host is a blocking factor
   // Hosts whose fingerprints differ were combined because settings.pool_hosts was set; the

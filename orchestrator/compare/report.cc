@@ -716,6 +716,13 @@ void tails_text(const Comparison& c, std::ostringstream& o) {
   }
 }
 
+void profile_text(const Comparison& c, std::ostringstream& o) {
+  if (c.profile_changes.empty()) return;
+  o << "\nkernel functions whose instructions on the isolated CPUs changed most (mean per boot, "
+       "A -> B; informational, not tested):\n";
+  for (const auto& l : profile_change_lines(c.profile_changes)) o << "  " << l << "\n";
+}
+
 void failures_text(const Comparison& c, std::ostringstream& o) {
   if (c.failures.empty()) return;
   o << "\nkernel failures per class (cells with it / all cells of the variant):\n";
@@ -776,6 +783,7 @@ std::string render_text(const Comparison& c) {
   hosts_text(c, o);
   reasons_text(c, o);
   tails_text(c, o);
+  profile_text(c, o);
   latency_traces_text(c, o);
   failures_text(c, o);
   gate_text(c, o);
@@ -893,6 +901,19 @@ nlohmann::json tails_json(const Comparison& c) {
   for (const auto& t : c.tails)
     out.push_back(
         {{"histogram", t.histogram}, {"unit", t.unit}, {"a", tail(t.a)}, {"b", tail(t.b)}});
+  return out;
+}
+
+nlohmann::json profile_changes_json(const Comparison& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& p : c.profile_changes)
+    out.push_back({{"step", p.step},
+                   {"cpu", p.cpu},
+                   {"function", p.function},
+                   {"a", p.a},
+                   {"b", p.b},
+                   {"cells_a", p.cells_a},
+                   {"cells_b", p.cells_b}});
   return out;
 }
 
@@ -1020,6 +1041,7 @@ nlohmann::json render_json(const Comparison& c) {
   j["metrics"] = nlohmann::json::array();
   for (const auto& r : c.metrics) j["metrics"].push_back(metric_json(r, c.settings));
   j["tails"] = tails_json(c);
+  j["profile_changes"] = profile_changes_json(c);
   j["latency_traces"] = latency_traces_json(c);
   j["gate"] = gate_json(c);
   j["failures"] = failures_json(c);
@@ -1089,6 +1111,13 @@ void tails_markdown(const Comparison& c, std::ostringstream& o) {
   }
 }
 
+void profile_markdown(const Comparison& c, std::ostringstream& o) {
+  if (c.profile_changes.empty()) return;
+  o << "\nKernel functions whose instructions on the isolated CPUs changed most (mean per boot, "
+       "informational):\n\n";
+  for (const auto& l : profile_change_lines(c.profile_changes)) o << "- " << md_escape(l) << "\n";
+}
+
 void outcomes_markdown(const Comparison& c, std::ostringstream& o) {
   if (!c.failures.empty()) {
     o << "\nKernel failures per class:\n\n";
@@ -1144,6 +1173,7 @@ std::string render_markdown(const Comparison& c) {
   }
   tables_markdown(c, o);
   tails_markdown(c, o);
+  profile_markdown(c, o);
   if (!c.latency_traces.empty()) {
     o << "\nMax-latency traces (" << md_escape(c.latency_traces.front().tracer)
       << ", switch-side stack, innermost first; informational):\n\n";

@@ -89,6 +89,8 @@ std::string render_text(const Comparison& c);
 //              "mean_b","diff","diff_ci_low","diff_ci_high","relative_change_pct" (null when A
 //              was 0),"new","min_p","reassignments","floor"}}],
 //  "tails":[{"histogram","unit","a":{samples,overflows,p99,p99_9,max},"b":{...}}],
+//  "profile_changes":[{"step","cpu","function","a","b","cells_a","cells_b"}] (kernel
+//                      instructions per boot, compare/profile_diff.h),
 //  "latency_traces":[{"variant","side":"A"|"B","cell_id","workload","tracer","max_latency_us",
 //                     "task","cpu","frames","file"}] (compare.h LatencyTraceRow),
 //  "gate":[{"check","a_pass","a_total","b_pass","b_total","p","against_b","reason"}],

@@ -188,6 +188,22 @@ std::string section_histograms(const ReportData& d) {
   return o.str();
 }
 
+// The differential kernel profile (compare/profile_diff.h), when the cells carried one.
+std::string section_profile(const Comparison& c) {
+  if (c.profile_changes.empty()) return "";
+  std::ostringstream o;
+  o << "<h2 id=\"profile\">Where the kernel instructions went</h2>\n<p>Kernel functions whose "
+       "instructions on the isolated CPUs changed most between A and B: mean per boot over each "
+       "side's boots, from the instruction-counting plugin's per-step profiles. Informational, "
+       "not tested.</p>\n<table>\n<tr>"
+    << th("step") << th("CPU") << th("function") << th("A") << th("B") << th("B - A") << "</tr>\n";
+  for (const ProfileChange& p : c.profile_changes)
+    o << "<tr>" << td(p.step) << td(std::to_string(p.cpu)) << td(p.function, "mono")
+      << td(svg::num(p.a), "mono") << td(svg::num(p.b), "mono") << td(svg::num(p.diff()), "mono")
+      << "</tr>\n";
+  return o.str() + "</table>\n";
+}
+
 std::string section_metrics(const ReportData& d) {
   const Comparison& c = d.loaded.comparison;
   std::ostringstream o;
@@ -417,7 +433,7 @@ std::string render_html_report(const ReportData& d) {
   std::ostringstream o;
   o << head(c) << "<body>\n"
     << section_header(d) << section_summary(c) << section_histograms(d) << section_metrics(d)
-    << section_noise(d) << section_timeline(d) << section_gate(d) << section_provenance(d)
+    << section_profile(c) << section_noise(d) << section_timeline(d) << section_gate(d) << section_provenance(d)
     << section_cells(d) << section_text(c) << "</body>\n</html>\n";
   return o.str();
 }

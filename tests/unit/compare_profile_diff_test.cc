@@ -1,7 +1,11 @@
 // The differential kernel profile of two variants from the cells' instruction-count profiles.
 #include <gtest/gtest.h>
 
+#include <gmock/gmock.h>
+
+#include "compare/compare.h"
 #include "compare/profile_diff.h"
+#include "compare/report.h"
 
 namespace isolab {
 namespace {
@@ -52,6 +56,25 @@ TEST(ProfileDiff, NoProfileOnOneSideGivesNothingAndBadRowsAreSkipped) {
   r["cells"][0]["insn_counts"]["profile"]["vmstat-syscall"]["x"] = json::array();
   r["cells"][1]["insn_counts"]["profile"]["vmstat-syscall"]["5"].push_back({{"function", 3}});
   EXPECT_EQ(profile_changes(r, "vanilla", r, "patched", 1).size(), 1u);
+}
+
+// compare prints the changes in its text, Markdown and JSON output.
+TEST(ProfileDiff, CompareReportsTheLargestChanges) {
+  json r = run();
+  r["schema_version"] = 1;
+  r["run_id"] = "p";
+  r["variant_order"] = {"vanilla", "patched"};
+  r["variants"] = {{"vanilla", json::object()}, {"patched", json::object()}};
+  for (std::size_t i = 0; i < r["cells"].size(); ++i) {
+    r["cells"][i]["id"] = "c" + std::to_string(i);
+    r["cells"][i]["metrics"] = json::object();
+  }
+  const Comparison c = compare_run_variants(r, CompareSettings{});
+  ASSERT_EQ(c.profile_changes.size(), 2u);
+  EXPECT_THAT(render_text(c), ::testing::HasSubstr("  vmstat-syscall CPU 5: refresh_cpu_vm_stats "
+                                                   "0 -> 9.2e+03 (+9.2e+03)"));
+  EXPECT_THAT(render_markdown(c), ::testing::HasSubstr("- vmstat-syscall CPU 5: refresh_cpu"));
+  EXPECT_EQ(render_json(c)["profile_changes"][0]["b"], 9200);
 }
 
 }  // namespace

@@ -69,6 +69,28 @@ TEST(InsnCount, RealTestGuestOutputOnTwoVcpus) {
   EXPECT_TRUE(insn_step_profile(step(f, 2), 1).empty());
 }
 
+// Format 2 from the three-step guest: step 3's region classes, derived in test-guest.S.
+TEST(InsnCount, RealFormat2OutputWithRegionClasses) {
+  InsnCountFile f = parse_insn_count(data("test-guest-v2-smp2.txt"));
+  EXPECT_EQ(f.version, 2);
+  EXPECT_TRUE(f.complete);
+  ASSERT_EQ(f.steps.size(), 3u);
+  EXPECT_TRUE(insn_per_operation(step(f, 1), 0, 1).valid);
+  EXPECT_EQ(insn_step_deltas(step(f, 3)), (std::vector<InsnCounts>{{635, 0}, {0, 0}}));
+  const InsnPerOperation c0 = insn_per_operation(step(f, 3), 0, 1);
+  ASSERT_TRUE(c0.valid) << c0.reason;
+  EXPECT_EQ(c0.total, 203);
+  const InsnPerOperation c1 = insn_per_operation(step(f, 3), 0, 2, 1);
+  ASSERT_TRUE(c1.valid) << c1.reason;
+  EXPECT_EQ(c1.user, 213);
+  EXPECT_EQ(c1.median_total, 23);
+  EXPECT_EQ(insn_per_operation(step(f, 3), 0, 1, 2).total, 631);
+  EXPECT_EQ(insn_per_operation(step(f, 3), 0, 1, 3).total, 2);
+  EXPECT_EQ(insn_per_operation(step(f, 3), 1, {}, 1).reason,
+            "2 class-1 regions and 0 unbalanced class-1 markers on vCPU 0, expected vCPU 1 only; "
+            "no class-1 regions on vCPU 1");
+}
+
 TEST(InsnCount, RealUnbalancedMarkersAreInvalid) {
   InsnCountFile f = parse_insn_count(data("test-guest-unbalanced.txt"));
   ASSERT_EQ(f.steps.size(), 2u);

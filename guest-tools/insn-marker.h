@@ -5,14 +5,23 @@
  * A marker is the 7-byte multi-byte NOP "nopl DISP(%rax)" (0F 1F 80 + little-endian disp32)
  * with a displacement no compiler emits (compilers pad with displacement 0). It has no
  * architectural effect: on KVM, on hardware or under QEMU without the plugin it is a NOP.
- * The plugin recognises the four displacements below when it translates the instruction.
+ * The plugin recognises the ten displacements below when it translates the instruction.
  *
- *   ISOLAB_MARK_REGION_BEGIN  starts a measured region on the executing vCPU (e.g. just before
- *                             one mlock()+munlock() pair).
+ *   ISOLAB_MARK_REGION_BEGIN  starts a measured region of class 0 on the executing vCPU (e.g.
+ *                             just before one mlock()+munlock() pair).
  *   ISOLAB_MARK_REGION_END    ends it: the vCPU's user and kernel instructions executed since
- *                             the begin marker are added to that vCPU's region totals, and its
- *                             region count goes up by one. A begin while a region is open, or
- *                             an end with none open, counts as unbalanced on that vCPU.
+ *                             the begin marker are added to that vCPU's class-0 region totals,
+ *                             and its class-0 region count goes up by one. A begin while a
+ *                             region of the class is open, or an end with none open, counts as
+ *                             unbalanced for that class on that vCPU.
+ *   ISOLAB_MARK_REGION<c>_BEGIN, ISOLAB_MARK_REGION<c>_END  (c = 1, 2, 3)
+ *                             the same for region class c. The four classes are independent:
+ *                             each has its own open region, totals, count and unbalanced count
+ *                             per vCPU, so regions of different classes may follow each other
+ *                             or nest (a class-0 region then a class-1 region on one vCPU in
+ *                             one step are told apart: page-fault-bench marks a batch's page
+ *                             faults class 0 and its MADV_DONTNEED class 1 in its single phase,
+ *                             classes 2 and 3 in its per_cpu phase).
  *   ISOLAB_MARK_STEP_BEGIN    a workload step starts: the plugin records every vCPU's
  *                             cumulative user and kernel instruction counts.
  *   ISOLAB_MARK_STEP_END      the step ends: the same snapshot, then every vCPU's region totals
@@ -33,6 +42,12 @@
 #define ISOLAB_MARK_DISP_REGION_END 0x15A1B002u
 #define ISOLAB_MARK_DISP_STEP_BEGIN 0x15A1B003u
 #define ISOLAB_MARK_DISP_STEP_END 0x15A1B004u
+#define ISOLAB_MARK_DISP_REGION1_BEGIN 0x15A1B005u
+#define ISOLAB_MARK_DISP_REGION1_END 0x15A1B006u
+#define ISOLAB_MARK_DISP_REGION2_BEGIN 0x15A1B007u
+#define ISOLAB_MARK_DISP_REGION2_END 0x15A1B008u
+#define ISOLAB_MARK_DISP_REGION3_BEGIN 0x15A1B009u
+#define ISOLAB_MARK_DISP_REGION3_END 0x15A1B00Au
 
 #if defined(__x86_64__)
 /* The asm is volatile with a memory clobber so that the compiler neither drops it nor moves
@@ -42,11 +57,23 @@
 #define ISOLAB_MARK_REGION_END() ISOLAB_MARK_(0x15A1B002)
 #define ISOLAB_MARK_STEP_BEGIN() ISOLAB_MARK_(0x15A1B003)
 #define ISOLAB_MARK_STEP_END() ISOLAB_MARK_(0x15A1B004)
+#define ISOLAB_MARK_REGION1_BEGIN() ISOLAB_MARK_(0x15A1B005)
+#define ISOLAB_MARK_REGION1_END() ISOLAB_MARK_(0x15A1B006)
+#define ISOLAB_MARK_REGION2_BEGIN() ISOLAB_MARK_(0x15A1B007)
+#define ISOLAB_MARK_REGION2_END() ISOLAB_MARK_(0x15A1B008)
+#define ISOLAB_MARK_REGION3_BEGIN() ISOLAB_MARK_(0x15A1B009)
+#define ISOLAB_MARK_REGION3_END() ISOLAB_MARK_(0x15A1B00A)
 #else
 #define ISOLAB_MARK_REGION_BEGIN() ((void)0)
 #define ISOLAB_MARK_REGION_END() ((void)0)
 #define ISOLAB_MARK_STEP_BEGIN() ((void)0)
 #define ISOLAB_MARK_STEP_END() ((void)0)
+#define ISOLAB_MARK_REGION1_BEGIN() ((void)0)
+#define ISOLAB_MARK_REGION1_END() ((void)0)
+#define ISOLAB_MARK_REGION2_BEGIN() ((void)0)
+#define ISOLAB_MARK_REGION2_END() ((void)0)
+#define ISOLAB_MARK_REGION3_BEGIN() ((void)0)
+#define ISOLAB_MARK_REGION3_END() ((void)0)
 #endif
 
 #endif /* ISOLAB_INSN_MARKER_H */

@@ -16,6 +16,15 @@
  * (the pages go back to the allocator), read the counter. fault_total sums the first intervals,
  * free_total the second ones.
  *
+ * Instruction-count markers (insn-marker.h; NOPs without isolab's TCG plugin): every timed
+ * batch (not the warm-up) brackets its page faults with a region of one class and its
+ * MADV_DONTNEED with a region of another, inside the counter reads: classes 0 (faults) and 1
+ * (free) in the single phase, 2 (faults) and 3 (free) in the per_cpu phase. The two phases
+ * run in one workload step and the single phase's CPU takes part in the per_cpu phase, so the
+ * classes are what tells the phases apart on that vCPU. A worker's "marked_batches" is how
+ * many batches it marked: the plugin should count that many regions of each of its phase's
+ * two classes on the worker's CPU, and none on any other CPU.
+ *
  * Phases, one after the other:
  *   single   one worker pinned on the first CPU of --cpus;
  *   per_cpu  one worker per CPU of --cpus, each pinned on its CPU, all starting together (a
@@ -41,7 +50,8 @@
  *               "vmstat_before":{"numa_hit":123,...},"vmstat_after":{"numa_hit":456,...},
  *               "workers":[{"cpu":0,"node":0,"batches":100,"pages":6400,
  *                           "fault_total":1234567,"free_total":234567,
- *                           "min_batch_fault":9000,"max_batch_fault":90000}]},
+ *                           "min_batch_fault":9000,"max_batch_fault":90000,
+ *                           "marked_batches":100}]},
  *              {"name":"per_cpu",...}]}
  * "node" is the NUMA node of the CPU the worker ran on (getcpu()), -1 if unknown.
  * Exit status: 0 success, 2 bad usage or a failing system call (message on stderr).
@@ -63,6 +73,7 @@
 
 #define TOOL_NAME "page-fault-bench"
 #include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter() */
+#include "insn-marker.h"
 
 #define MAX_WORKERS 1024
 #define MAX_PAGES 65536UL
@@ -73,6 +84,7 @@ struct worker {
   int node;
   int done; /* set by the worker when its numbers are final */
   uint64_t batches, pages, fault_total, free_total, min_batch, max_batch;
+  uint64_t marked_batches; /* batches bracketed with region markers */
 };
 
 struct shared {
@@ -159,22 +171,38 @@ static int current_node(void) {
   return (int)node;
 }
 
-/* One batch: fault in every page of the region, then give them back. */
-static void batch(char* region, size_t page_size, unsigned long pages, uint64_t* fault,
-                  uint64_t* freed) {
-  uint64_t t0, t1, t2;
+#define NO_MARK() ((void)0)
 
-  t0 = read_counter();
-  for (unsigned long p = 0; p < pages; p++) region[p * page_size] = 1;
-  t1 = read_counter();
-  if (madvise(region, pages * page_size, MADV_DONTNEED)) die_errno("madvise");
-  t2 = read_counter();
-  *fault = t1 - t0;
-  *freed = t2 - t1;
-}
+/* One batch: fault in every page of the region, then give them back. Defined three times: with
+ * no marker (warm-up), with the single phase's region classes and with the per_cpu phase's;
+ * separate functions, so that no branch on the phase lies inside a region. */
+#define DEFINE_BATCH(name, FAULT_BEGIN, FAULT_END, FREE_BEGIN, FREE_END)                 \
+  static void name(char* region, size_t page_size, unsigned long pages, uint64_t* fault, \
+                   uint64_t* freed) {                                                    \
+    uint64_t t0, t1, t2;                                                                 \
+                                                                                         \
+    t0 = read_counter();                                                                 \
+    FAULT_BEGIN();                                                                       \
+    for (unsigned long p = 0; p < pages; p++) region[p * page_size] = 1;                 \
+    FAULT_END();                                                                         \
+    t1 = read_counter();                                                                 \
+    FREE_BEGIN();                                                                        \
+    if (madvise(region, pages * page_size, MADV_DONTNEED)) die_errno("madvise");         \
+    FREE_END();                                                                          \
+    t2 = read_counter();                                                                 \
+    *fault = t1 - t0;                                                                    \
+    *freed = t2 - t1;                                                                    \
+  }
+DEFINE_BATCH(batch_unmarked, NO_MARK, NO_MARK, NO_MARK, NO_MARK)
+DEFINE_BATCH(batch_single, ISOLAB_MARK_REGION_BEGIN, ISOLAB_MARK_REGION_END,
+             ISOLAB_MARK_REGION1_BEGIN, ISOLAB_MARK_REGION1_END)
+DEFINE_BATCH(batch_per_cpu, ISOLAB_MARK_REGION2_BEGIN, ISOLAB_MARK_REGION2_END,
+             ISOLAB_MARK_REGION3_BEGIN, ISOLAB_MARK_REGION3_END)
 
-static void worker_main(struct shared* sh, int idx, size_t page_size, unsigned long pages,
-                        unsigned long warmup, uint64_t duration_ns) {
+typedef void (*batch_fn)(char*, size_t, unsigned long, uint64_t*, uint64_t*);
+
+static void worker_main(struct shared* sh, int idx, batch_fn timed, size_t page_size,
+                        unsigned long pages, unsigned long warmup, uint64_t duration_ns) {
   struct worker* w = &sh->w[idx];
   uint64_t f, r, deadline;
   char* region;
@@ -183,15 +211,16 @@ static void worker_main(struct shared* sh, int idx, size_t page_size, unsigned l
   region =
       mmap(NULL, pages * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (region == MAP_FAILED) die_errno("mmap of the region");
-  for (unsigned long i = 0; i < warmup; i++) batch(region, page_size, pages, &f, &r);
+  for (unsigned long i = 0; i < warmup; i++) batch_unmarked(region, page_size, pages, &f, &r);
   w->node = current_node();
   w->min_batch = UINT64_MAX;
   __atomic_add_fetch(&sh->ready, 1, __ATOMIC_SEQ_CST);
   while (!__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE)) sched_yield();
   deadline = monotonic_ns() + duration_ns;
   do {
-    batch(region, page_size, pages, &f, &r);
+    timed(region, page_size, pages, &f, &r);
     w->batches++;
+    w->marked_batches++;
     w->pages += pages;
     w->fault_total += f;
     w->free_total += r;
@@ -202,9 +231,11 @@ static void worker_main(struct shared* sh, int idx, size_t page_size, unsigned l
   _exit(0);
 }
 
-/* Runs one phase with workers on cpus[0..n-1]; prints its JSON object. */
-static void run_phase(struct shared* sh, const char* name, const int* cpus, int n, size_t page_size,
-                      unsigned long pages, unsigned long warmup, uint64_t duration_ns, int first) {
+/* Runs one phase with workers on cpus[0..n-1], each timing its batches with `timed`; prints
+ * its JSON object. */
+static void run_phase(struct shared* sh, const char* name, batch_fn timed, const int* cpus, int n,
+                      size_t page_size, unsigned long pages, unsigned long warmup,
+                      uint64_t duration_ns, int first) {
   static char before[2048], after[2048];
   pid_t pids[MAX_WORKERS];
   uint64_t t0, elapsed;
@@ -215,7 +246,7 @@ static void run_phase(struct shared* sh, const char* name, const int* cpus, int 
   for (int i = 0; i < n; i++) {
     pids[i] = fork();
     if (pids[i] < 0) die_errno("fork");
-    if (pids[i] == 0) worker_main(sh, i, page_size, pages, warmup, duration_ns);
+    if (pids[i] == 0) worker_main(sh, i, timed, page_size, pages, warmup, duration_ns);
   }
   while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < n) {
     /* A worker that died before it was ready would leave us waiting forever. */
@@ -244,9 +275,9 @@ static void run_phase(struct shared* sh, const char* name, const int* cpus, int 
 
     printf("%s{\"cpu\":%d,\"node\":%d,\"batches\":%" PRIu64 ",\"pages\":%" PRIu64
            ",\"fault_total\":%" PRIu64 ",\"free_total\":%" PRIu64 ",\"min_batch_fault\":%" PRIu64
-           ",\"max_batch_fault\":%" PRIu64 "}",
+           ",\"max_batch_fault\":%" PRIu64 ",\"marked_batches\":%" PRIu64 "}",
            i ? "," : "", w->cpu, w->node, w->batches, w->pages, w->fault_total, w->free_total,
-           w->min_batch, w->max_batch);
+           w->min_batch, w->max_batch, w->marked_batches);
   }
   printf("]}");
 }
@@ -310,9 +341,11 @@ int main(int argc, char** argv) {
       "\"pages_per_batch\":%lu,\"duration_s\":%lu,\"warmup_batches\":%lu,\"phases\":[",
       counter, page_size, pages, duration_s, warmup);
   fflush(stdout); /* the workers are forked: nothing buffered may be written twice */
-  run_phase(sh, "single", cpus, 1, page_size, pages, warmup, duration_s * 1000000000ULL, 1);
+  run_phase(sh, "single", batch_single, cpus, 1, page_size, pages, warmup,
+            duration_s * 1000000000ULL, 1);
   fflush(stdout);
-  run_phase(sh, "per_cpu", cpus, ncpus, page_size, pages, warmup, duration_s * 1000000000ULL, 0);
+  run_phase(sh, "per_cpu", batch_per_cpu, cpus, ncpus, page_size, pages, warmup,
+            duration_s * 1000000000ULL, 0);
   printf("]}\n");
   if (fflush(stdout) || ferror(stdout)) die("cannot write the result to stdout");
   return 0;

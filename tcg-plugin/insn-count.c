@@ -24,18 +24,21 @@
  * counts 1001), so kernel code using rep movs/stos (memcpy, memset, clear_page with ERMS)
  * counts more than hardware's retired instructions would.
  *
- * Markers. The four 7-byte NOPs "nopl DISP(%rax)" (0F 1F 80 disp32; the same bytes are
+ * Markers. The ten 7-byte NOPs "nopl DISP(%rax)" (0F 1F 80 disp32; the same bytes are
  * "nopl DISP(%eax)" in 32-bit code) are recognised by their bytes at translation and get an
  * instruction exec callback. Its user data holds how many instructions of the TB lie after
  * the snapshot point, which is subtracted from the counter that the TB callback already
  * advanced, so snapshots are exact for the executing vCPU. A begin marker's snapshot is
  * taken before it, an end marker's after it: regions and steps include both markers.
- *   REGION_BEGIN  opens a region on the executing vCPU (one already open: unbalanced += 1,
- *                 and the region restarts here).
- *   REGION_END    adds (end - begin) user and kernel to the vCPU's region totals, n += 1
- *                 (no region open: unbalanced += 1).
+ * Regions come in four classes (REGION_BEGIN/END are class 0, REGION<c>_BEGIN/END class c),
+ * each with its own state per vCPU; what follows holds for each class on its own.
+ *   REGION_BEGIN  opens a region of its class on the executing vCPU (one of that class
+ *                 already open: unbalanced += 1, and the region restarts here).
+ *   REGION_END    adds (end - begin) user and kernel to the vCPU's totals of its class,
+ *                 n += 1 (no region of the class open: unbalanced += 1).
  *   STEP_BEGIN    seq += 1; writes a "step begin" snapshot of every vCPU; clears every vCPU's
- *                 region totals, n, unbalanced and profile. A step already open gets no end.
+ *                 region totals, n and unbalanced of every class, and its profile. A step
+ *                 already open gets no end. (Open regions stay open.)
  *   STEP_END      writes a "step end" snapshot, the region lines and profile lines of the
  *                 step, and flushes. With no step open it is only counted (stray_step_ends).
  * Snapshots read the other vCPUs' counters at that instant (exact only for the executing one).
@@ -49,17 +52,19 @@
  *
  * Output (text, one record per line, fields separated by single spaces; after a record's
  * kind and positional fields every field is key=value; readers ignore keys they do not know):
- *   isolab-insn-count 1 plugin_api=1 qemu_api=<min>-<cur> vcpus=<n> profile_cpus=<list>
+ *   isolab-insn-count 2 plugin_api=1 qemu_api=<min>-<cur> vcpus=<n> profile_cpus=<list>
  *       profile_top=<N>                        (one line; profile_cpus= empty when none)
  *   step <seq> begin vcpu=<v> counts=<u0>:<k0>,<u1>:<k1>,...   (entry i = vCPU i, n entries)
- *   region <seq> vcpu=<c> n=<regions> user=<sum> kernel=<sum> unbalanced=<m>
+ *   region <seq> vcpu=<c> [class=<k>] n=<regions> user=<sum> kernel=<sum> unbalanced=<m>
  *       [median=<insns> kernel_median=<insns>]
- *       (after a step end, one per vCPU with n > 0 or m > 0, ascending vCPU; median is the
- *       lower median over the step's regions of one region's instructions (user + kernel),
- *       kernel_median that of its kernel instructions, both over the first 4194304 regions;
- *       absent when n = 0. A region that an interrupt, a softirq or a kernel thread entered
- *       costs more, and how many do depends on how fast the host emulates the guest, since
- *       ticks and timers follow guest time; the median is the operation's own path length.)
+ *       (after a step end, one per vCPU and region class with n > 0 or m > 0, ascending vCPU,
+ *       then ascending class; class= is written for classes 1-3 only, so a class-0 line is
+ *       exactly as in format 1; median is the lower median over the step's regions of the
+ *       class of one region's instructions (user + kernel), kernel_median that of its kernel
+ *       instructions, both over the first 4194304 regions of the class; absent when n = 0.
+ *       A region that an interrupt, a softirq or a kernel thread entered costs more, and how
+ *       many do depends on how fast the host emulates the guest, since ticks and timers
+ *       follow guest time; the median is the operation's own path length.)
  *   prof <seq> vcpu=<c> pc=0x<hex> insns=<n>   (after the region lines; per profiled vCPU,
  *       at most profile_top lines, largest insns first, ties by ascending pc)
  *   step <seq> end vcpu=<v> counts=...         (written before the region and prof lines)
@@ -68,7 +73,9 @@
  * seq counts STEP_BEGINs from 1; counts are cumulative since the vCPU started; all numbers are
  * unsigned decimal except pc. The file is flushed after the header, at every step end and at
  * exit, so a guest or QEMU that dies leaves whole steps behind (and perhaps a cut last line).
- * Reader: orchestrator/parse/insn_count.h.
+ * Format versions: 1 had region class 0 only (no class= field); 2 adds classes 1-3. The
+ * version went up because a format-1 reader would take a class-1 line for the vCPU's class-0
+ * regions. Reader (both versions): orchestrator/parse/insn_count.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -83,7 +90,8 @@
 
 ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define OUTPUT_FORMAT_VERSION 1
+#define OUTPUT_FORMAT_VERSION 2
+#define NCLASSES 4
 #define KERNEL_START 0xffff800000000000ull
 #define LOW47 ((1ull << 47) - 1)
 #define MAX_TB_INSNS 0xffffu
@@ -97,14 +105,19 @@ struct prof_entry {
   uint64_t insns;
 };
 
+/* One region class of one vCPU. */
+struct regions {
+  int open; /* owner only, like open_user and open_kernel */
+  uint64_t open_user, open_kernel;
+  uint64_t n, user, kernel, unbalanced; /* step state, under the vCPU's lock */
+  uint64_t *all, *ker;                  /* each closed region's total and kernel instructions */
+  size_t cap;
+};
+
 struct vcpu {
   uint64_t user, kernel; /* owner writes (relaxed atomic), anyone reads (relaxed atomic) */
-  int region_open;       /* owner only */
-  uint64_t open_user, open_kernel;
-  pthread_mutex_t lock; /* guards the step state below */
-  uint64_t reg_n, reg_user, reg_kernel, unbalanced;
-  uint64_t *reg_all, *reg_ker; /* each closed region's total and kernel instructions */
-  size_t reg_cap;
+  pthread_mutex_t lock;  /* guards the step state below and in reg[] */
+  struct regions reg[NCLASSES];
   struct prof_entry* prof;
   size_t prof_cap, prof_used;
 } __attribute__((aligned(64)));
@@ -137,9 +150,11 @@ static void* tb_udata(uint64_t vaddr, size_t n) {
 
 enum marker { REGION_BEGIN, REGION_END, STEP_BEGIN, STEP_END };
 
-/* Marker: bits 0-1 the marker, bit 2 kernel TB, bits 3-63 instructions after the snapshot. */
-static void* marker_udata(enum marker m, int kernel, uint64_t after) {
-  return (void*)(uintptr_t)((uint64_t)m | ((uint64_t)kernel << 2) | (after << 3));
+/* Marker: bits 0-1 the marker, bits 2-3 the region class, bit 4 kernel TB, bits 5-63
+ * instructions after the snapshot. */
+static void* marker_udata(enum marker m, unsigned cls, int kernel, uint64_t after) {
+  return (void*)(uintptr_t)((uint64_t)m | ((uint64_t)cls << 2) | ((uint64_t)kernel << 4) |
+                            (after << 5));
 }
 
 /* ---- profile table (caller holds the vCPU's lock) ---- */
@@ -198,57 +213,57 @@ static void on_tb_exec(unsigned int cpu, void* udata) {
 
 /* The executing vCPU's exact counts at the marker's snapshot point. */
 static void marker_snapshot(const struct vcpu* v, uint64_t d, uint64_t* u, uint64_t* k) {
-  const uint64_t after = d >> 3;
+  const uint64_t after = d >> 5;
   *u = v->user;
   *k = v->kernel;
-  if (d & 4)
+  if (d & 16)
     *k -= after;
   else
     *u -= after;
 }
 
-static void region_begin(struct vcpu* v, uint64_t u, uint64_t k) {
-  if (v->region_open) {
+static void region_begin(struct vcpu* v, struct regions* r, uint64_t u, uint64_t k) {
+  if (r->open) {
     pthread_mutex_lock(&v->lock);
-    v->unbalanced++;
+    r->unbalanced++;
     pthread_mutex_unlock(&v->lock);
   }
-  v->region_open = 1;
-  v->open_user = u;
-  v->open_kernel = k;
+  r->open = 1;
+  r->open_user = u;
+  r->open_kernel = k;
 }
 
 #define MAX_KEPT_REGIONS ((size_t)1 << 22)
 
-/* Keeps one closed region's counts for the step's medians (caller holds v->lock). */
-static void keep_region(struct vcpu* v, uint64_t all, uint64_t ker) {
-  const size_t i = (size_t)v->reg_n - 1;
+/* Keeps one closed region's counts for the step's medians (caller holds the vCPU's lock). */
+static void keep_region(struct regions* r, uint64_t all, uint64_t ker) {
+  const size_t i = (size_t)r->n - 1;
   if (i >= MAX_KEPT_REGIONS) return;
-  if (i >= v->reg_cap) {
-    const size_t cap = v->reg_cap ? v->reg_cap * 2 : 4096;
-    uint64_t* a = realloc(v->reg_all, cap * sizeof *a);
-    if (a) v->reg_all = a;
-    uint64_t* k = a ? realloc(v->reg_ker, cap * sizeof *k) : NULL;
-    if (k) v->reg_ker = k;
+  if (i >= r->cap) {
+    const size_t cap = r->cap ? r->cap * 2 : 4096;
+    uint64_t* a = realloc(r->all, cap * sizeof *a);
+    if (a) r->all = a;
+    uint64_t* k = a ? realloc(r->ker, cap * sizeof *k) : NULL;
+    if (k) r->ker = k;
     if (!a || !k) return; /* out of memory: the medians cover the regions kept so far */
-    v->reg_cap = cap;
+    r->cap = cap;
   }
-  v->reg_all[i] = all;
-  v->reg_ker[i] = ker;
+  r->all[i] = all;
+  r->ker[i] = ker;
 }
 
-static void region_end(struct vcpu* v, uint64_t u, uint64_t k) {
+static void region_end(struct vcpu* v, struct regions* r, uint64_t u, uint64_t k) {
   pthread_mutex_lock(&v->lock);
-  if (v->region_open) {
-    v->reg_n++;
-    v->reg_user += u - v->open_user;
-    v->reg_kernel += k - v->open_kernel;
-    keep_region(v, (u - v->open_user) + (k - v->open_kernel), k - v->open_kernel);
+  if (r->open) {
+    r->n++;
+    r->user += u - r->open_user;
+    r->kernel += k - r->open_kernel;
+    keep_region(r, (u - r->open_user) + (k - r->open_kernel), k - r->open_kernel);
   } else {
-    v->unbalanced++;
+    r->unbalanced++;
   }
   pthread_mutex_unlock(&v->lock);
-  v->region_open = 0;
+  r->open = 0;
 }
 
 /* ", counts=u0:k0,..." with the executing vCPU's exact snapshot. Caller holds out_lock. */
@@ -269,7 +284,8 @@ static void step_begin(unsigned cpu, uint64_t u, uint64_t k) {
     for (unsigned i = 0; i < g.n; ++i) {
       struct vcpu* v = &g.v[i];
       pthread_mutex_lock(&v->lock);
-      v->reg_n = v->reg_user = v->reg_kernel = v->unbalanced = 0;
+      for (unsigned c = 0; c < NCLASSES; ++c)
+        v->reg[c].n = v->reg[c].user = v->reg[c].kernel = v->reg[c].unbalanced = 0;
       prof_clear(v);
       pthread_mutex_unlock(&v->lock);
     }
@@ -313,20 +329,26 @@ static uint64_t lower_median(uint64_t* values, size_t n) {
   return values[(n - 1) / 2];
 }
 
+/* One "region" line of vCPU i, class c, when it has regions or unbalanced markers (caller
+ * holds the vCPU's lock). */
+static void write_region_line(unsigned i, unsigned c, struct regions* r) {
+  if (!r->n && !r->unbalanced) return;
+  fprintf(g.out, "region %" PRIu64 " vcpu=%u", g.seq, i);
+  if (c) fprintf(g.out, " class=%u", c);
+  fprintf(g.out, " n=%" PRIu64 " user=%" PRIu64 " kernel=%" PRIu64 " unbalanced=%" PRIu64, r->n,
+          r->user, r->kernel, r->unbalanced);
+  const size_t kept = r->n < r->cap ? (size_t)r->n : r->cap;
+  if (r->n && kept)
+    fprintf(g.out, " median=%" PRIu64 " kernel_median=%" PRIu64, lower_median(r->all, kept),
+            lower_median(r->ker, kept));
+  fputc('\n', g.out);
+}
+
 static void write_regions(void) {
   for (unsigned i = 0; i < g.n; ++i) {
     struct vcpu* v = &g.v[i];
     pthread_mutex_lock(&v->lock);
-    if (v->reg_n || v->unbalanced)
-      fprintf(g.out,
-              "region %" PRIu64 " vcpu=%u n=%" PRIu64 " user=%" PRIu64 " kernel=%" PRIu64
-              " unbalanced=%" PRIu64,
-              g.seq, i, v->reg_n, v->reg_user, v->reg_kernel, v->unbalanced);
-    const size_t kept = v->reg_n < v->reg_cap ? (size_t)v->reg_n : v->reg_cap;
-    if (v->reg_n && kept)
-      fprintf(g.out, " median=%" PRIu64 " kernel_median=%" PRIu64, lower_median(v->reg_all, kept),
-              lower_median(v->reg_ker, kept));
-    if (v->reg_n || v->unbalanced) fputc('\n', g.out);
+    for (unsigned c = 0; c < NCLASSES; ++c) write_region_line(i, c, &v->reg[c]);
     pthread_mutex_unlock(&v->lock);
   }
 }
@@ -351,14 +373,15 @@ static void on_marker(unsigned int cpu, void* udata) {
   if (cpu >= g.n) return;
   const uint64_t d = (uint64_t)(uintptr_t)udata;
   struct vcpu* v = &g.v[cpu];
+  struct regions* r = &v->reg[(d >> 2) & 3];
   uint64_t u, k;
   marker_snapshot(v, d, &u, &k);
   switch ((enum marker)(d & 3)) {
     case REGION_BEGIN:
-      region_begin(v, u, k);
+      region_begin(v, r, u, k);
       break;
     case REGION_END:
-      region_end(v, u, k);
+      region_end(v, r, u, k);
       break;
     case STEP_BEGIN:
       step_begin(cpu, u, k);
@@ -371,17 +394,33 @@ static void on_marker(unsigned int cpu, void* udata) {
 
 /* ---- translation ---- */
 
-/* The marker an instruction is, or -1. */
+static const struct {
+  uint32_t disp;
+  enum marker m;
+  unsigned cls; /* region class (0 for the step markers) */
+} markers[] = {
+    {ISOLAB_MARK_DISP_REGION_BEGIN, REGION_BEGIN, 0},
+    {ISOLAB_MARK_DISP_REGION_END, REGION_END, 0},
+    {ISOLAB_MARK_DISP_STEP_BEGIN, STEP_BEGIN, 0},
+    {ISOLAB_MARK_DISP_STEP_END, STEP_END, 0},
+    {ISOLAB_MARK_DISP_REGION1_BEGIN, REGION_BEGIN, 1},
+    {ISOLAB_MARK_DISP_REGION1_END, REGION_END, 1},
+    {ISOLAB_MARK_DISP_REGION2_BEGIN, REGION_BEGIN, 2},
+    {ISOLAB_MARK_DISP_REGION2_END, REGION_END, 2},
+    {ISOLAB_MARK_DISP_REGION3_BEGIN, REGION_BEGIN, 3},
+    {ISOLAB_MARK_DISP_REGION3_END, REGION_END, 3},
+};
+#define NMARKERS (sizeof markers / sizeof markers[0])
+
+/* The index in markers[] of the marker an instruction is, or -1. */
 static int marker_of(const struct qemu_plugin_insn* insn) {
-  static const uint32_t disp[4] = {ISOLAB_MARK_DISP_REGION_BEGIN, ISOLAB_MARK_DISP_REGION_END,
-                                   ISOLAB_MARK_DISP_STEP_BEGIN, ISOLAB_MARK_DISP_STEP_END};
   if (qemu_plugin_insn_size(insn) != 7) return -1;
   const unsigned char* b = qemu_plugin_insn_data(insn);
   if (b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80) return -1;
   const uint32_t d =
       (uint32_t)b[3] | (uint32_t)b[4] << 8 | (uint32_t)b[5] << 16 | (uint32_t)b[6] << 24;
-  for (int m = 0; m < 4; ++m)
-    if (d == disp[m]) return m;
+  for (size_t i = 0; i < NMARKERS; ++i)
+    if (d == markers[i].disp) return (int)i;
   return -1;
 }
 
@@ -393,12 +432,14 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, tb_udata(vaddr, n));
   for (size_t i = 0; i < n; ++i) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
-    const int m = marker_of(insn);
-    if (m < 0) continue;
+    const int x = marker_of(insn);
+    if (x < 0) continue;
+    const enum marker m = markers[x].m;
     /* begin markers: the marker is inside; end markers: it is before the point. */
     const uint64_t after = (m == REGION_BEGIN || m == STEP_BEGIN) ? n - i : n - i - 1;
-    qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
-                                           marker_udata(m, vaddr >= KERNEL_START, after));
+    qemu_plugin_register_vcpu_insn_exec_cb(
+        insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+        marker_udata(m, markers[x].cls, vaddr >= KERNEL_START, after));
   }
 }
 

@@ -13,7 +13,7 @@
  * In 32-bit code "nopl DISP(%eax)" has the bytes 0F 1F 80 disp32 of the markers of
  * guest-tools/insn-marker.h (there written "nopl DISP(%rax)" for 64-bit code).
  *
- * Two steps. Instructions executed from STEP_BEGIN to STEP_END (both markers included):
+ * Three steps. Instructions executed from STEP_BEGIN to STEP_END (both markers included):
  *   step 1, 32-bit protected mode (all "user" by address):
  *     region = REGION_BEGIN 1 + mov 1 + 1000 x (add, dec, jnz) 3000 + REGION_END 1 = 3003,
  *     n = 1, unbalanced = 0; step = STEP_BEGIN 1 + 3003 + STEP_END 1 = 3005.
@@ -25,6 +25,16 @@
  *     region kernel = mov 1 + 500 x (add, dec, jnz) 1500 + ret 1 = 1502 (n = 1);
  *     step user = 1 + 6 + 1 = 8, step kernel = 1502. Kernel profile of the step: the
  *     translation blocks at kernel_loop (4), its loop label (1497) and the ret (1).
+ *   step 3, long mode, region classes (all "user"; a marker of one class inside a region of
+ *   another counts as one instruction of that region):
+ *     class 0 = REGION_BEGIN 1 + mov 1 + 100 x (dec, jnz) 200 + REGION_END 1 = 203, n = 1;
+ *     class 1, two regions right after it: REGION1_BEGIN 1 + mov 1 + 200 x 2 + REGION1_END 1
+ *       = 403, then 1 + 1 + 10 x 2 + 1 = 23: n = 2, user = 426, median = 23 (the lower of two);
+ *     class 2 around those three: REGION2_BEGIN 1 + 203 + 403 + 23 + REGION2_END 1 = 631, n = 1;
+ *     class 3, empty: REGION3_BEGIN 1 + REGION3_END 1 = 2, n = 1;
+ *     step = STEP_BEGIN 1 + 631 + 2 + STEP_END 1 = 635. No unbalanced marker in any class.
+ *     UNBALANCED: a REGION1_END after the class-3 region (no class-1 region open): class 1
+ *     unbalanced 1, its regions unchanged, the other classes unaffected; the step 636.
  */
 	.set KBASE, 0xffffffff80000000
 
@@ -102,6 +112,31 @@ long_mode:
 	add %rdx, %rax
 	call *%rax
 	nopl 0x15A1B002(%rax)		/* ISOLAB_MARK_REGION_END */
+	nopl 0x15A1B004(%rax)		/* ISOLAB_MARK_STEP_END */
+
+	nopl 0x15A1B003(%rax)		/* ISOLAB_MARK_STEP_BEGIN (step 3) */
+	nopl 0x15A1B007(%rax)		/* ISOLAB_MARK_REGION2_BEGIN */
+	nopl 0x15A1B001(%rax)		/* ISOLAB_MARK_REGION_BEGIN */
+	mov $100, %ecx
+6:	dec %ecx
+	jnz 6b
+	nopl 0x15A1B002(%rax)		/* ISOLAB_MARK_REGION_END */
+	nopl 0x15A1B005(%rax)		/* ISOLAB_MARK_REGION1_BEGIN */
+	mov $200, %ecx
+7:	dec %ecx
+	jnz 7b
+	nopl 0x15A1B006(%rax)		/* ISOLAB_MARK_REGION1_END */
+	nopl 0x15A1B005(%rax)		/* ISOLAB_MARK_REGION1_BEGIN */
+	mov $10, %ecx
+8:	dec %ecx
+	jnz 8b
+	nopl 0x15A1B006(%rax)		/* ISOLAB_MARK_REGION1_END */
+	nopl 0x15A1B008(%rax)		/* ISOLAB_MARK_REGION2_END */
+	nopl 0x15A1B009(%rax)		/* ISOLAB_MARK_REGION3_BEGIN */
+	nopl 0x15A1B00A(%rax)		/* ISOLAB_MARK_REGION3_END */
+.ifdef UNBALANCED
+	nopl 0x15A1B006(%rax)		/* ISOLAB_MARK_REGION1_END with no class-1 region open */
+.endif
 	nopl 0x15A1B004(%rax)		/* ISOLAB_MARK_STEP_END */
 
 	mov $0xf4, %dx			/* isa-debug-exit: QEMU exits with (0x31 << 1) | 1 */

@@ -112,8 +112,9 @@ int small_int(std::string_view s, std::string_view field) {
 void parse_header(const std::vector<std::string_view>& f, InsnCountFile& out) {
   if (f[0] != "isolab-insn-count" || f.size() < 2)
     throw LineError{"not an isolab-insn-count file (no header)"};
-  if (f[1] != "1") throw LineError{"format version " + quote(f[1]) + " (this reader knows 1)"};
-  out.version = 1;
+  if (f[1] != "1" && f[1] != "2")
+    throw LineError{"format version " + quote(f[1]) + " (this reader knows 1 and 2)"};
+  out.version = f[1] == "1" ? 1 : 2;
   Keys k = keys_of(f, 2);
   out.plugin_api = small_int(need(k, "plugin_api"), "plugin_api");
   std::string_view api = need(k, "qemu_api");
@@ -164,12 +165,24 @@ InsnStep& ended_step(InsnCountFile& out, std::string_view seq) {
   return s;
 }
 
+// class=: absent for class 0; 1..3 and only in version 2.
+unsigned region_class_of(const Keys& k, int version) {
+  const std::optional<std::uint64_t> c = maybe_u64(k, "class");
+  if (!c) return 0;
+  if (version < 2) throw LineError{"class= in a format-1 file (format 1 has class 0 only)"};
+  if (*c < 1 || *c >= kInsnRegionClasses)
+    throw LineError{"class=" + std::to_string(*c) + " not in 1.." +
+                    std::to_string(kInsnRegionClasses - 1)};
+  return static_cast<unsigned>(*c);
+}
+
 void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
   if (f.size() < 2) throw LineError{"region record without seq"};
   InsnStep& s = ended_step(out, f[1]);
   Keys k = keys_of(f, 2);
   InsnRegionTotals r;
   r.vcpu = need_vcpu(k, out.vcpus);
+  r.region_class = region_class_of(k, out.version);
   r.regions = need_u64(k, "n");
   r.user = need_u64(k, "user");
   r.kernel = need_u64(k, "kernel");
@@ -180,7 +193,9 @@ void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
     throw LineError{"median= and kernel_median= come together"};
   if (r.median && r.kernel_median > r.median) throw LineError{"kernel_median= above median="};
   for (const InsnRegionTotals& o : s.regions)
-    if (o.vcpu == r.vcpu) throw LineError{"second region record of vCPU " + std::to_string(r.vcpu)};
+    if (o.vcpu == r.vcpu && o.region_class == r.region_class)
+      throw LineError{"second region record of vCPU " + std::to_string(r.vcpu) +
+                      (r.region_class ? ", class " + std::to_string(r.region_class) : "")};
   s.regions.push_back(r);
 }
 
@@ -273,58 +288,133 @@ std::vector<InsnCounts> insn_step_deltas(const InsnStep& step) {
 
 namespace {
 
-// Every reason a step's regions cannot give a per-operation cost on `vcpu`.
-std::vector<std::string> region_findings(const InsnStep& step, unsigned vcpu,
-                                         std::optional<std::uint64_t> expected) {
+// "regions" / "unbalanced markers" of class 0; "class-c ..." of the others.
+struct ClassWords {
+  std::string regions, unbalanced;
+};
+ClassWords class_words(unsigned region_class) {
+  if (region_class == 0) return {"regions", "unbalanced markers"};
+  const std::string c = "class-" + std::to_string(region_class);
+  return {c + " regions", "unbalanced " + c + " markers"};
+}
+
+// "5", "2-3,6": the vCPUs, ascending, as a cpulist.
+std::string vcpu_list(const std::map<unsigned, std::uint64_t>& vcpus) {
+  std::string out;
+  for (auto it = vcpus.begin(); it != vcpus.end();) {
+    unsigned first = it->first, last = first;
+    for (++it; it != vcpus.end() && it->first == last + 1; ++it) last = it->first;
+    out += (out.empty() ? "" : ",") + std::to_string(first) +
+           (last > first ? "-" + std::to_string(last) : "");
+  }
+  return out;
+}
+
+// What is wrong with one expected vCPU's regions (r: its record of the class, or nullptr).
+void vcpu_findings(const InsnStep& step, unsigned vcpu, const InsnRegionTotals* r,
+                   std::optional<std::uint64_t> expected, const ClassWords& w,
+                   std::vector<std::string>& why) {
+  const std::string on = " on vCPU " + std::to_string(vcpu);
+  if (r && r->unbalanced) why.push_back(std::to_string(r->unbalanced) + " " + w.unbalanced + on);
+  const std::uint64_t n = r ? r->regions : 0;
+  if (n == 0) {
+    if (step.ended) why.push_back("no " + w.regions + on);
+  } else if (expected && n != *expected) {
+    why.push_back(std::to_string(n) + " " + w.regions + on + ", expected " +
+                  std::to_string(*expected));
+  }
+}
+
+// Every reason a step's regions of one class cannot give a per-operation cost on each vCPU of
+// `expected` (vCPU -> region count; nullopt = any).
+std::vector<std::string> region_findings(
+    const InsnStep& step, const std::map<unsigned, std::optional<std::uint64_t>>& expected,
+    unsigned region_class) {
   std::vector<std::string> why;
   if (!step.ended)
     why.push_back("step " + std::to_string(step.seq) +
                   " has a begin but no end (the output stops during the step)");
-  const InsnRegionTotals* mine = nullptr;
+  const ClassWords w = class_words(region_class);
+  std::map<unsigned, std::uint64_t> listed;
+  for (const auto& [vcpu, n] : expected) listed[vcpu] = 0;
+  const std::string only = listed.size() == 1 ? ", expected vCPU " : ", expected vCPUs ";
+  std::map<unsigned, const InsnRegionTotals*> mine;
   for (const InsnRegionTotals& r : step.regions) {
-    if (r.vcpu == vcpu) {
-      mine = &r;
+    if (r.region_class != region_class) continue;
+    if (expected.count(r.vcpu)) {
+      mine[r.vcpu] = &r;
     } else {
-      why.push_back(std::to_string(r.regions) + " regions and " + std::to_string(r.unbalanced) +
-                    " unbalanced markers on vCPU " + std::to_string(r.vcpu) + ", expected vCPU " +
-                    std::to_string(vcpu) + " only");
+      why.push_back(std::to_string(r.regions) + " " + w.regions + " and " +
+                    std::to_string(r.unbalanced) + " " + w.unbalanced + " on vCPU " +
+                    std::to_string(r.vcpu) + only + vcpu_list(listed) + " only");
     }
   }
-  const std::string on = " on vCPU " + std::to_string(vcpu);
-  if (mine && mine->unbalanced)
-    why.push_back(std::to_string(mine->unbalanced) + " unbalanced markers" + on);
-  const std::uint64_t n = mine ? mine->regions : 0;
-  if (n == 0) {
-    if (step.ended) why.push_back("no regions" + on);
-  } else if (expected && n != *expected) {
-    why.push_back(std::to_string(n) + " regions" + on + ", expected " + std::to_string(*expected));
-  }
+  for (const auto& [vcpu, n] : expected)
+    vcpu_findings(step, vcpu, mine.count(vcpu) ? mine[vcpu] : nullptr, n, w, why);
   return why;
+}
+
+std::string join_findings(const std::vector<std::string>& why) {
+  std::string out;
+  for (std::size_t i = 0; i < why.size(); ++i) out += (i ? "; " : "") + why[i];
+  return out;
+}
+
+// The per-region averages and medians of a record that checked out.
+InsnPerOperation per_operation_of(const InsnRegionTotals& t) {
+  InsnPerOperation r;
+  r.valid = true;
+  r.regions = t.regions;
+  r.user = static_cast<double>(t.user) / static_cast<double>(t.regions);
+  r.kernel = static_cast<double>(t.kernel) / static_cast<double>(t.regions);
+  r.total = r.user + r.kernel;
+  if (t.median) {
+    r.median_total = static_cast<double>(*t.median);
+    r.median_kernel = static_cast<double>(*t.kernel_median);
+  }
+  return r;
+}
+
+const InsnRegionTotals* find_regions(const InsnStep& step, unsigned vcpu, unsigned region_class) {
+  for (const InsnRegionTotals& t : step.regions)
+    if (t.vcpu == vcpu && t.region_class == region_class) return &t;
+  return nullptr;
 }
 
 }  // namespace
 
 InsnPerOperation insn_per_operation(const InsnStep& step, unsigned expected_vcpu,
-                                    std::optional<std::uint64_t> expected_regions) {
-  InsnPerOperation r;
-  std::vector<std::string> why = region_findings(step, expected_vcpu, expected_regions);
+                                    std::optional<std::uint64_t> expected_regions,
+                                    unsigned region_class) {
+  const std::vector<std::string> why =
+      region_findings(step, {{expected_vcpu, expected_regions}}, region_class);
   if (!why.empty()) {
-    for (std::size_t i = 0; i < why.size(); ++i) r.reason += (i ? "; " : "") + why[i];
+    InsnPerOperation r;
+    r.reason = join_findings(why);
     return r;
   }
-  for (const InsnRegionTotals& t : step.regions) {
-    if (t.vcpu != expected_vcpu) continue;
-    r.valid = true;
-    r.regions = t.regions;
-    r.user = static_cast<double>(t.user) / static_cast<double>(t.regions);
-    r.kernel = static_cast<double>(t.kernel) / static_cast<double>(t.regions);
-    r.total = r.user + r.kernel;
-    if (t.median) {
-      r.median_total = static_cast<double>(*t.median);
-      r.median_kernel = static_cast<double>(*t.kernel_median);
-    }
+  return per_operation_of(*find_regions(step, expected_vcpu, region_class));
+}
+
+InsnPerOperationByVcpu insn_per_operation_by_vcpu(
+    const InsnStep& step, const std::map<unsigned, std::uint64_t>& expected_regions,
+    unsigned region_class) {
+  InsnPerOperationByVcpu out;
+  if (expected_regions.empty()) {
+    out.reason = "no vCPU was expected";
+    return out;
   }
-  return r;
+  std::map<unsigned, std::optional<std::uint64_t>> expected;
+  for (const auto& [vcpu, n] : expected_regions) expected[vcpu] = n;
+  const std::vector<std::string> why = region_findings(step, expected, region_class);
+  if (!why.empty()) {
+    out.reason = join_findings(why);
+    return out;
+  }
+  out.valid = true;
+  for (const auto& [vcpu, n] : expected_regions)
+    out.per_vcpu[vcpu] = per_operation_of(*find_regions(step, vcpu, region_class));
+  return out;
 }
 
 std::vector<InsnProfileEntry> insn_step_profile(const InsnStep& step, unsigned vcpu) {

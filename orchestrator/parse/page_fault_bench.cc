@@ -84,6 +84,12 @@ PageFaultWorker parse_worker(const Fields& w) {
   r.max_batch_fault = w.count("max_batch_fault");
   if (r.min_batch_fault > r.max_batch_fault)
     fail("field \"" + w.at("min_batch_fault") + "\" is above max_batch_fault", w.line);
+  if (w.j.contains("marked_batches")) {
+    const json& m = w.get("marked_batches");
+    if (!m.is_number_unsigned() || m.get<std::uint64_t>() > 1'000'000'000'000'000)
+      fail("field \"" + w.at("marked_batches") + "\" is not an integer in [0, 1e15]", w.line);
+    r.marked_batches = m.get<std::uint64_t>();
+  }
   return r;
 }
 

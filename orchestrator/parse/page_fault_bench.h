@@ -4,13 +4,16 @@
 //    "phases":[{"name":"single"|"per_cpu","elapsed_ns":N,
 //               "vmstat_before":{"numa_hit":N,...},"vmstat_after":{...},
 //               "workers":[{"cpu":N,"node":N,"batches":N,"pages":N,"fault_total":N,
-//                           "free_total":N,"min_batch_fault":N,"max_batch_fault":N}]}]}
+//                           "free_total":N,"min_batch_fault":N,"max_batch_fault":N,
+//                           "marked_batches":N (optional)}]}]}
 // Counter units: "tsc" -> cycles (TSC ticks), "ns" -> nanoseconds of CLOCK_MONOTONIC.
 // The vmstat objects hold the numa_* lines of the guest's /proc/vmstat (page allocator NUMA
 // statistics, Documentation/admin-guide/numastat.rst) read just before and after the phase.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +29,10 @@ struct PageFaultWorker {
   double fault_total = 0;  // counter units over all timed faults
   double free_total = 0;   // counter units over all MADV_DONTNEED releases
   double min_batch_fault = 0, max_batch_fault = 0;
+  // Timed batches the worker bracketed with instruction-count region markers
+  // (guest-tools/insn-marker.h: classes 0 faults / 1 free in the single phase, 2 / 3 in the
+  // per_cpu phase); nullopt for a tool that does not mark them.
+  std::optional<std::uint64_t> marked_batches;
   double per_page_fault() const { return fault_total / pages; }
   double per_page_free() const { return free_total / pages; }
 };
@@ -51,8 +58,9 @@ const std::vector<std::string>& numa_vmstat_counters();
 // Parses the last line of text that starts with '{'. Throws isolab::Error quoting the text when
 // there is none, it is not JSON, "tool"/"version" differ, a field is missing or mistyped (naming
 // it, e.g. "phases/1/workers/0/pages"), a worker has no page, min > max batch, a non-empty
-// vmstat object lacks one of numa_vmstat_counters(), only one of a phase's two is empty, or a
-// counter went down during a phase. Empty vmstat objects (a kernel without CONFIG_NUMA) are
+// vmstat object lacks one of numa_vmstat_counters(), only one of a phase's two is empty, a
+// counter went down during a phase, or a worker's marked_batches is not an integer in
+// [0, 1e15]. Empty vmstat objects (a kernel without CONFIG_NUMA) are
 // kept empty.
 PageFaultBenchResult parse_page_fault_bench(std::string_view text);
 

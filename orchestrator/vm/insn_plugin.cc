@@ -21,22 +21,40 @@ fs::path env_or(const char* name, const fs::path& fallback) {
 
 std::string str(std::uint64_t v) { return std::to_string(v); }
 
-// "" when the step's region on vCPU 0 and its deltas are as expected, else what differs.
-std::string check_step(const InsnCountFile& f, std::uint64_t seq, InsnCounts region,
-                       InsnCounts step_delta) {
+// The regions of one class a step of the test guest has on vCPU 0.
+struct RegionsWanted {
+  unsigned region_class = 0;
+  std::uint64_t n = 1;
+  InsnCounts sum;            // over the n regions
+  std::uint64_t median = 0;  // of one region's total
+  std::uint64_t kernel_median = 0;
+};
+
+// "" when the step's regions of want.region_class are as expected, else what differs.
+std::string check_regions(const InsnStep& s, const std::string& where, const RegionsWanted& want) {
+  const InsnPerOperation op = insn_per_operation(s, 0, want.n, want.region_class);
+  const std::string of = where + "class " + str(want.region_class) + " ";
+  if (!op.valid) return where + op.reason;
+  const double n = static_cast<double>(want.n);
+  if (op.user * n != static_cast<double>(want.sum.user) ||
+      op.kernel * n != static_cast<double>(want.sum.kernel))
+    return of + "regions user/kernel " + std::to_string(op.user * n) + "/" +
+           std::to_string(op.kernel * n) + ", expected " + str(want.sum.user) + "/" +
+           str(want.sum.kernel);
+  if (op.median_total != static_cast<double>(want.median) ||
+      op.median_kernel != static_cast<double>(want.kernel_median))
+    return of + "region median missing or not " + str(want.median) + "/" + str(want.kernel_median);
+  return "";
+}
+
+// "" when the step's regions on vCPU 0 and its deltas are as expected, else what differs.
+std::string check_step(const InsnCountFile& f, std::uint64_t seq,
+                       const std::vector<RegionsWanted>& regions, InsnCounts step_delta) {
   const InsnStep* s = find_insn_step(f, seq);
   const std::string where = "step " + str(seq) + ": ";
   if (!s) return where + "missing";
-  InsnPerOperation op = insn_per_operation(*s, 0, 1);
-  if (!op.valid) return where + op.reason;
-  if (op.user != static_cast<double>(region.user) ||
-      op.kernel != static_cast<double>(region.kernel))
-    return where + "region user/kernel " + std::to_string(op.user) + "/" +
-           std::to_string(op.kernel) + ", expected " + str(region.user) + "/" + str(region.kernel);
-  // One region: its median is the region itself.
-  if (op.median_total != static_cast<double>(region.total()) ||
-      op.median_kernel != static_cast<double>(region.kernel))
-    return where + "region median missing or not the region's own count";
+  for (const RegionsWanted& r : regions)
+    if (std::string e = check_regions(*s, where, r); !e.empty()) return e;
   std::vector<InsnCounts> d = insn_step_deltas(*s);
   for (std::size_t v = 0; v < d.size(); ++v) {
     InsnCounts want = v == 0 ? step_delta : InsnCounts{};
@@ -101,8 +119,16 @@ std::string check_test_guest_counts(std::string_view plugin_output) {
   try {
     f = parse_insn_count(plugin_output);
     if (!f.complete) return "the output is incomplete: " + f.truncation;
-    for (std::string e : {check_step(f, 1, {3003, 0}, {3005, 0}),
-                          check_step(f, 2, {6, 1502}, {8, 1502}), check_profile(f)})
+    // One region of a class: its median is the region itself.
+    for (std::string e : {check_step(f, 1, {{0, 1, {3003, 0}, 3003, 0}}, {3005, 0}),
+                          check_step(f, 2, {{0, 1, {6, 1502}, 1508, 1502}}, {8, 1502}),
+                          check_step(f, 3,
+                                     {{0, 1, {203, 0}, 203, 0},
+                                      {1, 2, {426, 0}, 23, 0},
+                                      {2, 1, {631, 0}, 631, 0},
+                                      {3, 1, {2, 0}, 2, 0}},
+                                     {635, 0}),
+                          check_profile(f)})
       if (!e.empty()) return e;
   } catch (const Error& e) {
     return e.what();

@@ -36,8 +36,10 @@ std::vector<std::string> insn_preflight_argv(const InsnPluginFiles& files,
 
 // What the test guest must have produced, per tcg-plugin/test-guest.S (derivations there):
 // step 1 region 3003 user instructions, step 2 region 6 user + 1502 kernel, each n = 1 on
-// vCPU 0 with no unbalanced marker, step 2's vCPU-0 profile summing to 1502, vCPU 0's step
-// deltas equal to step 1 3005 user and step 2 8 user + 1502 kernel, other vCPUs' deltas 0.
+// vCPU 0 with no unbalanced marker; step 3 on vCPU 0, all user, region class 0 one region of
+// 203, class 1 two regions summing to 426 with median 23, class 2 one of 631, class 3 one of 2,
+// no unbalanced marker; step 2's vCPU-0 profile summing to 1502; vCPU 0's step deltas equal to
+// step 1 3005 user, step 2 8 user + 1502 kernel, step 3 635 user; other vCPUs' deltas 0.
 // Returns "" when the file says exactly that, else what differs (one line). Pure.
 std::string check_test_guest_counts(std::string_view plugin_output);
 

@@ -3,7 +3,9 @@
 //
 // The guest's /init brackets every workload step with step markers (guest/plan.h), so the
 // plugin's step k is the k-th step of the plan; vmstat-overhead brackets each timed operation
-// with region markers (guest-tools/insn-marker.h). Metrics, all "kind": "instructions",
+// with region markers (guest-tools/insn-marker.h), page-fault-bench each timed batch's page
+// faults and its MADV_DONTNEED (classes 0 and 1 in its single phase, 2 and 3 in its per_cpu
+// phase, which the same step runs after the single phase). Metrics, all "kind": "instructions",
 // "source": "tcg-plugin", unit "instructions" or "instructions/s", lower is better:
 //   <wl>.insns_per_syscall, <wl>.kernel_insns_per_syscall      vmstat-overhead syscall mode:
 //       the median over the marked mlock()+munlock() pairs on the pinned CPU of one pair's
@@ -15,6 +17,17 @@
 //   <wl>.insns_per_idle_loop, <wl>.kernel_insns_per_idle_loop,
 //   <wl>.insns_per_idle_loop_mean                               vmstat-overhead idle mode: the
 //       same per usleep() iteration (the CPU leaves and re-enters the idle loop)
+//   <wl>.insns_per_page_fault, <wl>.kernel_insns_per_page_fault  page-fault-bench single phase:
+//       the median over the marked batches on the worker's CPU of one batch's fault loop
+//       (all, kernel-mode only) divided by the pages of a batch ("pages_per_batch"): one page
+//       fault that allocates, zeroes and maps a page, with the loop's few user instructions
+//   <wl>.insns_per_page_free, <wl>.kernel_insns_per_page_free   the same for the batch's
+//       madvise(MADV_DONTNEED), per page given back
+//   <wl>.insns_per_page_fault_per_cpu, <wl>.kernel_insns_per_page_fault_per_cpu,
+//   <wl>.insns_per_page_free_per_cpu, <wl>.kernel_insns_per_page_free_per_cpu
+//                                                               per_cpu phase: the same on
+//       each worker's CPU, all workers at once; per-CPU metrics with "cpus" (the workers'
+//       CPUs, ascending) and "values" (instructions per page), aggregate mean, no "counts"
 //   <wl>.noise.kernel_insns_per_s                               every step: per isolated CPU,
 //       the kernel-mode instructions the CPU executed between the step's markers divided by
 //       the step window (uptime seconds, "<wl>.window"); "cpus", "counts" (instructions),
@@ -25,7 +38,13 @@
 // A per-operation metric whose regions do not check out (a marker on a CPU other than the
 // pinned one, unbalanced markers, a region count other than the tool's own, a step without its
 // end marker) is left out, with the reason under "invalid" in the cell's record; never a number
-// from a partial count.
+// from a partial count. The kernel-only and per-CPU variants go with their "insns_per_..."
+// metric: one reason, keyed by that name. page-fault-bench's counts to match are each worker's
+// "marked_batches" (regions of each of its phase's two classes on the worker's CPU); its
+// per_cpu metrics are left out whole when any worker's CPU does not check out, when a CPU has
+// regions of the phase's classes but no worker, or when two workers report one CPU. A tool
+// output without the marker counts ("marked_regions", "marked_batches") gives no such metric
+// and no reason.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -30,6 +30,8 @@ TEST(PageFaultBenchBinary, OneWorkerThenOnePerCpu) {
     EXPECT_EQ(ph.workers[0].cpu, 0);
     EXPECT_GE(ph.workers[0].batches, 1);
     EXPECT_EQ(ph.workers[0].pages, ph.workers[0].batches * 32);
+    // Every timed batch is marked (the warm-up is not).
+    EXPECT_EQ(ph.workers[0].marked_batches, static_cast<std::uint64_t>(ph.workers[0].batches));
     // A page fault that allocates and zeroes a page costs more than 100 TSC ticks anywhere.
     EXPECT_GT(ph.workers[0].per_page_fault(), 100);
     EXPECT_GE(ph.elapsed_ns, 1e9);

@@ -9,6 +9,13 @@
 //   step 2 (long mode): region user = REGION_BEGIN + lea + movabs + add + call + REGION_END = 6,
 //     region kernel = the function at the kernel alias: mov 1 + 500 x 3 + ret 1 = 1502;
 //     step = 8 user + 1502 kernel.
+//   step 3 (long mode, all "user", region classes; a marker inside a region of another class
+//     counts as one of its instructions): class 0 = REGION_BEGIN + mov + 100 x (dec, jnz) +
+//     REGION_END = 203; class 1, two regions after it: 1 + 1 + 200 x 2 + 1 = 403 and
+//     1 + 1 + 10 x 2 + 1 = 23 (n = 2, sum 426, lower median 23); class 2 around those three:
+//     1 + 203 + 403 + 23 + 1 = 631; class 3 empty: 2; step = 1 + 631 + 2 + 1 = 635.
+//     The unbalanced guest adds a REGION1_END with no class-1 region open: class 1 unbalanced 1,
+//     class 0 untouched, step 636.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -58,7 +65,7 @@ TEST(InsnPluginReal, ExactCountsOnOneVcpu) {
   ASSERT_EQ(r.exit_code, kTestGuestExit) << r.describe() << ": " << r.out;
   InsnCountFile f = parse_insn_count(read_file(d.p / "out.txt"));
   ASSERT_TRUE(f.complete) << f.truncation;
-  ASSERT_EQ(f.steps.size(), 2u);
+  ASSERT_EQ(f.steps.size(), 3u);
   InsnPerOperation op1 = insn_per_operation(f.steps[0], 0, 1);
   ASSERT_TRUE(op1.valid) << op1.reason;
   EXPECT_EQ(op1.user, 3003);
@@ -74,6 +81,23 @@ TEST(InsnPluginReal, ExactCountsOnOneVcpu) {
   EXPECT_EQ(p[0].insns, 1497u);
   EXPECT_EQ(p[1].insns, 4u);
   EXPECT_EQ(p[2].insns, 1u);
+  const InsnStep& s3 = f.steps[2];
+  EXPECT_EQ(insn_step_deltas(s3)[0], (InsnCounts{635, 0}));
+  const InsnPerOperation c0 = insn_per_operation(s3, 0, 1, 0);
+  ASSERT_TRUE(c0.valid) << c0.reason;
+  EXPECT_EQ(c0.user, 203);
+  EXPECT_EQ(c0.median_total, 203);
+  const InsnPerOperation c1 = insn_per_operation(s3, 0, 2, 1);
+  ASSERT_TRUE(c1.valid) << c1.reason;
+  EXPECT_EQ(c1.user, 213);  // (403 + 23) / 2
+  EXPECT_EQ(c1.kernel, 0);
+  EXPECT_EQ(c1.median_total, 23);
+  EXPECT_EQ(c1.median_kernel, 0);
+  EXPECT_EQ(insn_per_operation(s3, 0, 1, 2).user, 631);
+  EXPECT_EQ(insn_per_operation(s3, 0, 1, 3).user, 2);
+  const InsnPerOperationByVcpu by = insn_per_operation_by_vcpu(s3, {{0, 2}}, 1);
+  ASSERT_TRUE(by.valid) << by.reason;
+  EXPECT_EQ(by.per_vcpu.at(0).median_total, 23);
 }
 
 // A second, halted vCPU (multithreaded TCG: its own host thread) changes nothing.
@@ -98,6 +122,13 @@ TEST(InsnPluginReal, UnbalancedMarkersAreReported) {
   EXPECT_FALSE(op.valid);
   EXPECT_EQ(op.reason, "2 unbalanced markers on vCPU 0");
   EXPECT_EQ(insn_step_deltas(f.steps[0])[0], (InsnCounts{3007, 0}));
+  // Step 3: a stray class-1 end counts against class 1 only.
+  ASSERT_EQ(f.steps.size(), 3u);
+  EXPECT_EQ(insn_step_deltas(f.steps[2])[0], (InsnCounts{636, 0}));
+  EXPECT_TRUE(insn_per_operation(f.steps[2], 0, 1, 0).valid);
+  InsnPerOperation c1 = insn_per_operation(f.steps[2], 0, 2, 1);
+  EXPECT_FALSE(c1.valid);
+  EXPECT_EQ(c1.reason, "1 unbalanced class-1 markers on vCPU 0");
   EXPECT_NE(check_test_guest_counts(read_file(d.p / "out.txt")), "");
 }
 

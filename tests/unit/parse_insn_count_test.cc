@@ -69,6 +69,28 @@ TEST(InsnCount, RealTestGuestOutputOnTwoVcpus) {
   EXPECT_TRUE(insn_step_profile(step(f, 2), 1).empty());
 }
 
+// Format 2 from the three-step guest: step 3's region classes, derived in test-guest.S.
+TEST(InsnCount, RealFormat2OutputWithRegionClasses) {
+  InsnCountFile f = parse_insn_count(data("test-guest-v2-smp2.txt"));
+  EXPECT_EQ(f.version, 2);
+  EXPECT_TRUE(f.complete);
+  ASSERT_EQ(f.steps.size(), 3u);
+  EXPECT_TRUE(insn_per_operation(step(f, 1), 0, 1).valid);
+  EXPECT_EQ(insn_step_deltas(step(f, 3)), (std::vector<InsnCounts>{{635, 0}, {0, 0}}));
+  const InsnPerOperation c0 = insn_per_operation(step(f, 3), 0, 1);
+  ASSERT_TRUE(c0.valid) << c0.reason;
+  EXPECT_EQ(c0.total, 203);
+  const InsnPerOperation c1 = insn_per_operation(step(f, 3), 0, 2, 1);
+  ASSERT_TRUE(c1.valid) << c1.reason;
+  EXPECT_EQ(c1.user, 213);
+  EXPECT_EQ(c1.median_total, 23);
+  EXPECT_EQ(insn_per_operation(step(f, 3), 0, 1, 2).total, 631);
+  EXPECT_EQ(insn_per_operation(step(f, 3), 0, 1, 3).total, 2);
+  EXPECT_EQ(insn_per_operation(step(f, 3), 1, {}, 1).reason,
+            "2 class-1 regions and 0 unbalanced class-1 markers on vCPU 0, expected vCPU 1 only; "
+            "no class-1 regions on vCPU 1");
+}
+
 TEST(InsnCount, RealUnbalancedMarkersAreInvalid) {
   InsnCountFile f = parse_insn_count(data("test-guest-unbalanced.txt"));
   ASSERT_EQ(f.steps.size(), 2u);
@@ -196,7 +218,7 @@ TEST(InsnCount, GarbageLinesNameTheLine) {
   const std::string b = "step 1 begin vcpu=0 counts=1:1,1:1,1:1,1:1\n";
   fails("", "empty file");
   fails("hello\n", "insn-count line 1: not an isolab-insn-count file");
-  fails("isolab-insn-count 2 vcpus=1\n", "format version \"2\"");
+  fails("isolab-insn-count 3 vcpus=1\n", "format version \"3\" (this reader knows 1 and 2)");
   fails("isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=0 profile_cpus= profile_top=1\n",
         "vcpus: 0 not in 1..4096");
   fails("isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=5000 profile_cpus= profile_top=1\n",
@@ -233,6 +255,110 @@ TEST(InsnCount, GarbageLinesNameTheLine) {
   fails(h + "exit stray_step_ends=0 counts=1:1,1:1,1:1,1:1\nexit stray_step_ends=0 "
             "counts=1:1,1:1,1:1,1:1\n",
         "second exit record");
+}
+
+// Format 2: region classes 1-3 beside class 0 on the same vCPU.
+const char* kHeader2 =
+    "isolab-insn-count 2 plugin_api=1 qemu_api=0-1 vcpus=4 profile_cpus= profile_top=2000\n";
+
+std::string with_step2(const std::string& records) {
+  return std::string(kHeader2) + "step 1 begin vcpu=2 counts=0:0,0:0,10:20,0:0\n" +
+         "step 1 end vcpu=2 counts=0:0,5:5,110:220,0:0\n" + records + "exit stray_step_ends=0 " +
+         "counts=0:0,5:5,111:221,0:0\nend\n";
+}
+
+TEST(InsnCount, RegionClassesAreToldApart) {
+  InsnCountFile f = parse_insn_count(with_step2(
+      "region 1 vcpu=2 n=10 user=500 kernel=1000 unbalanced=0 median=140 kernel_median=95\n"
+      "region 1 vcpu=2 class=1 n=10 user=50 kernel=300 unbalanced=0 median=33 "
+      "kernel_median=29\n"
+      "region 1 vcpu=3 class=3 n=4 user=4 kernel=4 unbalanced=1\n"));
+  EXPECT_EQ(f.version, 2);
+  ASSERT_EQ(f.steps[0].regions.size(), 3u);
+  EXPECT_EQ(f.steps[0].regions[1].region_class, 1u);
+  InsnPerOperation c0 = insn_per_operation(f.steps[0], 2, 10);  // class 0 by default
+  ASSERT_TRUE(c0.valid) << c0.reason;
+  EXPECT_EQ(c0.median_total, 140);
+  InsnPerOperation c1 = insn_per_operation(f.steps[0], 2, 10, 1);
+  ASSERT_TRUE(c1.valid) << c1.reason;
+  EXPECT_DOUBLE_EQ(c1.total, 35);
+  EXPECT_EQ(c1.median_total, 33);
+  EXPECT_EQ(c1.median_kernel, 29);
+  // Class 2 has no region anywhere; class 3's are on another vCPU, with an unbalanced marker.
+  EXPECT_EQ(insn_per_operation(f.steps[0], 2, 10, 2).reason, "no class-2 regions on vCPU 2");
+  EXPECT_EQ(insn_per_operation(f.steps[0], 2, 10, 3).reason,
+            "4 class-3 regions and 1 unbalanced class-3 markers on vCPU 3, expected vCPU 2 only; "
+            "no class-3 regions on vCPU 2");
+  EXPECT_EQ(insn_per_operation(f.steps[0], 3, 4, 3).reason,
+            "1 unbalanced class-3 markers on vCPU 3");
+  EXPECT_EQ(insn_per_operation(f.steps[0], 2, 11, 1).reason,
+            "10 class-1 regions on vCPU 2, expected 11");
+}
+
+TEST(InsnCount, Format1FilesStillParseAndKnowNoClasses) {
+  InsnCountFile f = parse_insn_count(data("test-guest-smp2.txt"));
+  EXPECT_EQ(f.version, 1);
+  for (const InsnStep& s : f.steps)
+    for (const InsnRegionTotals& r : s.regions) EXPECT_EQ(r.region_class, 0u);
+  EXPECT_THAT(
+      [&] {
+        parse_insn_count(with_step("region 1 vcpu=2 class=1 n=1 user=1 kernel=1 unbalanced=0\n"));
+      },
+      ThrowsMessage<Error>(HasSubstr("class= in a format-1 file")));
+}
+
+TEST(InsnCount, BadRegionClassesAreRejected) {
+  auto fails = [](const std::string& records, const std::string& what) {
+    EXPECT_THAT([&] { parse_insn_count(with_step2(records)); },
+                ThrowsMessage<Error>(HasSubstr(what)))
+        << records;
+  };
+  fails("region 1 vcpu=2 class=0 n=1 user=1 kernel=1 unbalanced=0\n", "class=0 not in 1..3");
+  fails("region 1 vcpu=2 class=4 n=1 user=1 kernel=1 unbalanced=0\n", "class=4 not in 1..3");
+  fails("region 1 vcpu=2 class=x n=1 user=1 kernel=1 unbalanced=0\n", "class: not a number");
+  fails(
+      "region 1 vcpu=2 class=1 n=1 user=1 kernel=1 unbalanced=0\n"
+      "region 1 vcpu=2 class=1 n=1 user=1 kernel=1 unbalanced=0\n",
+      "second region record of vCPU 2, class 1");
+  fails(
+      "region 1 vcpu=2 n=1 user=1 kernel=1 unbalanced=0\n"
+      "region 1 vcpu=2 n=1 user=1 kernel=1 unbalanced=0\n",
+      "second region record of vCPU 2: ");
+}
+
+// One worker per vCPU at once (page-fault-bench's per_cpu phase).
+TEST(InsnCount, PerOperationOnSeveralVcpus) {
+  const std::string c2 =
+      "region 1 vcpu=1 class=2 n=5 user=50 kernel=500 unbalanced=0 median=100 kernel_median=90\n"
+      "region 1 vcpu=2 class=2 n=7 user=70 kernel=1400 unbalanced=0 median=200 "
+      "kernel_median=190\n";
+  InsnCountFile f = parse_insn_count(with_step2(c2));
+  InsnPerOperationByVcpu ok = insn_per_operation_by_vcpu(f.steps[0], {{1, 5}, {2, 7}}, 2);
+  ASSERT_TRUE(ok.valid) << ok.reason;
+  ASSERT_EQ(ok.per_vcpu.size(), 2u);
+  EXPECT_EQ(ok.per_vcpu.at(1).median_total, 100);
+  EXPECT_EQ(ok.per_vcpu.at(2).median_kernel, 190);
+  EXPECT_DOUBLE_EQ(ok.per_vcpu.at(2).total, 210);
+  // A count off, a vCPU without a worker, unbalanced markers: every finding, nothing valid.
+  InsnPerOperationByVcpu bad = insn_per_operation_by_vcpu(f.steps[0], {{1, 5}, {2, 8}}, 2);
+  EXPECT_FALSE(bad.valid);
+  EXPECT_TRUE(bad.per_vcpu.empty());
+  EXPECT_EQ(bad.reason, "7 class-2 regions on vCPU 2, expected 8");
+  EXPECT_EQ(insn_per_operation_by_vcpu(f.steps[0], {{2, 7}, {3, 1}}, 2).reason,
+            "5 class-2 regions and 0 unbalanced class-2 markers on vCPU 1, expected vCPUs 2-3 "
+            "only; no class-2 regions on vCPU 3");
+  InsnCountFile u = parse_insn_count(
+      with_step2(c2 + "region 1 vcpu=3 class=2 n=0 user=0 kernel=0 unbalanced=1\n"));
+  EXPECT_EQ(insn_per_operation_by_vcpu(u.steps[0], {{1, 5}, {2, 7}}, 2).reason,
+            "0 class-2 regions and 1 unbalanced class-2 markers on vCPU 3, expected vCPUs 1-2 "
+            "only");
+  EXPECT_EQ(insn_per_operation_by_vcpu(u.steps[0], {{0, 1}, {1, 5}, {3, 0}}, 2).reason,
+            "7 class-2 regions and 0 unbalanced class-2 markers on vCPU 2, expected vCPUs 0-1,3 "
+            "only; no class-2 regions on vCPU 0; 1 unbalanced class-2 markers on vCPU 3; "
+            "no class-2 regions on vCPU 3");
+  EXPECT_EQ(insn_per_operation_by_vcpu(f.steps[0], {}, 2).reason, "no vCPU was expected");
+  // Other classes do not count: class 0 has no region at all.
+  EXPECT_EQ(insn_per_operation_by_vcpu(f.steps[0], {{1, 5}}, 0).reason, "no regions on vCPU 1");
 }
 
 TEST(InsnCount, NumbersAreOverflowChecked) {

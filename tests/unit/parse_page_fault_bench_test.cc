@@ -124,5 +124,24 @@ TEST(PageFaultBench, KernelWithoutNumaHasNoCounterMetrics) {
   EXPECT_EQ(m.at("cycles_per_page_fault").unit, "ns");
 }
 
+// "marked_batches" (the batches bracketed with instruction-count markers) is optional: the
+// captures predate it.
+TEST(PageFaultBench, MarkedBatchesAreReadWhenPresent) {
+  const std::string good = data("host-2cpus.json");
+  EXPECT_FALSE(parse_page_fault_bench(good).phases[0].workers[0].marked_batches);
+  auto with = [&](const std::string& value) {
+    std::string s = good;
+    const std::string key = "\"max_batch_fault\":";
+    const std::size_t at = s.find('}', s.find(key));
+    return s.insert(at, ",\"marked_batches\":" + value);
+  };
+  PageFaultBenchResult r = parse_page_fault_bench(with("154"));
+  EXPECT_EQ(r.phases[0].workers[0].marked_batches, std::optional<std::uint64_t>(154));
+  EXPECT_FALSE(r.phases[1].workers[0].marked_batches);
+  EXPECT_EQ(parse_page_fault_bench(with("0")).phases[0].workers[0].marked_batches, 0u);
+  for (const char* bad : {"-1", "1.5", "\"7\"", "null", "1000000000000000001"})
+    EXPECT_THAT(error_of(with(bad)), HasSubstr("phases/0/workers/0/marked_batches")) << bad;
+}
+
 }  // namespace
 }  // namespace isolab

@@ -153,5 +153,177 @@ TEST(InsnMetrics, TheProfileNamesFunctionsFromSystemMap) {
   EXPECT_EQ(o.record["profile_unattributed"]["vmstat-syscall"]["3"], 20000);
 }
 
+// page-fault-bench on a 4-vCPU guest with --cpus 1-2, CPUs 2-3 isolated: the single phase's
+// worker on CPU 1 (10 marked batches: class 0 faults, class 1 free), then the per_cpu phase's
+// workers on CPUs 1 (8 batches) and 2 (9): classes 2 and 3. 64 pages per batch.
+constexpr const char* kFaultPlugin =
+    "isolab-insn-count 2 plugin_api=1 qemu_api=0-1 vcpus=4 profile_cpus= profile_top=2000\n"
+    "step 1 begin vcpu=0 counts=0:0,0:0,0:0,0:0\n"
+    "step 1 end vcpu=0 counts=100:1000,9000:900000,5000:500000,0:3000\n"
+    "region 1 vcpu=1 n=10 user=3200 kernel=320000 unbalanced=0 median=32000 "
+    "kernel_median=31680\n"
+    "region 1 vcpu=1 class=1 n=10 user=100 kernel=64000 unbalanced=0 median=6400 "
+    "kernel_median=6390\n"
+    "region 1 vcpu=1 class=2 n=8 user=2560 kernel=266240 unbalanced=0 median=33280 "
+    "kernel_median=32960\n"
+    "region 1 vcpu=1 class=3 n=8 user=80 kernel=56320 unbalanced=0 median=7040 "
+    "kernel_median=7000\n"
+    "region 1 vcpu=2 class=2 n=9 user=2880 kernel=322560 unbalanced=0 median=35840 "
+    "kernel_median=35520\n"
+    "region 1 vcpu=2 class=3 n=9 user=90 kernel=69120 unbalanced=0 median=7680 "
+    "kernel_median=7640\n"
+    "exit stray_step_ends=0 counts=100:1000,9000:900000,5000:500000,0:3000\n"
+    "end\n";
+
+std::string fault_worker(int cpu, int batches) {
+  return "{\"cpu\":" + std::to_string(cpu) + ",\"node\":0,\"batches\":" + std::to_string(batches) +
+         ",\"pages\":" + std::to_string(64 * batches) +
+         ",\"fault_total\":1000000,\"free_total\":200000,\"min_batch_fault\":9000,"
+         "\"max_batch_fault\":90000,\"marked_batches\":" +
+         std::to_string(batches) + "}";
+}
+
+std::string fault_tool(int single_cpu = 1, int per_cpu_2_batches = 9) {
+  const std::string phase = ",\"elapsed_ns\":1000000000,\"vmstat_before\":{},\"vmstat_after\":{}";
+  return "{\"tool\":\"page-fault-bench\",\"version\":1,\"counter\":\"tsc\",\"page_size\":4096,"
+         "\"pages_per_batch\":64,\"duration_s\":1,\"warmup_batches\":5,\"phases\":["
+         "{\"name\":\"single\"" +
+         phase + ",\"workers\":[" + fault_worker(single_cpu, 10) + "]},{\"name\":\"per_cpu\"" +
+         phase + ",\"workers\":[" + fault_worker(1, 8) + "," + fault_worker(2, per_cpu_2_batches) +
+         "]}]}\n";
+}
+
+InsnCellOutcome derive_faults(const std::string& tool, const std::string& plugin) {
+  static const std::vector<WorkloadSpec> w = [] {
+    WorkloadSpec p;
+    p.name = "pagefault";
+    p.tool = "page-fault-bench";
+    return std::vector<WorkloadSpec>{p};
+  }();
+  ChannelContents ch;
+  ch.records = {{"pagefault.stdout", 0, tool}, {"pagefault.window", 0, "10.00 12.00\n"}};
+  return derive(w, ch, plugin);
+}
+
+std::string invalid(const InsnCellOutcome& o, const std::string& metric) {
+  const auto& inv = o.record.value("invalid", nlohmann::json::object());
+  return inv.contains(metric) ? inv[metric].get<std::string>() : "";
+}
+
+TEST(InsnMetrics, PageFaultAndFreePerPageFromTheMedianBatchOfEachPhase) {
+  const auto o = derive_faults(fault_tool(), kFaultPlugin);
+  EXPECT_FALSE(o.record.contains("invalid")) << o.record.dump();
+  const Metric& fault = o.metrics.at("pagefault.insns_per_page_fault");
+  EXPECT_DOUBLE_EQ(fault.values.at(0), 500);  // 32000 / 64
+  EXPECT_EQ(fault.kind, "instructions");
+  EXPECT_EQ(fault.source, "tcg-plugin");
+  EXPECT_EQ(fault.unit, "instructions");
+  EXPECT_TRUE(fault.lower_is_better);
+  EXPECT_FALSE(fault.per_cpu);
+  EXPECT_DOUBLE_EQ(o.metrics.at("pagefault.kernel_insns_per_page_fault").values.at(0), 495);
+  EXPECT_DOUBLE_EQ(o.metrics.at("pagefault.insns_per_page_free").values.at(0), 100);
+  EXPECT_DOUBLE_EQ(o.metrics.at("pagefault.kernel_insns_per_page_free").values.at(0), 6390.0 / 64);
+  // per_cpu: one slot per worker's CPU, ascending.
+  const Metric& pc = o.metrics.at("pagefault.insns_per_page_fault_per_cpu");
+  ASSERT_TRUE(pc.per_cpu);
+  EXPECT_EQ(pc.per_cpu->cpus, (std::vector<int>{1, 2}));
+  EXPECT_EQ(pc.per_cpu->kind, "instructions");
+  EXPECT_TRUE(pc.per_cpu->counts.empty());
+  EXPECT_FALSE(pc.per_cpu->window_s);
+  EXPECT_EQ(pc.values, (std::vector<double>{520, 560}));
+  EXPECT_EQ(pc.source, "tcg-plugin");
+  EXPECT_EQ(pc.aggregate, "mean");
+  EXPECT_EQ(o.metrics.at("pagefault.kernel_insns_per_page_fault_per_cpu").values,
+            (std::vector<double>{515, 555}));
+  EXPECT_EQ(o.metrics.at("pagefault.insns_per_page_free_per_cpu").values,
+            (std::vector<double>{110, 120}));
+  EXPECT_EQ(o.metrics.at("pagefault.kernel_insns_per_page_free_per_cpu").values,
+            (std::vector<double>{7000.0 / 64, 7640.0 / 64}));
+  // The JSON shape of a per-CPU metric.
+  const nlohmann::json j = pc;
+  EXPECT_EQ(j["cpus"], nlohmann::json::array({1, 2}));
+  EXPECT_EQ(j["values"], nlohmann::json::array({520, 560}));
+  EXPECT_TRUE(o.metrics.count("pagefault.noise.kernel_insns_per_s"));
+}
+
+TEST(InsnMetrics, UnbalancedFreeMarkersInvalidateTheFreeMetricOnly) {
+  std::string plugin = kFaultPlugin;
+  const std::string line = "class=1 n=10 user=100 kernel=64000 unbalanced=0";
+  plugin.replace(plugin.find(line), line.size(), "class=1 n=10 user=100 kernel=64000 unbalanced=1");
+  const auto o = derive_faults(fault_tool(), plugin);
+  EXPECT_FALSE(o.metrics.count("pagefault.insns_per_page_free"));
+  EXPECT_FALSE(o.metrics.count("pagefault.kernel_insns_per_page_free"));
+  EXPECT_EQ(invalid(o, "pagefault.insns_per_page_free"), "1 unbalanced class-1 markers on vCPU 1");
+  EXPECT_TRUE(o.metrics.count("pagefault.insns_per_page_fault"));
+  EXPECT_TRUE(o.metrics.count("pagefault.insns_per_page_free_per_cpu"));
+}
+
+TEST(InsnMetrics, MarkersOnACpuOtherThanTheWorkersAreInvalid) {
+  // The tool says its single worker ran on CPU 2, the markers say CPU 1.
+  const auto o = derive_faults(fault_tool(2), kFaultPlugin);
+  EXPECT_FALSE(o.metrics.count("pagefault.insns_per_page_fault"));
+  EXPECT_EQ(invalid(o, "pagefault.insns_per_page_fault"),
+            "10 regions and 0 unbalanced markers on vCPU 1, expected vCPU 2 only; "
+            "no regions on vCPU 2");
+  EXPECT_EQ(invalid(o, "pagefault.insns_per_page_free"),
+            "10 class-1 regions and 0 unbalanced class-1 markers on vCPU 1, expected vCPU 2 "
+            "only; no class-1 regions on vCPU 2");
+  EXPECT_TRUE(o.metrics.count("pagefault.insns_per_page_fault_per_cpu"));
+  // per_cpu regions on a CPU that ran no worker: the per-CPU metric is left out whole.
+  std::string plugin = kFaultPlugin;
+  plugin.insert(plugin.find("exit "),
+                "region 1 vcpu=3 class=2 n=1 user=1 kernel=1 unbalanced=0 "
+                "median=2 kernel_median=1\n");
+  const auto p = derive_faults(fault_tool(), plugin);
+  EXPECT_FALSE(p.metrics.count("pagefault.insns_per_page_fault_per_cpu"));
+  EXPECT_FALSE(p.metrics.count("pagefault.kernel_insns_per_page_fault_per_cpu"));
+  EXPECT_EQ(invalid(p, "pagefault.insns_per_page_fault_per_cpu"),
+            "1 class-2 regions and 0 unbalanced class-2 markers on vCPU 3, expected vCPUs 1-2 "
+            "only");
+  EXPECT_TRUE(p.metrics.count("pagefault.insns_per_page_free_per_cpu"));
+  EXPECT_TRUE(p.metrics.count("pagefault.insns_per_page_fault"));
+}
+
+TEST(InsnMetrics, ARegionCountOtherThanTheMarkedBatchesIsInvalid) {
+  const auto o = derive_faults(fault_tool(1, 10), kFaultPlugin);
+  EXPECT_FALSE(o.metrics.count("pagefault.insns_per_page_fault_per_cpu"));
+  EXPECT_FALSE(o.metrics.count("pagefault.insns_per_page_free_per_cpu"));
+  EXPECT_EQ(invalid(o, "pagefault.insns_per_page_fault_per_cpu"),
+            "9 class-2 regions on vCPU 2, expected 10");
+  EXPECT_EQ(invalid(o, "pagefault.insns_per_page_free_per_cpu"),
+            "9 class-3 regions on vCPU 2, expected 10");
+  EXPECT_TRUE(o.metrics.count("pagefault.insns_per_page_fault"));
+}
+
+TEST(InsnMetrics, PageFaultBenchWithoutMarkedBatchesGivesNoPerPageInstructions) {
+  std::string tool = fault_tool();
+  for (std::size_t at; (at = tool.find(",\"marked_batches\":")) != std::string::npos;)
+    tool.erase(at, tool.find('}', at) - at);
+  const auto o = derive_faults(tool, kFaultPlugin);
+  EXPECT_FALSE(o.metrics.count("pagefault.insns_per_page_fault"));
+  EXPECT_FALSE(o.metrics.count("pagefault.insns_per_page_fault_per_cpu"));
+  EXPECT_FALSE(o.record.contains("invalid")) << o.record.dump();
+  EXPECT_TRUE(o.metrics.count("pagefault.noise.kernel_insns_per_s"));
+}
+
+TEST(InsnMetrics, HostilePageFaultOutputGivesReasonsNotCrashes) {
+  // Two workers reporting one CPU in the per_cpu phase.
+  std::string tool = fault_tool();
+  tool.replace(tool.find(fault_worker(2, 9)), fault_worker(2, 9).size(), fault_worker(1, 9));
+  const auto o = derive_faults(tool, kFaultPlugin);
+  EXPECT_EQ(invalid(o, "pagefault.insns_per_page_fault_per_cpu"), "two workers on CPU 1");
+  EXPECT_TRUE(o.metrics.count("pagefault.insns_per_page_fault"));
+  // A second single phase: neither is read.
+  std::string two = fault_tool();
+  two.replace(two.find("{\"name\":\"per_cpu\""), 17, "{\"name\":\"single\"");
+  const auto t = derive_faults(two, kFaultPlugin);
+  EXPECT_FALSE(t.metrics.count("pagefault.insns_per_page_fault"));
+  EXPECT_EQ(invalid(t, "pagefault.insns_per_page_fault"), "the tool reported 2 single phases");
+  // Unparsable tool output: the workload's own parser reports it; nothing here.
+  const auto g = derive_faults("{\"tool\":\"page-fault-bench\"}\n", kFaultPlugin);
+  EXPECT_FALSE(g.record.contains("invalid"));
+  EXPECT_TRUE(g.metrics.count("pagefault.noise.kernel_insns_per_s"));
+}
+
 }  // namespace
 }  // namespace isolab

@@ -34,11 +34,41 @@
  * re-executes itself once with address space randomization off (personality ADDR_NO_RANDOMIZE),
  * so that the kernel's path through this process's mappings is the same in every boot.
  *
+ * Guest PMU (insn-pmu.h; the source of instruction counts where the TCG plugin is absent, i.e.
+ * KVM): unless --no-pmu is given, the program opens its own user and kernel instruction
+ * counters (per task, one group) after the warm-up. Each timed iteration reads the group just
+ * before its first cycle-counter read and just after its second, so:
+ *   - the timed interval (the cycles/ns fields) holds exactly what it held without the PMU,
+ *     and the region markers still bracket exactly the operation (the plugin's regions do not
+ *     change); the read() system calls run between iterations, outside both;
+ *   - a PMU region is the operation plus the two cycle-counter reads, the markers, and the
+ *     tail and head of the two read() system calls (kernel entry/exit around the counter
+ *     snapshot). That instrument cost is measured on its own: EMPTY_REGIONS "empty" regions,
+ *     the same reads with no operation between, run after the warm-up; the host subtracts
+ *     their median (workload/pmu_metrics.h).
+ * The counters count this task only: in idle mode the idle task's instructions while the
+ * program sleeps are not counted (the plugin, counting the whole vCPU, counts them), so PMU
+ * and plugin counts are different quantities (isolab compare refuses to mix them).
+ * Where the counters cannot be opened (TCG: no PMU) the loop is the same as with --no-pmu and
+ * the output says why. On KVM the read() calls between iterations do touch caches and TLBs
+ * outside the timed interval; --no-pmu restores the loop without them.
+ * The JSON then ends with, after "marked_regions",
+ *   "pmu":{"available":true,"method":"read","regions":N,"unscheduled_regions":N,
+ *          "insns_median":N,"kernel_insns_median":N,"insns_mean":x,"kernel_insns_mean":x,
+ *          "empty_regions":N,"empty_insns_median":N,"empty_kernel_insns_median":N}
+ * or "pmu":{"available":false,"reason":"perf_event_open: No such file or directory"}
+ * (--no-pmu: "reason":"--no-pmu"). Medians are lower medians (as the plugin's) over the first
+ * PMU_KEPT regions, means over all counted regions; a region during which the group was not
+ * on the PMU the whole time is not counted ("unscheduled_regions"), so regions +
+ * unscheduled_regions = marked_regions. A failing read ends the counting: unavailable, with
+ * "read: ..." as the reason.
+ *
  * Output: one JSON object on stdout, e.g.
  *   {"tool":"vmstat-overhead","version":1,"mode":"syscall","cpu":1,"pinned":true,
  *    "iterations":30000,"warmup":1000,"counter":"tsc","total":123456789,
  *    "per_iteration":4115.2,"per_syscall":2057.6,"min":3900,"max":51234,
- *    "elapsed_ns":2000123456,"touched_pages":0,"marked_regions":30000}
+ *    "elapsed_ns":2000123456,"touched_pages":0,"marked_regions":30000,
+ *    "pmu":{"available":false,"reason":"perf_event_open: No such file or directory"}}
  * per_syscall (syscall mode) is per_iteration / 2: one pair is two system calls, which is the
  * "cycles per syscall" of the 2022 test. Idle mode adds "sleep_us".
  * Exit status: 0 success, 2 bad usage or a failing system call (message on stderr).
@@ -59,11 +89,14 @@
 #define TOOL_NAME "vmstat-overhead"
 #include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter() */
 #include "insn-marker.h"
+#include "insn-pmu.h"
 
 #define DEFAULT_SYSCALL_ITERATIONS 30000UL
 #define DEFAULT_IDLE_ITERATIONS 100000UL
 #define MAX_ITERATIONS 1000000000UL
 #define ARENA_PAGES 2048UL
+#define EMPTY_REGIONS 1000UL
+#define PMU_KEPT 4194304UL /* regions kept for the medians, as the plugin's */
 
 static void usage(FILE* out) {
   fprintf(out,
@@ -77,6 +110,7 @@ static void usage(FILE* out) {
           "  --duration-s N   run until N seconds have passed (instead of --iterations)\n"
           "  --touch          each iteration first faults in a fresh anonymous page (untimed)\n"
           "  --counter tsc|ns cycle counter (default tsc on x86) or CLOCK_MONOTONIC ns\n"
+          "  --no-pmu         do not count instructions with the guest PMU\n"
           "  --help           this text\n"
           "Prints one JSON object; exit status 2 on bad usage or a failing system call.\n",
           DEFAULT_SYSCALL_ITERATIONS, DEFAULT_IDLE_ITERATIONS);
@@ -121,10 +155,112 @@ static void without_aslr(char** argv) {
   execv("/proc/self/exe", argv);
 }
 
+/* The PMU regions of one kind (timed or empty): per-region counts for the medians, sums for
+ * the means. */
+struct pmu_regions {
+  uint32_t *all, *kernel; /* the first PMU_KEPT regions, saturated at UINT32_MAX */
+  size_t kept, cap;
+  unsigned long counted, unscheduled;
+  uint64_t sum_all, sum_kernel;
+};
+
+/* The PMU state: on while the counters work; reason[] says why not. */
+static struct isolab_pmu pmu = {-1, -1};
+static int pmu_on;
+static char pmu_reason[160] = "--no-pmu";
+static struct pmu_regions pmu_timed, pmu_empty;
+
+static uint32_t saturate32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* Reads the group into *s; a failure turns the PMU off for good (the reason says why). */
+static void pmu_read(struct isolab_pmu_sample* s) {
+  if (pmu_on && isolab_pmu_read(&pmu, s, pmu_reason, sizeof(pmu_reason))) {
+    pmu_on = 0;
+    isolab_pmu_close(&pmu);
+  }
+}
+
+/* Adds the region between two reads (b after a) to r. */
+static void pmu_add(struct pmu_regions* r, const struct isolab_pmu_sample* a,
+                    const struct isolab_pmu_sample* b) {
+  const uint64_t user = b->user - a->user, kernel = b->kernel - a->kernel;
+
+  if (!pmu_on) return;
+  if (b->running_ns - a->running_ns != b->enabled_ns - a->enabled_ns) {
+    r->unscheduled++;
+    return;
+  }
+  r->counted++;
+  r->sum_all += user + kernel;
+  r->sum_kernel += kernel;
+  if (r->kept == r->cap && r->cap < PMU_KEPT) {
+    size_t cap = r->cap ? r->cap * 2 : 4096;
+    uint32_t* all = realloc(r->all, cap * sizeof(uint32_t));
+    uint32_t* ker = all ? realloc(r->kernel, cap * sizeof(uint32_t)) : NULL;
+
+    if (all) r->all = all;
+    if (ker) r->kernel = ker;
+    if (all && ker) r->cap = cap; /* out of memory: the medians cover the regions kept */
+  }
+  if (r->kept == r->cap) return;
+  r->all[r->kept] = saturate32(user + kernel);
+  r->kernel[r->kept] = saturate32(kernel);
+  r->kept++;
+}
+
+static int by_u32(const void* a, const void* b) {
+  const uint32_t x = *(const uint32_t*)a, y = *(const uint32_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The lower median of v[0..n) (sorts in place); n > 0. */
+static uint32_t lower_median32(uint32_t* v, size_t n) {
+  qsort(v, n, sizeof *v, by_u32);
+  return v[(n - 1) / 2];
+}
+
+/* EMPTY_REGIONS regions with nothing between the reads but the two cycle-counter reads: the
+ * instrument's own instructions. */
+static void pmu_measure_empty(void) {
+  struct isolab_pmu_sample a, b;
+  uint64_t t0, t1;
+
+  for (unsigned long i = 0; i < EMPTY_REGIONS && pmu_on; i++) {
+    pmu_read(&a);
+    t0 = read_counter();
+    t1 = read_counter();
+    pmu_read(&b);
+    pmu_add(&pmu_empty, &a, &b);
+    (void)t0, (void)t1;
+  }
+}
+
+/* The JSON "pmu" member (with its leading comma). */
+static void print_pmu(void) {
+  if (!pmu_on || !pmu_timed.kept || !pmu_empty.kept) {
+    if (pmu_on) snprintf(pmu_reason, sizeof(pmu_reason), "no region was counted whole");
+    /* The reasons come from strerror() and literals: no quote or backslash to escape. */
+    printf(",\"pmu\":{\"available\":false,\"reason\":\"%s\"}", pmu_reason);
+    return;
+  }
+  printf(
+      ",\"pmu\":{\"available\":true,\"method\":\"read\",\"regions\":%lu,"
+      "\"unscheduled_regions\":%lu,\"insns_median\":%" PRIu32 ",\"kernel_insns_median\":%" PRIu32
+      ",\"insns_mean\":%.3f,\"kernel_insns_mean\":%.3f,",
+      pmu_timed.counted, pmu_timed.unscheduled, lower_median32(pmu_timed.all, pmu_timed.kept),
+      lower_median32(pmu_timed.kernel, pmu_timed.kept),
+      (double)pmu_timed.sum_all / (double)pmu_timed.counted,
+      (double)pmu_timed.sum_kernel / (double)pmu_timed.counted);
+  printf("\"empty_regions\":%lu,\"empty_insns_median\":%" PRIu32
+         ",\"empty_kernel_insns_median\":%" PRIu32 "}",
+         pmu_empty.counted, lower_median32(pmu_empty.all, pmu_empty.kept),
+         lower_median32(pmu_empty.kernel, pmu_empty.kept));
+}
+
 int main(int argc, char** argv) {
   const char* mode = NULL;
   unsigned long iterations = 0, warmup = 0, sleep_us = 10;
-  int have_iterations = 0, have_warmup = 0, touch = 0;
+  int have_iterations = 0, have_warmup = 0, touch = 0, use_pmu = 1;
   unsigned long duration_s = 0;
   long cpu = -1;
   const char* counter = HAVE_TSC ? "tsc" : "ns";
@@ -132,6 +268,7 @@ int main(int argc, char** argv) {
   size_t page_size;
   uint64_t start, now, d, total = 0, min = UINT64_MAX, max = 0;
   uint64_t begin_ns, deadline_ns, elapsed_ns;
+  struct isolab_pmu_sample pa = {0}, pb = {0};
   unsigned long i;
   int syscall_mode, running_cpu;
 
@@ -147,8 +284,11 @@ int main(int argc, char** argv) {
       usage(stdout);
       return 0;
     }
-    if (!strcmp(arg, "--touch")) { /* the one option without a value */
-      touch = 1;
+    if (!strcmp(arg, "--touch") || !strcmp(arg, "--no-pmu")) { /* options without a value */
+      if (arg[2] == 't')
+        touch = 1;
+      else
+        use_pmu = 0;
       continue;
     }
     if (strncmp(arg, "--", 2) != 0) {
@@ -227,12 +367,18 @@ int main(int argc, char** argv) {
     if (arena == MAP_FAILED) die_errno("mmap");
   }
 
+  if (use_pmu) {
+    pmu_on = !isolab_pmu_open(&pmu, pmu_reason, sizeof(pmu_reason));
+    pmu_measure_empty();
+  }
+
   running_cpu = sched_getcpu();
   begin_ns = monotonic_ns();
   deadline_ns = duration_s ? begin_ns + (uint64_t)duration_s * 1000000000ULL : 0;
   for (i = 0; duration_s ? 1 : i < iterations; i++) {
     if (duration_s && i % 16 == 0 && monotonic_ns() >= deadline_ns) break;
     if (touch) touch_next_page(page_size);
+    pmu_read(&pa);
     start = read_counter();
     ISOLAB_MARK_REGION_BEGIN();
     if (syscall_mode)
@@ -241,6 +387,8 @@ int main(int argc, char** argv) {
       usleep((useconds_t)sleep_us);
     ISOLAB_MARK_REGION_END();
     now = read_counter();
+    pmu_read(&pb);
+    pmu_add(&pmu_timed, &pa, &pb);
     d = now - start;
     total += d;
     if (d < min) min = d;
@@ -268,10 +416,13 @@ int main(int argc, char** argv) {
     else
       printf("\"sleep_us\":%lu,", sleep_us);
     printf("\"min\":%" PRIu64 ",\"max\":%" PRIu64 ",\"elapsed_ns\":%" PRIu64
-           ",\"touched_pages\":%lu,\"marked_regions\":%lu}\n",
+           ",\"touched_pages\":%lu,\"marked_regions\":%lu",
            min, max, elapsed_ns, touched_pages, iterations);
+    print_pmu();
+    printf("}\n");
   }
   free(page);
+  isolab_pmu_close(&pmu);
   if (fflush(stdout) || ferror(stdout)) die("cannot write the result to stdout");
   return 0;
 }

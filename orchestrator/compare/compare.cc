@@ -279,6 +279,7 @@ void read_cell_metric(const std::string& name, const nlohmann::json& m, const st
   s.cell_values.push_back(std::move(raw));
   s.ok_index.push_back(cell.index);
   if (!cell.accelerator.empty()) s.accelerators.insert(cell.accelerator);
+  if (const std::string source = str_or(m, "source"); !source.empty()) s.sources.insert(source);
 }
 
 void read_ok_cell(const nlohmann::json& c, const std::string& cp, const OkCell& cell,
@@ -1002,6 +1003,7 @@ Comparison comparison_header(const nlohmann::json& run_a, const std::string& var
     diffs.push_back("cells.accelerator: A=" + join(a.cell_accelerators) +
                     ", B=" + join(b.cell_accelerators));
   }
+  for (auto& d : metric_source_differences(a, b)) diffs.push_back(std::move(d));
   if (!diffs.empty()) {
     if (!force) throw ComparisonRefused(diffs);
     cmp.forced = true;
@@ -1016,6 +1018,35 @@ Comparison comparison_header(const nlohmann::json& run_a, const std::string& var
   cmp.cells_b = b.cells_ok;
   return cmp;
 }
+
+std::string joined(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> metric_source_differences(const VariantData& a, const VariantData& b) {
+  std::set<std::string> names;
+  for (const VariantData* d : {&a, &b})
+    for (const auto& [name, s] : d->metrics) names.insert(name);
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    const MetricSamples* sa = find_samples(a, name);
+    const MetricSamples* sb = find_samples(b, name);
+    const std::set<std::string> none;
+    const std::set<std::string>& xa = sa ? sa->sources : none;
+    const std::set<std::string>& xb = sb ? sb->sources : none;
+    const bool across = !xa.empty() && !xb.empty() && xa != xb;
+    if (across || xa.size() > 1 || xb.size() > 1)
+      out.push_back("metric " + name + ": source A=" + (xa.empty() ? "(none)" : joined(xa)) +
+                    ", B=" + (xb.empty() ? "(none)" : joined(xb)));
+  }
+  return out;
+}
+
+namespace {
 
 void add_tails(Comparison& cmp, VariantData& a, VariantData& b) {
   std::set<std::string> hnames;

@@ -68,7 +68,10 @@ struct MetricSamples {
   std::vector<std::string> cell_ids;        // parallel to values
   std::vector<std::vector<unsigned>> cpus;  // parallel to values: the cell's "cpus" (or empty)
   std::set<std::string> accelerators;       // cells[].accelerator of the contributing cells
-  std::vector<std::string> hosts;           // parallel to values: cells[].host.uri ("" = none)
+  // The metric's "source" in the contributing cells ("tcg-plugin", "pmu"; parse/metrics.h),
+  // cells without one left out.
+  std::set<std::string> sources;
+  std::vector<std::string> hosts;  // parallel to values: cells[].host.uri ("" = none)
   // Parallel to values: the cell's own "values" array (NaN for null), per CPU when cpus is set.
   std::vector<std::vector<double>> cell_values;
   // Parallel to values: the cell's position among the variant's contributing cells
@@ -186,9 +189,18 @@ std::vector<FailureRow> weigh_failures(const std::vector<CellRecord>& a,
 // host_fingerprint_sha256 as "host: cpu_model A=X, B=Y; ..." (the host fields that differ), or,
 // when either run used several libvirt hosts ("hosts"), as "host: hosts A=<cpu_model> x<cpus>
 // (<hypervisor> <version>) + ..., B=this machine (<cpu_model>)". Also a
-// difference: the accelerators the contributing cells actually used.
+// difference: the accelerators the contributing cells actually used, and, per metric, the
+// source of its values (metric_source_differences).
 std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
                                                     const nlohmann::json& run_b);
+
+// One line per metric whose "source" differs between the sides or within one side (an
+// instruction count from the TCG plugin is not the guest PMU's; parse/metrics.h):
+//   "metric vmstat-syscall.insns_per_syscall: source A=tcg-plugin, B=pmu"
+// (a side with several sources lists them joined by ","). Metrics with no source on a side
+// (older results, timings) are not differences. Like a differing accelerator, each is a
+// reason to refuse the comparison unless forced.
+std::vector<std::string> metric_source_differences(const VariantData& a, const VariantData& b);
 
 // Thrown when two runs are not comparable and force was not given; what() lists every
 // difference and names --force.

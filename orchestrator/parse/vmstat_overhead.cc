@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
+#include "base/files.h"
 #include "parse/guest_tool_json.h"
 
 namespace isolab {
@@ -26,6 +29,61 @@ double num(const json& j, const char* key, std::string_view line, bool required 
   if (!std::isfinite(v) || v < 0)
     fail(std::string("field \"") + key + "\" is negative or not finite", line);
   return v;
+}
+
+// A count field of the pmu object: a finite number in [0, 1e15]; nullopt otherwise.
+std::optional<double> pmu_count(const json& p, const char* key) {
+  const auto it = p.find(key);
+  if (it == p.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || v > 1e15) return std::nullopt;
+  return v;
+}
+
+VmstatPmu malformed_pmu(const std::string& why) {
+  VmstatPmu u;
+  u.reason = "malformed pmu object: " + why;
+  return u;
+}
+
+// The "pmu" object (VmstatPmu); never throws.
+VmstatPmu parse_pmu(const json& p) {
+  if (!p.is_object()) return malformed_pmu("not an object");
+  const auto avail = p.find("available");
+  if (avail == p.end() || !avail->is_boolean())
+    return malformed_pmu("field \"available\" is not a boolean");
+  VmstatPmu u;
+  if (!avail->get<bool>()) {
+    const auto r = p.find("reason");
+    u.reason = r != p.end() && r->is_string() ? sanitize_excerpt(r->get<std::string>(), 200)
+                                              : "the tool gave no reason";
+    return u;
+  }
+  const std::pair<const char*, double*> fields[] = {
+      {"insns_median", &u.insns_median},
+      {"kernel_insns_median", &u.kernel_insns_median},
+      {"insns_mean", &u.insns_mean},
+      {"kernel_insns_mean", &u.kernel_insns_mean},
+      {"empty_insns_median", &u.empty_insns_median},
+      {"empty_kernel_insns_median", &u.empty_kernel_insns_median}};
+  for (const auto& [key, out] : fields) {
+    const auto v = pmu_count(p, key);
+    if (!v) return malformed_pmu(std::string("field \"") + key + "\" is not a count");
+    *out = *v;
+  }
+  const std::pair<const char*, long*> counts[] = {{"regions", &u.regions},
+                                                  {"unscheduled_regions", &u.unscheduled_regions},
+                                                  {"empty_regions", &u.empty_regions}};
+  for (const auto& [key, out] : counts) {
+    const auto v = pmu_count(p, key);
+    if (!v) return malformed_pmu(std::string("field \"") + key + "\" is not a count");
+    *out = static_cast<long>(*v);
+  }
+  if (u.regions < 1 || u.empty_regions < 1) return malformed_pmu("no region counted");
+  if (u.kernel_insns_median > u.insns_median || u.empty_kernel_insns_median > u.empty_insns_median)
+    return malformed_pmu("a kernel median exceeds its total");
+  u.available = true;
+  return u;
 }
 
 }  // namespace
@@ -78,6 +136,7 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
     if (m > 1e15) fail("field \"marked_regions\" is out of range", line);
     r.marked_regions = static_cast<long>(m);
   }
+  if (auto it = j.find("pmu"); it != j.end()) r.pmu = parse_pmu(*it);
   return r;
 }
 

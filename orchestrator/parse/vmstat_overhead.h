@@ -2,7 +2,7 @@
 //   {"tool":"vmstat-overhead","version":1,"mode":"syscall"|"idle","cpu":N|null,"pinned":bool,
 //    "iterations":N,"warmup":N,"counter":"tsc"|"ns","total":N,"per_iteration":x,
 //    "per_syscall":x (syscall mode),"sleep_us":N (idle mode),"min":N,"max":N,
-//    "marked_regions":N (optional)}
+//    "marked_regions":N (optional), "pmu":{...} (optional, VmstatPmu)}
 // Counter units: "tsc" -> cycles (TSC ticks), "ns" -> nanoseconds of CLOCK_MONOTONIC.
 #pragma once
 
@@ -13,6 +13,21 @@
 #include "parse/metrics.h"
 
 namespace isolab {
+
+// The tool's "pmu" object: its operations counted with the guest's own instruction counters
+// (guest-tools/insn-pmu.h; the layout is documented in guest-tools/vmstat-overhead.c).
+// Counts are instructions per region: one timed operation (or one empty region, the
+// instrument's own cost) plus the reads around it.
+struct VmstatPmu {
+  bool available = false;
+  std::string reason;  // !available: why (the tool's words, or what was malformed)
+  long regions = 0;    // counted regions (operations the group counted whole)
+  long unscheduled_regions = 0;
+  double insns_median = 0, kernel_insns_median = 0;  // lower medians (user + kernel, kernel)
+  double insns_mean = 0, kernel_insns_mean = 0;
+  long empty_regions = 0;
+  double empty_insns_median = 0, empty_kernel_insns_median = 0;
+};
 
 struct VmstatOverheadResult {
   std::string mode;        // "syscall" | "idle"
@@ -29,6 +44,10 @@ struct VmstatOverheadResult {
   // Operations bracketed by instruction-count region markers (guest-tools/insn-marker.h);
   // nullopt for a tool that does not mark them.
   std::optional<long> marked_regions;
+  // The "pmu" object; nullopt when absent. A malformed object never fails the parse: it gives
+  // available = false with a reason starting "malformed pmu object: " (guest output is
+  // untrusted; the cycles above stand on their own).
+  std::optional<VmstatPmu> pmu;
   std::string unit() const { return counter == "tsc" ? "cycles" : "ns"; }
 };
 

@@ -17,6 +17,7 @@
 #include "pipeline/host_sample.h"
 #include "vm/qemu.h"
 #include "workload/insn_metrics.h"
+#include "workload/pmu_metrics.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -305,12 +306,14 @@ WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelC
   return v;
 }
 
-// The instruction-count metrics of the cell (workload/insn_metrics.h) and their record, when
-// the TCG plugin counted this boot; on KVM a record that says why there are none.
+// The instruction-count metrics of the cell and their record: from the TCG plugin when it
+// counted this boot (workload/insn_metrics.h), on KVM from the guest PMU counts the guest tools
+// reported (workload/pmu_metrics.h; a record saying why when there are none).
 void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, const json& vdoc) {
   if (cx.accel.accel == Accel::kvm) {
-    c["insn_counts"] = {{"source", nullptr},
-                        {"reason", "KVM: no TCG plugin; guest PMU counting is not implemented"}};
+    InsnCellOutcome o = pmu_cell_metrics({&cx.spec.workloads, &ev.channel});
+    for (auto& [name, m] : o.metrics) c["metrics"][name] = m;
+    c["insn_counts"] = std::move(o.record);
     return;
   }
   if (!ev.insn_counts) return;

@@ -250,6 +250,68 @@ TEST(Compare, CellAcceleratorMismatchIsRefusedEvenInOneRun) {
   EXPECT_THROW(compare_run_variants(run, CompareSettings{}), ComparisonRefused);
 }
 
+// Adds an instruction-count metric with the given source to every cell of variant v.
+void add_insn_metric(nlohmann::json& run, const std::string& v, const std::string& source) {
+  for (auto& c : run["cells"])
+    if (c["variant"] == v)
+      c["metrics"]["vmstat-syscall.insns_per_syscall"] = {
+          {"unit", "instructions"}, {"better", "lower"}, {"aggregate", "mean"},
+          {"kind", "instructions"}, {"source", source},  {"values", {16000}}};
+}
+
+TEST(Compare, AMetricFromTwoSourcesIsRefusedAndNamed) {
+  auto a = make_run("ra", 3, 1.0, 3);
+  auto b = make_run("rb", 3, 1.0, 4);
+  add_insn_metric(a, "vanilla", "tcg-plugin");
+  add_insn_metric(b, "patched", "pmu");
+  try {
+    compare_runs(a, "vanilla", b, "patched", CompareSettings{}, false);
+    FAIL() << "expected a refusal";
+  } catch (const ComparisonRefused& e) {
+    EXPECT_THAT(e.differences(),
+                ::testing::ElementsAre(
+                    "metric vmstat-syscall.insns_per_syscall: source A=tcg-plugin, B=pmu"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--force"));
+  }
+  const Comparison c = compare_runs(a, "vanilla", b, "patched", CompareSettings{}, true);
+  EXPECT_TRUE(c.forced);
+  EXPECT_THAT(render_text(c), HasSubstr("source A=tcg-plugin, B=pmu"));
+}
+
+TEST(Compare, TheSameSourceOnBothSidesIsNoDifference) {
+  auto run = make_run("r", 3, 1.0, 5);
+  add_insn_metric(run, "vanilla", "pmu");
+  add_insn_metric(run, "patched", "pmu");
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  EXPECT_FALSE(c.forced);
+  EXPECT_EQ(row(c, "vmstat-syscall.insns_per_syscall").a_values.size(), 3u);
+}
+
+TEST(Compare, MixedSourcesWithinOneVariantAreRefused) {
+  auto run = make_run("r", 3, 1.0, 5);
+  add_insn_metric(run, "vanilla", "pmu");
+  add_insn_metric(run, "patched", "pmu");
+  run["cells"][0]["metrics"]["vmstat-syscall.insns_per_syscall"]["source"] = "tcg-plugin";
+  try {
+    compare_run_variants(run, CompareSettings{});
+    FAIL() << "expected a refusal";
+  } catch (const ComparisonRefused& e) {
+    EXPECT_THAT(e.differences(),
+                ::testing::ElementsAre(
+                    "metric vmstat-syscall.insns_per_syscall: source A=pmu,tcg-plugin, B=pmu"));
+  }
+}
+
+TEST(Compare, AMetricWithASourceOnOneSideOnlyIsNoDifference) {
+  // Older results carry no source: nothing to mix.
+  auto run = make_run("r", 3, 1.0, 5);
+  add_insn_metric(run, "vanilla", "tcg-plugin");
+  add_insn_metric(run, "patched", "tcg-plugin");
+  for (auto& c : run["cells"])
+    if (c["variant"] == "patched") c["metrics"]["vmstat-syscall.insns_per_syscall"].erase("source");
+  EXPECT_NO_THROW(compare_run_variants(run, CompareSettings{}));
+}
+
 TEST(Compare, FailedCellsAreListedAndKernelFailuresOfBRegress) {
   auto run = make_run("r", 5, 1.0, 6);
   run["cells"].push_back({{"id", "patched-r5"},

@@ -89,5 +89,80 @@ TEST(VmstatOverhead, ErrorsNameTheField) {
   expect_error(std::string("{\x01\xff", 3), "not valid JSON");
 }
 
+// The "pmu" object (guest PMU counts): parsed when present, an unavailable one keeps its
+// reason, and a malformed one is unavailable with what was wrong, never an exception.
+std::string with_pmu(const std::string& pmu) {
+  return R"({"tool":"vmstat-overhead","version":1,"mode":"syscall","cpu":1,"pinned":true,)"
+         R"("iterations":2,"warmup":0,"counter":"tsc","total":10,"per_iteration":5,)"
+         R"("per_syscall":2.5,"min":4,"max":6,"marked_regions":2)" +
+         pmu + "}";
+}
+
+TEST(VmstatOverhead, PmuObjectAvailable) {
+  const auto r = parse_vmstat_overhead(
+      with_pmu(R"(,"pmu":{"available":true,"method":"read","regions":2,"unscheduled_regions":0,)"
+               R"("insns_median":5000,"kernel_insns_median":4200,"insns_mean":6000.5,)"
+               R"("kernel_insns_mean":5100,"empty_regions":1000,"empty_insns_median":1000,)"
+               R"("empty_kernel_insns_median":800})"));
+  ASSERT_TRUE(r.pmu);
+  EXPECT_TRUE(r.pmu->available);
+  EXPECT_EQ(r.pmu->regions, 2);
+  EXPECT_DOUBLE_EQ(r.pmu->insns_median, 5000);
+  EXPECT_DOUBLE_EQ(r.pmu->kernel_insns_median, 4200);
+  EXPECT_DOUBLE_EQ(r.pmu->insns_mean, 6000.5);
+  EXPECT_DOUBLE_EQ(r.pmu->empty_kernel_insns_median, 800);
+  EXPECT_EQ(r.pmu->empty_regions, 1000);
+  // Without the object there is none; the cycles do not depend on it.
+  EXPECT_FALSE(parse_vmstat_overhead(with_pmu("")).pmu);
+}
+
+TEST(VmstatOverhead, PmuObjectUnavailableKeepsTheReason) {
+  const auto r = parse_vmstat_overhead(with_pmu(
+      R"(,"pmu":{"available":false,"reason":"perf_event_open: No such file or directory"})"));
+  ASSERT_TRUE(r.pmu);
+  EXPECT_FALSE(r.pmu->available);
+  EXPECT_EQ(r.pmu->reason, "perf_event_open: No such file or directory");
+}
+
+TEST(VmstatOverhead, PmuObjectMalformedIsUnavailableNotAnError) {
+  const std::string good =
+      R"(,"pmu":{"available":true,"regions":2,"unscheduled_regions":0,"insns_median":50,)"
+      R"("kernel_insns_median":42,"insns_mean":60,"kernel_insns_mean":51,"empty_regions":9,)"
+      R"("empty_insns_median":10,"empty_kernel_insns_median":8})";
+  ASSERT_TRUE(parse_vmstat_overhead(with_pmu(good)).pmu->available);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  for (const auto& [pmu, why] : std::vector<std::pair<std::string, std::string>>{
+           {R"(,"pmu":null)", "not an object"},
+           {R"(,"pmu":[1])", "not an object"},
+           {R"(,"pmu":{})", "\"available\""},
+           {with("true", "1"), "\"available\""},
+           {with("\"insns_median\":50", "\"insns_median\":-50"), "\"insns_median\""},
+           {with("\"insns_median\":50", "\"insns_median\":\"50\""), "\"insns_median\""},
+           {with("\"regions\":2", "\"regions\":1e300"), "\"regions\""},
+           {with("\"regions\":2,", ""), "\"regions\""},
+           {with("\"regions\":2", "\"regions\":0"), "no region counted"},
+           {with("\"kernel_insns_median\":42", "\"kernel_insns_median\":51"), "kernel median"},
+       }) {
+    VmstatOverheadResult r;
+    ASSERT_NO_THROW(r = parse_vmstat_overhead(with_pmu(pmu))) << pmu;
+    ASSERT_TRUE(r.pmu) << pmu;
+    EXPECT_FALSE(r.pmu->available) << pmu;
+    EXPECT_THAT(r.pmu->reason, testing::HasSubstr("malformed pmu object: ")) << pmu;
+    EXPECT_THAT(r.pmu->reason, testing::HasSubstr(why)) << pmu;
+  }
+  // An unavailable object's reason is the guest's text: control bytes are not kept, and a
+  // missing reason is said.
+  const auto r = parse_vmstat_overhead(
+      with_pmu(R"(,"pmu":{"available":false,"reason":"a\u001b[31m\u0000b"})"));
+  EXPECT_EQ(r.pmu->reason.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.pmu->reason.find('\0'), std::string::npos);
+  EXPECT_EQ(parse_vmstat_overhead(with_pmu(R"(,"pmu":{"available":false})")).pmu->reason,
+            "the tool gave no reason");
+}
+
 }  // namespace
 }  // namespace isolab

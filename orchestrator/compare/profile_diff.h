@@ -4,9 +4,11 @@
 // kernel functions with the most instructions, largest first, named from System.map).
 //
 // Per (step, CPU, function) the per-boot mean over each variant's contributing cells (ok, not
-// warm-up); a function missing from a cell's list counts 0 there (the list holds a cell's top
-// functions only, so a small count can be a truncation: the rows name the top changes, which
-// are well above the lists' cut-off). Informational: no verdict rests on it.
+// warm-up). A cell's list holds its top functions only, so a function a list leaves out
+// executed at most that list's smallest entry there: it counts that much, and the side's mean
+// is then an upper bound (a_at_most / b_at_most). Changes are ranked by the smallest |B - A|
+// the bounds allow, and one whose sign the bounds leave open is not reported. Informational:
+// no verdict rests on it.
 #pragma once
 
 #include <cstddef>
@@ -17,11 +19,12 @@
 namespace isolab {
 
 struct ProfileChange {
-  std::string step;      // workload name
-  unsigned cpu = 0;      // the isolated CPU
-  std::string function;  // kernel function
-  double a = 0;          // mean kernel instructions per boot in A's cells
-  double b = 0;          // the same in B's
+  std::string step;                           // workload name
+  unsigned cpu = 0;                           // the isolated CPU
+  std::string function;                       // kernel function
+  double a = 0;                               // mean kernel instructions per boot in A's cells
+  double b = 0;                               // the same in B's
+  bool a_at_most = false, b_at_most = false;  // the mean is an upper bound (see above)
   std::size_t cells_a = 0, cells_b = 0;
   double diff() const { return b - a; }
 };
@@ -34,8 +37,9 @@ std::vector<ProfileChange> profile_changes(const nlohmann::json& run_a,
                                            const nlohmann::json& run_b,
                                            const std::string& variant_b, std::size_t most = 10);
 
-// One line per change: "vmstat-syscall CPU 5: refresh_cpu_vm_stats 0 -> 9.3e+06 (+9.3e+06)
-// kernel instructions per boot". Empty input gives no line.
+// One line per change: "vmstat-syscall CPU 5: fold_diff 2e+03 -> 9.3e+06 (+9.3e+06) kernel
+// instructions per boot"; a bounded side reads "<=3.7e+06" and its change "at least +1.5e+07".
+// Empty input gives no line.
 std::vector<std::string> profile_change_lines(const std::vector<ProfileChange>& changes);
 
 }  // namespace isolab

@@ -325,7 +325,7 @@ std::string settings_line(const Comparison& c) {
          "TCG at least " +
          num(s.tcg_timing_threshold_pct, "%.3g") + "%, instructions max(own, " +
          num(s.instructions_threshold_pct, "%.3g") + "%, " + num(s.instructions_cv_factor, "%.3g") +
-         " x pooled CV); count floor " + format_count_amount(s.count_floor_for("1/s"), "1/s") +
+         " x CV of A); count floor " + format_count_amount(s.count_floor_for("1/s"), "1/s") +
          " per CPU or " + format_count_amount(s.count_floor_for("count"), "count") +
          " event(s); seed " + std::to_string(s.seed) +
          (c.stratified ? "; cells from " + std::to_string(c.hosts.size()) +

@@ -452,13 +452,13 @@ double metric_threshold_pct(const MetricTest& t, const MetricInfo& info,
            "where timings of one kernel varied 2-26% between boots";
   }
   if (info.kind == MetricKind::instructions) {
-    const double cv_pct = 100.0 * pooled_cv(t.a, t.b);
+    const double cv_pct = (t.a.n >= 2 && std::isfinite(t.a.cv)) ? 100.0 * t.a.cv : 0.0;
     const double by_cv = settings.instructions_cv_factor * cv_pct;
     if (by_cv > threshold) {
       threshold = by_cv;
       note = "threshold " + fmt("%.3g", threshold) + "% is " +
-             fmt("%.3g", settings.instructions_cv_factor) + " x the pooled CV " +
-             fmt("%.3g", cv_pct) + "% of these boots (compare.instructions_cv_factor)";
+             fmt("%.3g", settings.instructions_cv_factor) + " x the CV " + fmt("%.3g", cv_pct) +
+             "% of A's boots (compare.instructions_cv_factor)";
     } else if (threshold == settings.instructions_threshold_pct) {
       note = "threshold " + fmt("%.3g", threshold) +
              "% is the instruction threshold (compare.instructions_threshold_pct)";

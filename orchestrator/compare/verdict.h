@@ -26,10 +26,12 @@
 //    metric's own configured threshold (a thresholds_pct entry or noise floor; threshold_pct,
 //    the default for every metric, is not consulted), instructions_threshold_pct (default 1%)
 //    and instructions_cv_factor
-//    (default 3) times the pooled within-variant coefficient of variation of the two sides
-//    (stats.h pooled_cv): three boot-to-boot standard deviations of one kernel, so that a 2%
-//    change of instructions per syscall is regressed/improved under TCG when the boots agree to
-//    0.5%, while a metric that does vary between boots is not called on its noise.
+//    (default 3) times the coefficient of variation of A's boots: three boot-to-boot standard
+//    deviations of the baseline kernel, so that a 2% change of instructions per syscall is
+//    regressed/improved under TCG when the boots agree to 0.5%, while a metric that does vary
+//    between boots is not called on its noise. B's spread is left out: a patch can make a count
+//    differ between boots (a path taken in some boots and not others), and that is its effect,
+//    not a reason to widen the margin of "no significant change".
 // Every test is exact (enumerated) up to count_exact_limit reassignments and Monte Carlo
 // (seeded, Phipson-Smyth) beyond; no normal approximation decides a verdict. Intervals are the
 // inverted permutation test (stats.h permutation_interval) at confidence_level: exact coverage
@@ -134,7 +136,7 @@ struct CompareSettings {
   // Permutation tests: enumerate up to this many reassignments, else draw count_resamples.
   std::uint64_t count_exact_limit = 1000000;
   std::size_t count_resamples = 20000;
-  // Instruction metrics: smallest threshold, percent, and the factor of the pooled CV.
+  // Instruction metrics: smallest threshold, percent, and the factor of A's CV.
   double instructions_threshold_pct = 1.0;
   double instructions_cv_factor = 3.0;
   // Declared primary metrics (spec compare.primary, or --primary, which replaces the spec's).
@@ -291,7 +293,7 @@ double effective_threshold_pct(const MetricInfo& info, const CompareSettings& se
                                bool* tcg_applied = nullptr);
 
 // The threshold of the verdict rules, percent: effective_threshold_pct, and for an instruction
-// metric at least instructions_cv_factor x pooled_cv(t.a, t.b) x 100. *why (when given) is ""
+// metric at least instructions_cv_factor x t.a.cv x 100 (A's boots). *why (when given) is ""
 // for the configured threshold, else a clause naming what raised it for reasons.
 double metric_threshold_pct(const MetricTest& t, const MetricInfo& info,
                             const CompareSettings& settings, std::string* why = nullptr);

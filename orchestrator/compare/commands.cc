@@ -127,7 +127,10 @@ int relabel_aa_command(const CompareCommandOptions& o, std::ostream& out) {
   if (o.format != "text" && o.format != "json")
     throw Error("--format: --relabel-aa writes text or json, not '" + o.format + "'");
   const nlohmann::json run = load_result(o.run_dirs[0]);
-  const AaRelabelResult r = relabel_aa(run, settings_for(o, run, run, std::cerr));
+  AaRelabelOptions ro;
+  ro.variant_a = o.variant_a;
+  ro.variant_b = o.variant_b;
+  const AaRelabelResult r = relabel_aa(run, settings_for(o, run, run, std::cerr), ro);
   out << (o.format == "json" ? aa_relabel_to_json(r).dump(2) + "\n" : render_aa_relabel_text(r));
   return 0;
 }

@@ -83,14 +83,20 @@ void count(const std::set<std::string>& causes, std::size_t& total,
 AaRelabelResult relabel_aa(const nlohmann::json& input, const CompareSettings& settings,
                            const AaRelabelOptions& options) {
   const auto order = input.is_object() ? input.value("variant_order", nlohmann::json()) : nullptr;
-  if (!order.is_array() || order.size() < 2 || !order[0].is_string() || !order[1].is_string())
+  const bool named = !options.variant_a.empty() && !options.variant_b.empty();
+  if (!named &&
+      (!order.is_array() || order.size() < 2 || !order[0].is_string() || !order[1].is_string()))
     throw SpecError("/variant_order", "an A/A relabelling needs variant_order with two variants");
   if (!input.contains("cells") || !input["cells"].is_array())
     throw SpecError("/cells", "result.json must have a cells array");
   AaRelabelResult r;
   r.run_id = str_of(input, "run_id");
-  r.variant_a = order[0].get<std::string>();
-  r.variant_b = order[1].get<std::string>();
+  r.variant_a = !options.variant_a.empty() ? options.variant_a : order[0].get<std::string>();
+  r.variant_b = !options.variant_b.empty() ? options.variant_b : order[1].get<std::string>();
+  for (const std::string& v : {r.variant_a, r.variant_b})
+    if (!input.contains("variants") || !input["variants"].is_object() ||
+        !input["variants"].contains(v))
+      throw Error("A/A relabelling: run " + r.run_id + " has no variant '" + v + "'");
   nlohmann::json run = input;
   const Pool pool = pool_cells(run, r.variant_a, r.variant_b);
   if (pool.cells.empty()) throw Error("A/A relabelling: no cell of either variant to relabel");

@@ -29,6 +29,9 @@
 namespace isolab {
 
 struct AaRelabelOptions {
+  // The two variants pooled: "" takes variant_order[0] (A) and [1] (B). A nightly run's
+  // tonight's kernel and its baseline (`<variant>` and `<variant>-baseline`) are named so.
+  std::string variant_a, variant_b;
   std::uint64_t exact_limit = 100000;
   std::size_t resamples = 2000;
   std::uint64_t seed = 1;
@@ -50,7 +53,8 @@ struct AaRelabelResult {
 };
 
 // Runs the method above. Throws isolab::Error when the run lacks variant_order with two variants
-// or has no cell to relabel, and as compare_runs does (a refused comparison included).
+// (and options name none), names a variant the run does not have, or has no cell to relabel,
+// and as compare_runs does (a refused comparison included).
 AaRelabelResult relabel_aa(const nlohmann::json& run, const CompareSettings& settings,
                            const AaRelabelOptions& options = {});
 

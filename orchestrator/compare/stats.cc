@@ -90,16 +90,6 @@ SampleStats describe(std::span<const double> values) {
   return st;
 }
 
-double pooled_cv(const SampleStats& a, const SampleStats& b) {
-  double sum = 0, df = 0;
-  for (const SampleStats* s : {&a, &b}) {
-    if (s->n < 2 || !std::isfinite(s->cv)) continue;
-    sum += static_cast<double>(s->n - 1) * s->cv * s->cv;
-    df += static_cast<double>(s->n - 1);
-  }
-  return df > 0 ? std::sqrt(sum / df) : 0.0;
-}
-
 double median_of(std::span<const double> values) {
   std::vector<double> v = to_vector(values);
   return median_inplace(v);

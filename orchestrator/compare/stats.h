@@ -36,12 +36,6 @@ struct SampleStats {
 // if a value is NaN or infinite.
 SampleStats describe(std::span<const double> values);
 
-// Pooled within-variant coefficient of variation of two samples (fraction):
-// sqrt(((n_a - 1) cv_a^2 + (n_b - 1) cv_b^2) / (n_a + n_b - 2)), the CV analogue of the pooled
-// standard deviation; a side with n < 2 or mean 0 contributes nothing. 0 when neither side has
-// a CV.
-double pooled_cv(const SampleStats& a, const SampleStats& b);
-
 // Median as in describe(); NaN for an empty input.
 double median_of(std::span<const double> values);
 

@@ -30,23 +30,6 @@ Metric insn_metric(const std::string& unit, double value) {
   return m;
 }
 
-// What vmstat-overhead's region counts are called, by mode, and what one region is worth.
-struct RegionNames {
-  const char* all;     // the median region (the operation's own path length)
-  const char* kernel;  // its kernel part
-  const char* mean;    // the mean region (with whatever entered the regions)
-  double operations_per_region;
-};
-std::optional<RegionNames> region_names(const std::string& mode) {
-  if (mode == "syscall")
-    return RegionNames{"insns_per_syscall", "kernel_insns_per_syscall", "insns_per_syscall_mean",
-                       2};
-  if (mode == "idle")
-    return RegionNames{"insns_per_idle_loop", "kernel_insns_per_idle_loop",
-                       "insns_per_idle_loop_mean", 1};
-  return std::nullopt;
-}
-
 // vmstat-overhead: the instructions of its marked operations on the CPU it was pinned to.
 void per_operation_metrics(const WorkloadSpec& w, const InsnStep& step, const ChannelRecord& out,
                            InsnCellOutcome& o) {
@@ -56,7 +39,7 @@ void per_operation_metrics(const WorkloadSpec& w, const InsnStep& step, const Ch
   } catch (const Error&) {
     return;  // the workload's own parser reports it
   }
-  const auto names = region_names(r.mode);
+  const auto names = vmstat_operation_names(r.mode);
   if (!names || !r.marked_regions) return;  // a tool without markers
   const std::string all = w.name + "." + names->all;
   if (!r.cpu || !r.pinned) {
@@ -259,6 +242,16 @@ void step_metrics(const WorkloadSpec& w, const InsnStep& step, const InsnCellInp
 }
 
 }  // namespace
+
+std::optional<VmstatOperationNames> vmstat_operation_names(const std::string& mode) {
+  if (mode == "syscall")
+    return VmstatOperationNames{"insns_per_syscall", "kernel_insns_per_syscall",
+                                "insns_per_syscall_mean", 2};
+  if (mode == "idle")
+    return VmstatOperationNames{"insns_per_idle_loop", "kernel_insns_per_idle_loop",
+                                "insns_per_idle_loop_mean", 1};
+  return std::nullopt;
+}
 
 InsnCellOutcome insn_cell_metrics(const InsnCellInput& in) {
   InsnCellOutcome o;

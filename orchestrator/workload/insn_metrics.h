@@ -48,6 +48,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,6 +80,18 @@ struct InsnCellOutcome {
   // "problems" holds what made the whole file unusable (unparsable, step count differs).
   nlohmann::json record;
 };
+
+// The names of vmstat-overhead's per-operation instruction metrics in a mode ("syscall",
+// "idle"), whatever counted them (the TCG plugin here, the guest PMU in workload/pmu_metrics.h),
+// and the operations one marked region holds (a mlock+munlock pair is 2 system calls); nullopt
+// for another mode.
+struct VmstatOperationNames {
+  const char* all;     // the median region: the operation's own path length
+  const char* kernel;  // its kernel-mode part
+  const char* mean;    // the mean region, with whatever entered the regions
+  double operations_per_region;
+};
+std::optional<VmstatOperationNames> vmstat_operation_names(const std::string& mode);
 
 // Never throws for what the guest or the plugin wrote: a file that cannot be parsed gives no
 // metrics and a problem line naming the parser's error.

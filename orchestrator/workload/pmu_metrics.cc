@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "parse/vmstat_overhead.h"
+#include "workload/insn_metrics.h"
 
 namespace isolab {
 
@@ -13,24 +14,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kSource = "pmu";
-
-// The plugin's names (workload/insn_metrics.cc has the same table; the unit test checks it).
-struct PmuRegionNames {
-  const char* all;
-  const char* kernel;
-  const char* mean;
-  double operations_per_region;  // system calls (syscall: 2) or idle loops (1) per region
-};
-
-std::optional<PmuRegionNames> pmu_region_names(const std::string& mode) {
-  if (mode == "syscall")
-    return PmuRegionNames{"insns_per_syscall", "kernel_insns_per_syscall", "insns_per_syscall_mean",
-                          2};
-  if (mode == "idle")
-    return PmuRegionNames{"insns_per_idle_loop", "kernel_insns_per_idle_loop",
-                          "insns_per_idle_loop_mean", 1};
-  return std::nullopt;
-}
 
 Metric pmu_metric(double value) {
   Metric m;
@@ -73,7 +56,7 @@ std::string pmu_problem(const VmstatOverheadResult& r, const VmstatPmu& p) {
 // The per-operation metrics of one vmstat-overhead step.
 void step_pmu_metrics(const WorkloadSpec& w, const VmstatOverheadResult& r, const VmstatPmu& p,
                       InsnCellOutcome& o) {
-  const auto names = pmu_region_names(r.mode);
+  const auto names = vmstat_operation_names(r.mode);
   if (!names) return;
   const std::string all = w.name + "." + names->all;
   if (const std::string why = pmu_problem(r, p); !why.empty()) {

@@ -405,6 +405,23 @@ TEST(RelabelAa, OneHostInducedStallNoLongerDecides) {
   EXPECT_EQ(r.uncorrected_causes.at("kernel failure rcu_stall"), 462u);
 }
 
+// A nightly run holds three variants; its A/A pair is tonight's kernel and its baseline.
+TEST(RelabelAa, NamedVariantsArePooledNotTheRunsFirstTwo) {
+  nlohmann::json run = aa_run(3);
+  run["variants"]["c"] = nlohmann::json::object();
+  for (auto& c : run["cells"])
+    if (c["variant"] == "a") c["variant"] = "c";
+  AaRelabelOptions o;
+  o.variant_a = "c";
+  o.variant_b = "b";
+  const AaRelabelResult r = relabel_aa(run, CompareSettings{}, o);
+  EXPECT_EQ(r.variant_a, "c");
+  EXPECT_EQ(r.cells_a, 5u);
+  EXPECT_EQ(r.relabellings, 252u);
+  o.variant_b = "nosuch";
+  EXPECT_THROW(relabel_aa(run, CompareSettings{}, o), Error);
+}
+
 TEST(RelabelAa, ThroughTheCommand) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("isolab-relabel-" + std::to_string(::getpid()));

@@ -35,14 +35,15 @@ TEST(WorkloadInsnSpread, InstructionsPerSyscallAgreeBetweenBoots) {
     EXPECT_EQ(m["kind"], "instructions");
     EXPECT_EQ(m["source"], "tcg-plugin");
     insns.push_back(m["values"][0].get<double>());
-    kernel.push_back(metric(c, "vmstat-syscall.kernel_insns_per_syscall")["values"][0].get<double>());
+    kernel.push_back(
+        metric(c, "vmstat-syscall.kernel_insns_per_syscall")["values"][0].get<double>());
     cycles.push_back(metric(c, "vmstat-syscall.cycles_per_syscall")["values"][0].get<double>());
     EXPECT_LT(kernel.back(), insns.back());  // the user part: the call stubs and the markers
     EXPECT_GT(kernel.back(), 0.5 * insns.back());
   }
   for (std::size_t i = 0; i < insns.size(); ++i)
-    std::printf("boot %zu: %.1f instructions per syscall (%.1f kernel), %.0f cycles\n", i,
-                insns[i], kernel[i], cycles[i]);
+    std::printf("boot %zu: %.1f instructions per syscall (%.1f kernel), %.0f cycles\n", i, insns[i],
+                kernel[i], cycles[i]);
   std::printf("spread: instructions %.3f%%, cycles %.1f%%\n", 100 * spread(insns),
               100 * spread(cycles));
   EXPECT_LE(spread(insns), 0.005);

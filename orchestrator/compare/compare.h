@@ -352,8 +352,8 @@ struct Comparison {
   // The kernel functions whose instructions on the isolated CPUs changed most between A and B
   // (compare/profile_diff.h; informational, never tested); empty without profiles.
   std::vector<ProfileChange> profile_changes;
-  std::vector<HostSummary> hosts;               // sorted by URI; empty for single-host runs
-  bool stratified = false;                      // two or more hosts: host is a blocking factor
+  std::vector<HostSummary> hosts;  // sorted by URI; empty for single-host runs
+  bool stratified = false;         // two or more hosts: host is a blocking factor
   // Hosts whose fingerprints differ were combined because settings.pool_hosts was set; the
   // differences are listed in host_differences.
   bool pooled_unlike_hosts = false;

@@ -433,8 +433,8 @@ std::string render_html_report(const ReportData& d) {
   std::ostringstream o;
   o << head(c) << "<body>\n"
     << section_header(d) << section_summary(c) << section_histograms(d) << section_metrics(d)
-    << section_profile(c) << section_noise(d) << section_timeline(d) << section_gate(d) << section_provenance(d)
-    << section_cells(d) << section_text(c) << "</body>\n</html>\n";
+    << section_profile(c) << section_noise(d) << section_timeline(d) << section_gate(d)
+    << section_provenance(d) << section_cells(d) << section_text(c) << "</body>\n</html>\n";
   return o.str();
 }
 

@@ -1,7 +1,6 @@
 // The differential kernel profile of two variants from the cells' instruction-count profiles.
-#include <gtest/gtest.h>
-
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "compare/compare.h"
 #include "compare/profile_diff.h"

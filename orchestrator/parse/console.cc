@@ -1,5 +1,6 @@
 #include "parse/console.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 
@@ -225,6 +226,40 @@ nlohmann::json console_report_to_json(const ConsoleReport& report) {
           {"lines", report.lines},
           {"bytes", report.bytes},
           {"long_lines", report.long_lines}};
+}
+
+namespace {
+
+// The token before "<xx>" in a "Code: .. .. <xx> .." line, or "" when there is none.
+std::string byte_before_mark(std::string_view line) {
+  const auto mark = line.find('<');
+  if (mark == std::string_view::npos || mark < 3 || line[mark - 1] != ' ') return "";
+  const std::string_view b = line.substr(mark - 3, 2);
+  for (char ch : b)
+    if (!std::isxdigit(static_cast<unsigned char>(ch))) return "";
+  std::string out(b);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> int3_trap_byte(std::string_view log) {
+  const auto at = log.find("int3: 0000 [#");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t pos = at;
+  for (int lines = 0; lines < 40 && pos < log.size(); ++lines) {
+    const auto eol = log.find('\n', pos);
+    const std::string_view line = log.substr(pos, eol == std::string_view::npos ? eol : eol - pos);
+    if (const auto code = line.find("Code: "); code != std::string_view::npos) {
+      const std::string b = byte_before_mark(line.substr(code));
+      if (b.empty()) return std::nullopt;
+      return b;
+    }
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace isolab

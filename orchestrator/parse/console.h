@@ -105,4 +105,12 @@ ConsoleReport classify_console_file(const std::filesystem::path& path);
 //  "location", "excerpt"}.
 nlohmann::json console_report_to_json(const ConsoleReport& report);
 
+// The byte memory held where the vCPU trapped in the first "int3: 0000 [#N]" oops of log: the
+// byte before the "<..>" mark of the oops's "Code:" line (the kernel prints RIP's
+// neighbourhood from memory, and after an int3 trap RIP points past the int3). Two lowercase hex
+// digits, e.g. "e8"; nullopt when the log has no such oops or its Code: line within 40 lines
+// cannot be read. A value other than "cc" means the CPU executed an int3 that memory did not
+// hold when the oops was printed (arch/x86/kernel/dumpstack.c show_opcodes() for the format).
+std::optional<std::string> int3_trap_byte(std::string_view log);
+
 }  // namespace isolab

@@ -337,7 +337,12 @@ void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, 
 
 // Failures decided by how the boot ended, before any workload is looked at (nullopt: none).
 std::optional<json> boot_failure(const json& c, const VmOutcome& out, const ConsoleReport& cons,
-                                 bool reached_init, const json& vdoc) {
+                                 bool reached_init, const json& vdoc, const std::string& console) {
+  if (const auto byte = emulator_stale_int3(c, console))
+    return fail(c, "infrastructure",
+                "int3 trap where memory holds 0x" + *byte +
+                    ", not an int3 (0xcc): TCG ran a stale translation of kernel text the kernel "
+                    "had patched");
   if (host_starved_guest(c, cons))
     return fail(c, "infrastructure",
                 "RCU stall at console line " + std::to_string(cons.fatal->line) +
@@ -369,6 +374,13 @@ std::optional<json> boot_failure(const json& c, const VmOutcome& out, const Cons
 
 }  // namespace
 
+std::optional<std::string> emulator_stale_int3(const json& c, const std::string& console) {
+  if (c.value("accelerator", "") != "tcg") return std::nullopt;
+  const std::optional<std::string> byte = int3_trap_byte(console);
+  if (!byte || *byte == "cc") return std::nullopt;
+  return *byte;
+}
+
 bool host_starved_guest(const json& c, const ConsoleReport& cons) {
   if (!cons.fatal || cons.fatal->klass != "rcu_stall" || cons.fatal->gp_kthread_starved.empty())
     return false;
@@ -386,7 +398,7 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   // panic with -no-reboot, so the console is the only witness).
   ConsoleReport cons = classify_console(ev.console);
   c["console_findings"] = console_report_to_json(cons);
-  if (auto f = boot_failure(c, out, cons, reached_init, vdoc)) return *f;
+  if (auto f = boot_failure(c, out, cons, reached_init, vdoc, ev.console)) return *f;
 
   const WorkloadVerdicts wv = record_workloads(c, cx, ch, p.dir);
   record_insn_counts(c, cx, ev, vdoc);

@@ -75,6 +75,13 @@ nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOu
 // same report stays a kernel failure.
 bool host_starved_guest(const nlohmann::json& c, const ConsoleReport& cons);
 
+// Under TCG (c's "accelerator"), an oops on an int3 that memory does not hold (parse/console.h
+// int3_trap_byte): the byte memory held, e.g. "e8". The vCPU ran a stale translation of kernel
+// text the kernel had patched (text_poke_bp puts an int3 on a site, then restores it; seen with
+// rtla's tracers arming on live CPUs). No kernel can handle that trap, so the boot is an
+// infrastructure failure. nullopt otherwise (KVM, no such oops, or a real int3 there).
+std::optional<std::string> emulator_stale_int3(const nlohmann::json& c, const std::string& console);
+
 // The four stages. `c` starts as cell_header(). Never throws for what the guest does; the
 // slot's backend may throw (LibvirtHostLost when a remote host goes away, vm/libvirt_host.h).
 // "overcommitted" is null on a remote slot. The boot is bracketed by "started_at" and

@@ -106,6 +106,19 @@ TEST(Console, RealStallCarriesTheStarvedGpKthreadLine) {
   EXPECT_EQ(console_report_to_json(r)["fatal"]["gp_kthread_starved"], r.fatal->gp_kthread_starved);
 }
 
+// Real: rtla timerlat arming its tracepoints on a 4-vCPU TCG guest (6.1, rtla-short.json). CPU 1,
+// in text_poke_bp_batch, took its timer interrupt and trapped on an int3 at
+// __sysvec_apic_timer_interrupt+0x4e, where memory holds the call (e8) restored by an earlier
+// patch: a stale translation. The oops's Code: line shows the byte.
+TEST(Console, Int3TrapByteIsReadFromTheOopsCodeLine) {
+  EXPECT_EQ(int3_trap_byte(data("int3-stale-text-poke-tcg-6.1.log")), "e8");
+  EXPECT_EQ(int3_trap_byte("int3: 0000 [#1] SMP\nCode: 90 90 cc <0f> 1f 44\n"), "cc");
+  EXPECT_EQ(int3_trap_byte("int3: 0000 [#1] SMP\nCode: Unable to access opcode bytes\n"),
+            std::nullopt);
+  EXPECT_EQ(int3_trap_byte("general protection fault\nCode: 90 <e8> 00\n"), std::nullopt);
+  EXPECT_EQ(int3_trap_byte("int3: 0000 [#1] SMP\nCode: <e8> 00\n"), std::nullopt);
+}
+
 // Only a runnable kthread (state 0x0) within 64 lines after a stall counts; a stall without
 // such a line (the constructed 6.1 stalls) carries nothing.
 TEST(Console, StarvedLineMustBeRunnableAndNearTheStall) {

@@ -35,5 +35,17 @@ TEST(CellHostStarvation, StarvedGpKthreadIsTheHostsOnlyUnderTcgOrOvercommit) {
   EXPECT_FALSE(host_starved_guest({{"accelerator", "tcg"}}, ConsoleReport{}));
 }
 
+// The real capture tests/data/console/int3-stale-text-poke-tcg-6.1.log: under TCG the int3
+// where memory holds e8 is the emulator's; on KVM it stays the kernel's.
+TEST(CellStaleInt3, AnInt3MemoryDoesNotHoldIsTheEmulatorsUnderTcg) {
+  const std::string console =
+      read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/console/int3-stale-text-poke-tcg-6.1.log");
+  EXPECT_EQ(emulator_stale_int3({{"accelerator", "tcg"}}, console), "e8");
+  EXPECT_EQ(emulator_stale_int3({{"accelerator", "kvm"}}, console), std::nullopt);
+  EXPECT_EQ(
+      emulator_stale_int3({{"accelerator", "tcg"}}, "int3: 0000 [#1] SMP\nCode: 90 cc <0f> 1f\n"),
+      std::nullopt);
+}
+
 }  // namespace
 }  // namespace isolab

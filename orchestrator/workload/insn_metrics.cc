@@ -20,14 +20,7 @@ using nlohmann::json;
 constexpr const char* kSource = "tcg-plugin";
 
 Metric insn_metric(const std::string& unit, double value) {
-  Metric m;
-  m.unit = unit;
-  m.lower_is_better = true;
-  m.aggregate = "mean";
-  m.values = {value};
-  m.kind = "instructions";
-  m.source = kSource;
-  return m;
+  return instruction_metric(unit, value, kSource);
 }
 
 // vmstat-overhead: the instructions of its marked operations on the CPU it was pinned to.
@@ -242,6 +235,17 @@ void step_metrics(const WorkloadSpec& w, const InsnStep& step, const InsnCellInp
 }
 
 }  // namespace
+
+Metric instruction_metric(const std::string& unit, double value, const std::string& source) {
+  Metric m;
+  m.unit = unit;
+  m.lower_is_better = true;
+  m.aggregate = "mean";
+  m.values = {value};
+  m.kind = "instructions";
+  m.source = source;
+  return m;
+}
 
 std::optional<VmstatOperationNames> vmstat_operation_names(const std::string& mode) {
   if (mode == "syscall")

@@ -81,6 +81,10 @@ struct InsnCellOutcome {
   nlohmann::json record;
 };
 
+// One instruction-count value as a metric: "kind": "instructions", lower is better, aggregate
+// mean, `unit` ("instructions" or "instructions/s") and `source` ("tcg-plugin" or "pmu").
+Metric instruction_metric(const std::string& unit, double value, const std::string& source);
+
 // The names of vmstat-overhead's per-operation instruction metrics in a mode ("syscall",
 // "idle"), whatever counted them (the TCG plugin here, the guest PMU in workload/pmu_metrics.h),
 // and the operations one marked region holds (a mlock+munlock pair is 2 system calls); nullopt

@@ -15,16 +15,7 @@ using nlohmann::json;
 
 constexpr const char* kSource = "pmu";
 
-Metric pmu_metric(double value) {
-  Metric m;
-  m.unit = "instructions";
-  m.lower_is_better = true;
-  m.aggregate = "mean";
-  m.values = {value};
-  m.kind = "instructions";
-  m.source = kSource;
-  return m;
-}
+Metric pmu_metric(double value) { return instruction_metric("instructions", value, kSource); }
 
 json pmu_json(const VmstatPmu& p) {
   if (!p.available) return {{"available", false}, {"reason", p.reason}};

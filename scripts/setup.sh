@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 
 packages=(
   # build
-  build-essential cmake ninja-build pkg-config git ccache clang-format
+  build-essential cmake ninja-build pkg-config git ccache clang-format clang-tidy
+  # checks: shell scripts, the history database in scripts/same-output.sh
+  shellcheck sqlite3
   libboost-dev libboost-filesystem-dev libboost-math-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libarchive-dev libcli11-dev libvirt-dev libsqlite3-dev libssl-dev
   # fuzzing (clang's libFuzzer)

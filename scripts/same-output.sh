@@ -71,7 +71,8 @@ if diff -r "$work/before" "$work/after" >"$work/diff"; then
   echo "same-output.sh: $count cases, all identical"
   exit 0
 fi
-sed "s#$work/##g" "$work/diff" | head -200
+sed "s#$work/##g" "$work/diff" >"$work/diff.shown"
+head -n 200 "$work/diff.shown"
 echo "same-output.sh: differing cases:" \
   "$(grep -oE "^(diff -r|Only in|Binary files) $work/before/[^/ :]+" "$work/diff" |
     sed "s#.*/before/##" | sort -u | tr '\n' ' ')" >&2

@@ -262,7 +262,7 @@ std::string estimate_section(const Spec& spec, const PlanTextFacts& f) {
        (unrecorded
             ? ", " + std::to_string(unrecorded) + " without a recorded build time, counted as 0"
             : "") +
-       ") + " + std::to_string(boots) + " boots x (" + human_duration(boot_s) +
+       ") + " + plural(boots, "boot", "boots") + " x (" + human_duration(boot_s) +
        " assumed boot overhead under " + (f.accelerator == "kvm" ? "KVM" : "TCG") + " + " +
        human_duration(steps.known) + " of steps)\n";
   if (!steps.unknown.empty()) {

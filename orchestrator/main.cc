@@ -34,6 +34,8 @@
 #include "pipeline/hostplan.h"
 #include "pipeline/import.h"
 #include "pipeline/plan.h"
+#include "pipeline/plan_facts.h"
+#include "pipeline/plan_text.h"
 #include "pipeline/run.h"
 #include "report/command.h"
 #include "spec/spec.h"
@@ -117,7 +119,7 @@ struct RunCommand {
                          backend = "qemu", libvirt_uri, parallel, progress_format = "text";
   std::vector<std::string> hosts;
   bool no_trace = false, dry_run = false, aa = false, quiet = false, no_insn_count = false,
-       force = false;
+       force = false, json_plan = false;
   int jobs = 0, repetitions = 0, warmups = -1;
   long boot_order_seed = -1;
 
@@ -166,6 +168,7 @@ struct RunCommand {
                  "insns_per_* or kernel_insns_per_s metrics)");
     run.add_flag("--dry-run", dry_run,
                  "Print the plan (guest, variants, cells, guest steps) and exit");
+    run.add_flag("--json", json_plan, "With --dry-run: the plan as JSON instead of text");
     run.add_option("--repetitions", repetitions,
                    "Override the spec's repetitions (boots per variant)")
         ->check(CLI::Range(1, 1000));
@@ -257,12 +260,22 @@ struct RunCommand {
     spec.raw["name"] = spec.name = (spec.name + "-aa").substr(0, 40);
   }
 
-  // --dry-run: the plan as JSON on stdout.
+  // --dry-run: the plan as text on stdout (--json: as JSON).
   int print_plan(const isolab::Spec& spec) const {
     isolab::GuestDerivation g = isolab::derive_guest(spec);
     isolab::check_guest_cmdline_length(spec, g, !no_trace);
     for (const auto& w : g.analysis.value("warnings", json::array()))
       std::cerr << "isolab: guest command line: " << w.get<std::string>() << "\n";
+    if (!json_plan) {
+      auto runner = isolab::make_real_runner();
+      std::cout << isolab::plan_text(
+          spec, g,
+          isolab::gather_plan_facts(spec, g,
+                                    {cache_dir, accel, !hosts.empty() || !spec.hosts.empty(),
+                                     !no_trace, parse_parallel(parallel)},
+                                    *runner));
+      return 0;
+    }
     json plan = isolab::describe_plan(spec, g);
     // The local host plan only for guests that run here (not on --host / "hosts").
     if (hosts.empty() && spec.hosts.empty())

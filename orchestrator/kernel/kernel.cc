@@ -1,6 +1,5 @@
 #include "kernel/kernel.h"
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "kernel/commands.h"
 #include "kernel/config_check.h"
 #include "kernel/file_lock.h"
+#include "kernel/lookup.h"
 #include "kernel/source.h"
 
 namespace fs = std::filesystem;
@@ -37,24 +37,6 @@ std::string fmt_seconds(double s) {
   o.precision(1);
   o << std::fixed << s << " s";
   return o.str();
-}
-
-bool in_path(const std::string& prog) {
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    if (dir.empty()) continue;
-    if (::access((fs::path(dir) / prog).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
-
-std::string host_arch() {
-  struct utsname u {};
-  if (::uname(&u) != 0) return "x86_64";
-  return u.machine;
 }
 
 std::string safe_name(const std::string& s) {
@@ -136,16 +118,6 @@ void run_logged(const KernelEnv& env, const std::vector<std::string>& argv, cons
   throw Error(std::string(argv[0] == "make" ? "make" : fs::path(argv[0]).filename().string()) +
               " " + r.describe() + (first.empty() ? "" : "; first error: " + first) +
               "; log: " + log.string());
-}
-
-std::string compiler_version(const KernelEnv& env) {
-  ProcessSpec spec;
-  spec.argv = {"gcc", "--version"};
-  ProcessResult r = env.runner.run(spec);
-  std::string v = first_line(r.out);
-  if (!r.ok() || v.empty())
-    throw Error("cannot determine the compiler version: gcc --version " + r.describe());
-  return v;
 }
 
 KernelArtifact load_entry(const fs::path& entry, const std::vector<PatchId>& patches) {
@@ -326,10 +298,10 @@ class KernelBuilder {
   // patches' and fragments' contents (junk fragments are rejected here), the compiler.
   void read_inputs() {
     cache_ = fs::absolute(env_.cache_dir);
-    ccache_ = env_.use_ccache ? *env_.use_ccache : in_path("ccache");
+    ccache_ = env_.use_ccache ? *env_.use_ccache : program_in_path("ccache");
     jobs_ = env_.jobs > 0 ? env_.jobs
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    arch_ = host_arch();
+    arch_ = host_build_arch();
     sctx_.emplace(SourceContext{cache_, env_.runner, say_fn(), env_.meter, variant_});
     auto t0 = Clock::now();
     src_ = step_("source", [&] { return prepare_source(req_.source, *sctx_); });
@@ -351,27 +323,23 @@ class KernelBuilder {
       }
       fragments_.push_back({"isolab required options", kIsolabRequiredFragment});
     });
-    compiler_ = step_("compiler", [&] { return compiler_version(env_); });
+    compiler_ = step_("compiler", [&] { return host_compiler_version(env_.runner); });
   }
 
   // Stage 2: the config recipe decides the build slot (worktree + O= dir shared by patch sets);
   // the full input set (recipe, NR_CPUS, patches) decides the index entry that maps straight
   // to a build key.
   void derive_slot_and_index() {
-    std::string recipe = "schema " + std::to_string(kKernelCacheSchema) + "\ntree " + src_.tree_id +
-                         "\nbase " + req_.base_target + "\narch " + arch_ + "\ncompiler " +
-                         compiler_ + "\nccache " + (ccache_ ? "1" : "0") + "\n";
-    for (const auto& f : fragments_)
-      recipe += "fragment " + std::to_string(f.text.size()) + "\n" + f.text;
-    slot_ = sha256_hex(recipe).substr(0, 16);
-    std::string inputs = recipe;
+    KernelInputs in{src_.tree_id, req_.base_target, arch_,      compiler_, ccache_,
+                    {},           req_.nr_cpus,     patch_shas_};
+    for (const auto& f : fragments_) in.fragment_texts.push_back(f.text);
+    const KernelInputKeys keys = kernel_input_keys(in);
+    slot_ = keys.slot;
+    index_file_ = cache_ / "index" / keys.index_key;
     if (req_.nr_cpus) {
       nr_cpus_text_ = nr_cpus_fragment(*req_.nr_cpus);
-      inputs += "fragment " + std::to_string(nr_cpus_text_.size()) + "\n" + nr_cpus_text_;
       fragments_.insert(fragments_.end() - 1, {kNrCpusFragmentOrigin, nr_cpus_text_});
     }
-    for (const auto& s : patch_shas_) inputs += "patch " + s + "\n";
-    index_file_ = cache_ / "index" / sha256_hex(inputs);
   }
 
   // The cached entry the index maps these inputs to, when it is complete.

@@ -1,0 +1,308 @@
+#include "pipeline/plan_text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "base/error.h"
+#include "compare/verdict.h"
+#include "guest/plan.h"
+#include "workload/workload.h"
+
+namespace isolab {
+
+namespace {
+
+// How long a workload's step runs, in multiples of its duration_s; a tool not listed here (or
+// vmstat-overhead counting iterations) has no duration known before the run.
+const std::map<std::string, double> kDurationFactor = {
+    {"cyclictest", 1}, {"rtla-osnoise", 1},    {"rtla-timerlat", 1},
+    {"stress-ng", 1},  {"vmstat-overhead", 1}, {"page-fault-bench", 2},  // two phases of duration_s
+                                                                         // (workload/workload.cc)
+};
+
+// The step's own run time in seconds, when known before the run.
+std::optional<double> step_seconds(const WorkloadSpec& w) {
+  const auto f = kDurationFactor.find(w.tool);
+  if (f == kDurationFactor.end()) return std::nullopt;
+  if (w.tool == "vmstat-overhead" && w.duration_s <= 0) return std::nullopt;
+  return f->second * w.duration_s;
+}
+
+std::string plural(long n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// A number as %g prints it: "0.05", "10", "2.5".
+std::string number(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", x);
+  return b;
+}
+
+std::string percent(double p) { return number(p) + "%"; }
+
+// "CPU 5", "CPUs 5-7".
+std::string cpus_phrase(const CpuSet& cpus) {
+  return (cpus.count() == 1 ? "CPU " : "CPUs ") + cpus.to_list();
+}
+
+std::string kernel_line(const VariantSpec& v, const KernelLookup& k) {
+  std::string s = "  " + v.name + ": ";
+  switch (k.state) {
+    case KernelLookup::State::cached:
+      return s + "from the kernel cache, " + k.kernel_release + " (build key " +
+             k.build_key.substr(0, 12) + ")\n";
+    case KernelLookup::State::prebuilt:
+      return s + "a prebuilt image" +
+             (k.kernel_release.empty() ? "" : " (" + k.kernel_release + ")") + ", not built\n";
+    case KernelLookup::State::to_build:
+      break;
+  }
+  s += "to build (" + k.why +
+       "; configured first, then built unless a cached kernel has the "
+       "same final .config)";
+  if (k.last_build_seconds)
+    s += "; the last build of this source and base config took " +
+         human_duration(*k.last_build_seconds) + " (variant " + k.last_build_variant + ")";
+  else
+    s += "; no previous build time recorded";
+  return s + "\n";
+}
+
+std::string kernels_section(const Spec& spec, const PlanTextFacts& f) {
+  std::string s = "Kernels (kernel cache " + f.cache_dir + "):\n";
+  for (std::size_t i = 0; i < spec.variants.size(); ++i) {
+    const VariantSpec& v = spec.variants[i];
+    s += kernel_line(v, f.kernels[i]);
+    s += "    " + plural(static_cast<long>(v.patches.size()), "patch", "patches") + ", base " +
+         spec.base_config + ", " +
+         plural(static_cast<long>(spec.config_fragments.size() + v.config_fragments.size()),
+                "config fragment", "config fragments") +
+         "\n";
+  }
+  return s;
+}
+
+std::string accelerator_line(const PlanTextFacts& f) {
+  if (f.accelerator.empty())
+    return "  accelerator: decided by the libvirt hosts at run start (KVM when every host "
+           "offers it)\n";
+  std::string a = f.accelerator == "kvm" ? "KVM" : "TCG";
+  return "  accelerator: " + a + " (" + f.accelerator_reason + ")\n";
+}
+
+std::string cmdline_lines(const Spec& spec, const GuestDerivation& g, const PlanTextFacts& f) {
+  std::string s = "  kernel command line: " + g.cmdline + "\n";
+  for (const auto& v : spec.variants)
+    if (!v.extra_cmdline.empty()) s += "    variant " + v.name + " adds: " + v.extra_cmdline + "\n";
+  if (f.trace)
+    s += "    isolab adds " + std::to_string(trace_event_boot_param().size()) +
+         " bytes of trace_event=... trace_clock=global (tracing the isolated CPUs; --no-trace "
+         "drops it)\n";
+  return s + "    the backends add: console=ttyS0 panic=-1 (and no_timer_check under TCG)\n";
+}
+
+std::string guest_section(const Spec& spec, const GuestDerivation& g, const PlanTextFacts& f) {
+  const GuestTopology& t = g.topology;
+  std::string s = "Guest:\n";
+  s += "  " + plural(g.vcpus, "vCPU", "vCPUs") + " (" + plural(t.sockets, "socket", "sockets") +
+       " x " + plural(t.cores, "core", "cores") + " x " + plural(t.threads, "thread", "threads") +
+       "), " + std::to_string(spec.memory_mib) + " MiB memory";
+  s += spec.numa_nodes.empty()
+           ? "\n"
+           : ", " + plural(static_cast<long>(spec.numa_nodes.size()), "NUMA node", "NUMA nodes") +
+                 "\n";
+  s += accelerator_line(f);
+  const std::string iso = g.partition.isolated.to_list();
+  s += "  isolated CPUs: " + (iso.empty() ? std::string("none") : iso) +
+       "; housekeeping CPUs: " + g.partition.housekeeping.to_list() + "\n";
+  return s + cmdline_lines(spec, g, f);
+}
+
+std::string order_lines(const Spec& spec) {
+  std::string s;
+  const auto cells = plan_cells(spec, spec.boot_order_seed);
+  const std::size_t per_block = spec.variants.size();
+  for (std::size_t i = 0; i < cells.size(); i += per_block) {
+    const CellPlan& c = cells[i];
+    s += std::string("    ") + (c.warmup ? "warm-up " : "repetition ") +
+         std::to_string(c.repetition) + ":";
+    for (std::size_t j = i; j < i + per_block && j < cells.size(); ++j) s += " " + cells[j].variant;
+    s += "\n";
+  }
+  return s;
+}
+
+std::string boots_section(const Spec& spec) {
+  const long variants = static_cast<long>(spec.variants.size());
+  const long boots = variants * (spec.repetitions + spec.warmup_repetitions);
+  std::string s = "Boots: " + std::to_string(boots) + " = " +
+                  plural(variants, "variant", "variants") + " x (" +
+                  plural(spec.repetitions, "measured repetition", "measured repetitions") + " + " +
+                  plural(spec.warmup_repetitions, "warm-up", "warm-ups") + ")\n";
+  s += spec.boot_order_seed
+           ? "  order: seed " + std::to_string(*spec.boot_order_seed) +
+                 " shuffles the variants within each block:\n"
+           : std::string(
+                 "  order: no seed given, so the run draws one and shuffles the variants "
+                 "within each block; shown in the spec's order:\n");
+  return s + order_lines(spec);
+}
+
+std::string step_line(std::size_t i, const WorkloadSpec& w, const GuestDerivation& g,
+                      const TimeoutSpec& t) {
+  const GuestStep step = guest_step(w, g.partition, t, true);
+  std::string s = "  " + std::to_string(i + 1) + ". " + w.name + ": " + w.tool +
+                  (w.mode.empty() ? "" : " (" + w.mode + ")") + " on " +
+                  cpus_phrase(resolve_cpus(w.cpus, g.partition, w.pointer)) + ", ";
+  if (auto sec = step_seconds(w))
+    s += human_duration(*sec);
+  else
+    s += plural(w.iterations, "iteration", "iterations") + " (time not known before the run)";
+  if (w.load && !w.load->empty()) {
+    const WorkloadSpec& l = w.load->front();
+    s += ", with " + l.tool + " on " + cpus_phrase(resolve_cpus(l.cpus, g.partition, l.pointer));
+  }
+  return s + " (timeout " + std::to_string(step.timeout_s) + " s)\n";
+}
+
+std::string steps_section(const Spec& spec, const GuestDerivation& g) {
+  std::string s = "Steps of every boot, in order (after the isolation gate checks the guest):\n";
+  for (std::size_t i = 0; i < spec.workloads.size(); ++i)
+    s += step_line(i, spec.workloads[i], g, spec.timeouts);
+  return s;
+}
+
+std::string primary_line(const PrimaryMetric& p, const CompareSettings& c) {
+  std::string s =
+      "    " + p.row_name() + ": regressed if " + (p.higher_is_bad ? "higher" : "lower");
+  if (p.threshold_pct) return s + ", threshold " + percent(*p.threshold_pct) + "\n";
+  if (auto own = c.own_threshold_pct(p.metric))
+    return s + ", threshold " + percent(*own) + " (configured for the metric)\n";
+  return s + ", threshold by the metric's kind (below)\n";
+}
+
+std::string threshold_rules(const CompareSettings& c) {
+  return "  thresholds by kind: timing " + percent(c.default_threshold_pct) + " (at least " +
+         percent(c.tcg_timing_threshold_pct) + " when a boot ran under TCG); count " +
+         percent(c.default_threshold_pct) +
+         " of A's mean and at least the count floor; "
+         "instructions the largest of " +
+         percent(c.instructions_threshold_pct) + " and " + number(c.instructions_cv_factor) +
+         " x A's coefficient of variation\n";
+}
+
+std::string verdict_section(const Spec& spec) {
+  const CompareSettings c = settings_from_json(spec.compare);
+  std::string s = "Verdict (isolab compare; exit status 1 on a regression):\n";
+  if (c.primary.empty()) {
+    s += "  no primary metric is declared: no metric can set the exit status\n";
+  } else {
+    s += "  " + plural(static_cast<long>(c.primary.size()), "primary metric", "primary metrics") +
+         ", each tested one-sided in its bad direction, Holm's step-down over the family of " +
+         std::to_string(c.primary.size()) + " at alpha " + number(c.alpha) +
+         "; regressed when Holm-significant and beyond "
+         "its threshold:\n";
+    for (const auto& p : c.primary) s += primary_line(p, c);
+    s += threshold_rules(c);
+  }
+  s += "  also counted against B: kernel-correctness failures (build, boot, panic, oops, "
+       "warning, RCU stall, lockup) B has and A does not, isolation-gate checks B fails "
+       "systematically, new build warnings in files B's patches touch\n";
+  return s +
+         "  every other metric is secondary: reported with a Westfall-Young family-wise p, "
+         "never setting the exit status\n";
+}
+
+// The known seconds of one boot's steps, and the steps whose time is not known.
+struct StepTime {
+  double known = 0;
+  std::vector<std::string> unknown;
+};
+
+StepTime steps_time(const Spec& spec) {
+  StepTime t;
+  for (const auto& w : spec.workloads) {
+    if (auto sec = step_seconds(w))
+      t.known += *sec;
+    else
+      t.unknown.push_back(w.name);
+  }
+  return t;
+}
+
+// The kernels' part of the estimate: the recorded time of each build, 0 for cached ones.
+double builds_time(const PlanTextFacts& f, int* builds, int* unrecorded) {
+  double total = 0;
+  for (const auto& k : f.kernels) {
+    if (k.state != KernelLookup::State::to_build) continue;
+    ++*builds;
+    if (k.last_build_seconds)
+      total += *k.last_build_seconds;
+    else
+      ++*unrecorded;
+  }
+  return total;
+}
+
+std::string estimate_section(const Spec& spec, const PlanTextFacts& f) {
+  int builds = 0, unrecorded = 0;
+  const double build_s = builds_time(f, &builds, &unrecorded);
+  const StepTime steps = steps_time(spec);
+  const double boot_s = assumed_boot_overhead_seconds(f.accelerator);
+  const long boots =
+      static_cast<long>(spec.variants.size()) * (spec.repetitions + spec.warmup_repetitions);
+  const double total = build_s + static_cast<double>(boots) * (boot_s + steps.known);
+  std::string s = "Wall time estimate: about " + human_duration(total) + " (an estimate)\n";
+  s += "  basis: kernel builds " + human_duration(build_s) + " (" +
+       plural(builds, "kernel", "kernels") + " to build" +
+       (unrecorded
+            ? ", " + std::to_string(unrecorded) + " without a recorded build time, counted as 0"
+            : "") +
+       ") + " + plural(boots, "boot", "boots") + " x (" + human_duration(boot_s) +
+       " assumed boot overhead under " + (f.accelerator == "kvm" ? "KVM" : "TCG") + " + " +
+       human_duration(steps.known) + " of steps)\n";
+  if (!steps.unknown.empty()) {
+    s += "  not counted: the run time of";
+    for (const auto& n : steps.unknown) s += " " + n;
+    s += " (counted in iterations; each is bounded by its timeout)\n";
+  }
+  if (f.parallel != 1)
+    s += "  guests boot " +
+         (f.parallel > 1 ? std::to_string(f.parallel) : std::string("as many as fit")) +
+         " at a time, which shortens the boots' part\n";
+  return s;
+}
+
+}  // namespace
+
+std::string plan_text(const Spec& spec, const GuestDerivation& guest, const PlanTextFacts& facts) {
+  if (facts.kernels.size() != spec.variants.size())
+    throw Error("plan text: " + std::to_string(facts.kernels.size()) + " kernel lookups for " +
+                std::to_string(spec.variants.size()) + " variants");
+  return "Plan of spec " + spec.name + "\n\n" + kernels_section(spec, facts) + "\n" +
+         guest_section(spec, guest, facts) + "\n" + boots_section(spec) + "\n" +
+         steps_section(spec, guest) + "\n" + verdict_section(spec) + "\n" +
+         estimate_section(spec, facts);
+}
+
+double assumed_boot_overhead_seconds(const std::string& accelerator) {
+  return accelerator == "kvm" ? 5 : 10;
+}
+
+std::string human_duration(double seconds) {
+  const long t = std::lround(std::max(0.0, seconds));
+  char b[48];
+  if (t < 60)
+    std::snprintf(b, sizeof b, "%ld s", t);
+  else if (t < 3600)
+    std::snprintf(b, sizeof b, "%ld min %02ld s", t / 60, t % 60);
+  else
+    std::snprintf(b, sizeof b, "%ld h %02ld min", t / 3600, (t % 3600) / 60);
+  return b;
+}
+
+}  // namespace isolab

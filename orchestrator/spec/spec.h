@@ -86,7 +86,8 @@ struct WorkloadSpec {
 };
 
 // The guest's CPU topology as QEMU -smp / libvirt <topology> levels. Every level > 0 and
-// sockets * cores * threads == the guest's vCPUs (case Q1 of shared/cases: checked by
+// sockets * cores * threads == the guest's vCPUs (QEMU refuses any other product; docs/sources.md
+// [q1]; checked by
 // derive_guest(), pipeline/plan.h, once the vCPU count is known).
 struct GuestTopologySpec {
   int sockets = 1;

@@ -3,7 +3,8 @@
 //
 // Why a real probe: on some hosts /dev/kvm opens and QEMU starts, yet a KVM guest runs about a
 // thousand times slower than hardware (seen here: a Linux kernel under -accel kvm spends
-// minutes in its decompressor and prints nothing after "Probing EDD"; case O2). So the probe
+// minutes in its decompressor and prints nothing after "Probing EDD"; docs/sources.md [o2]). So the
+// probe
 // boots a 305-byte multiboot image (source: tests/data/vm/kvm_probe.S) that enters long mode,
 // touches 32 MiB and runs 8 x 2^22 loop iterations, writing progress to the isa-debugcon port
 // and ending QEMU through isa-debug-exit. Under TCG it finishes in about 0.4 s; KVM that does
@@ -72,7 +73,8 @@ struct KvmProbeResult {
 
 // Probes without caching. Writes the image and debug logs under work_dir (created). A missing
 // or unopenable dev_kvm gives works=false without starting QEMU. A "failed to set MSR" abort
-// (case O1) moves on to the next model of x86_64_quirks().kvm_cpu_fallbacks. Never throws for
+// (docs/sources.md [o1]) moves on to the next model of x86_64_quirks().kvm_cpu_fallbacks. Never
+// throws for
 // a KVM problem; throws isolab::Error only when work_dir cannot be written.
 KvmProbeResult probe_kvm(ProcessRunner& runner, const std::filesystem::path& work_dir,
                          const KvmProbeOptions& opts = {});

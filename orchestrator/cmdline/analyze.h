@@ -56,8 +56,7 @@
 //     nr_cpu_ids bits (include/linux/cpumask.h: nr_cpumask_bits is nr_cpu_ids), so a list naming
 //     a CPU >= possible is rejected (ERANGE) and `N` is the last possible CPU; 5.13..6.0 parse
 //     with NR_CPUS bits and trim to the possible CPUs (docs/sources.md [k2]); 4.15..5.12 reject a
-//     nohz_full/
-//     isolcpus list that names CPUs which are not possible.
+//     nohz_full/ isolcpus list that names CPUs which are not possible.
 //   - isolcpus= flags per kernel/sched/isolation.c housekeeping_isolcpus_setup(): nohz, domain,
 //     managed_irq; no flag = domain; an unknown all-letter flag is skipped ("isolcpus: Skipped
 //     unknown flag X"); a flag with other characters rejects the parameter ("isolcpus: Invalid

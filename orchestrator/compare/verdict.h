@@ -130,8 +130,8 @@ struct CompareSettings {
   std::uint64_t seed = 1;
   double max_ci_width_factor = 4.0;  // read from specs; replaced by the equivalence margin
   // Smallest threshold of a timing metric when a contributing cell ran under TCG, percent;
-  // 0 disables. Default 25: above the boot-to-boot timing variation measured under TCG
-  // (docs/measurements.md).
+  // 0 disables. Default 25: above the boot-to-boot timing variation measured
+  // under TCG (docs/measurements.md).
   double tcg_timing_threshold_pct = 25.0;
   // Absolute floor of |mean_B - mean_A| for count metrics, by unit (see count_floor_for).
   std::map<std::string, double> count_floors = {{"1/s", 0.1}, {"count", 1.0}};

@@ -14,8 +14,7 @@
 //    Thr-002 ..." (Usr-NNN with -u in newer rtla; a CPU without samples has no column), bucket
 //    rows (all-zero rows left out), then "over:", "count:", "min:", "avg:", "max:" rows; newer
 //    rtla adds an "ALL:" block, which is skipped. "-" is no data (docs/sources.md [r1]), and so is
-//    every
-//    statistic of a column whose count is 0 (rtla 6.1 prints min as 2^64-1 there).
+//    every statistic of a column whose count is 0 (rtla 6.1 prints min as 2^64-1 there).
 #pragma once
 
 #include <map>

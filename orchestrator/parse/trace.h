@@ -6,8 +6,7 @@
 //   "<task>-<pid> [(<tgid>) ][<cpu>] <flags> <seconds>.<usecs>: <event>: <fields>"
 // with the task right-aligned in 16 columns and the flags from trace_print_lat_fmt(). Variants
 // accepted (docs/sources.md [n1]): 4 or 5 flag columns or more (RT kernels), no flags at all, no
-// space
-// between the flags and the timestamp (trace-cmd report -N), 1 to 9 fraction digits, a hex
+// space between the flags and the timestamp (trace-cmd report -N), 1 to 9 fraction digits, a hex
 // preempt depth; task names holding '-', ':', '/', spaces and brackets ("<idle>", "<...>").
 // The CPU comes from "[NNN]" only, the pid from the digits after the last '-' before it.
 // Event bodies used (include/trace/events/{irq,workqueue}.h, arch/x86/include/asm/trace/

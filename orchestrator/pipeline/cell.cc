@@ -430,8 +430,7 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
     return c;
   }
   if (!workload_reason.empty()) return fail(c, "workload", workload_reason);
-  if (!wv.invalid.empty()) {  // the tool ran but did not measure what was asked (docs/sources.md
-                              // [s3])
+  if (!wv.invalid.empty()) {  // ran, but did not measure what was asked (docs/sources.md [s3])
     c["status"] = "invalid";
     c["reason"] = wv.invalid;
     return c;

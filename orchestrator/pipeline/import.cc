@@ -139,8 +139,8 @@ ImportedCell import_stressng(const std::string& text, const std::string& file,
   return c;
 }
 
-// ---- rtla (docs/sources.md [r1], [r2]: a missing tracer or a crashed rtla is a failed
-// measurement)
+// ---- rtla (docs/sources.md [r1], [r2]: a missing tracer or a crashed rtla is
+// a failed measurement)
 
 void check_rtla_text(const std::string& tracer, const std::string& text, const std::string& file) {
   const RtlaRunCheck check = check_rtla_run(tracer, text, "", 0, std::nullopt);

@@ -97,8 +97,8 @@ struct GuestTopologySpec {
 };
 
 struct TimeoutSpec {
-  // Per logged kernel command (each config step, make bzImage). A cold 6.12 PREEMPT_RT build
-  // took 3046 s of make on this loaded 2-core host, close to the 3600 s this was: 3 hours.
+  // Per logged kernel command (each config step, make bzImage): 3 hours, room for a cold
+  // PREEMPT_RT build on a small loaded host (docs/measurements.md has one).
   int build_s = 10800;
   int boot_s = 180;     // boot to the guest's first result record
   int silence_s = 120;  // no console and no result-channel output

@@ -74,8 +74,7 @@ std::filesystem::path qmp_socket_path(const VmConfig& cfg);
 bool is_qemu_topology_error(std::string_view qemu_stderr);
 
 // True when QEMU's stderr shows the KVM MSR abort (docs/sources.md [o1]; "failed to set MSR 0x10a
-// ...",
-// kvm_buf_set_msrs assertion).
+// ...", kvm_buf_set_msrs assertion).
 bool is_host_cpu_msr_error(std::string_view qemu_stderr);
 
 // Runs QEMU as a child of the ProcessRunner (own process group). With cfg.vcpu_pin it pins

@@ -140,8 +140,8 @@ void add_vmstat_queueing(StepNoise& out, const ChannelContents& ch, const std::s
   }
 }
 
-// Zone and pcp lock contention (docs/examples/vmstat-shepherd-locks.md). Why there is none, or
-// "ok".
+// Zone and pcp lock contention (docs/examples/vmstat-shepherd-locks.md). Why there is
+// none, or "ok".
 std::string lock_contention_status(const ChannelContents& ch, const std::string& wl) {
   const ChannelRecord* enabled = ch.find("trace_events");
   if (!enabled || enabled->data.find("lock:contention_begin") == std::string::npos)

@@ -136,8 +136,7 @@ TEST(RtlaOsnoise, ColumnsByNameAndErrors) {
 }
 
 // rtla timerlat hist -c 2-3 -d 4s -p 1000 in the same guest (docs/sources.md [r1]). Each column's
-// buckets
-// plus its over: row sum to its count: (642 + 426, 545 + 523, 653 + 394, 518 + 529).
+// buckets plus its over: row sum to its count: (642 + 426, 545 + 523, 653 + 394, 518 + 529).
 TEST(RtlaTimerlat, RealGuestHistogram) {
   RtlaTimerlatHist h = parse_rtla_timerlat_hist(data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt"));
   EXPECT_EQ(*h.duration_s, 6.0);  // rtla's own clock: start-up under TCG took 2 s

@@ -615,8 +615,8 @@ INSTANTIATE_TEST_SUITE_P(
             "only machinery", {"queued_spin_lock_slowpath", "_raw_spin_lock"}, LockClass::other},
         StackCase{"no frames", {}, LockClass::other}));
 
-// Hostile and drifting input (docs/sources.md [n1] prefixes, missing stacks, stray frames, lost
-// events).
+// Hostile and drifting input (docs/sources.md [n1] prefixes, missing stacks, stray
+// frames, lost events).
 TEST(LockContention, HostileAndDriftingLines) {
   const std::string text =
       "# cpu 1\n# cpu 2\n# cpu 3\n# cpu 5\n# cpu 2\n"

@@ -151,8 +151,8 @@ TEST(PipelineGuest, VcpusNoMachineBootsAreRefusedBeforeTheBuild) {
   }
 }
 
-// docs/sources.md [k6] for our own guests: a final line the kernel would cut is refused, naming its
-// length.
+// docs/sources.md [k6] for our own guests: a final line the kernel would cut is refused,
+// naming its length.
 TEST(PipelineGuest, FinalGuestLineOverTheLimitIsRefused) {
   std::string line = "isolcpus=2-3 nohz_full=2-3";
   while (line.size() < 1900) line += " skew_tick=1";

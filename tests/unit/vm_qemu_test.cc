@@ -261,8 +261,7 @@ TEST(QemuArgv, CpuListText) {
 }
 
 // docs/sources.md [q1]: every -smp level is given; a product other than the vCPUs is refused with
-// QEMU's
-// own words before QEMU runs, and QEMU's topology messages are recognised.
+// QEMU's own words before QEMU runs, and QEMU's topology messages are recognised.
 TEST(QemuArgv, FullTopologyAndPinning) {
   VmConfig c = tcg_config();
   c.vcpus = 8;

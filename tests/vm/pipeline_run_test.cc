@@ -146,8 +146,8 @@ TEST(PipelineRun, CustomerLine20CpusGetsItsKernelAndGatePasses) {
   EXPECT_EQ(fact(*c, "nohz_full"), "4-9,14-19");
 }
 
-// docs/sources.md [o4]: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails and says
-// so.
+// docs/sources.md [o4]: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails
+// and says so.
 TEST(PipelineRun, NoNohzFullKernelFailsGateNamingTheOption) {
   fs::path dir = temp_dir("nonohz");
   IsolabRun r = run_isolab(load_spec("no-nohz-full.json"), dir);

@@ -79,9 +79,8 @@ TEST(WorkloadRtla, OsnoiseAndTimerlatOnIsolatedCpus) {
 }
 
 // docs/sources.md [r2] in a real guest: the same kernel, with available_tracers shown without
-// "timerlat"
-// (a file bind-mounted over it before the steps), must give a failed cell whose reason says the
-// tracer is unavailable, and no timerlat metric; rtla is not started.
+// "timerlat" (a file bind-mounted over it before the steps), must give a failed cell whose reason
+// says the tracer is unavailable, and no timerlat metric; rtla is not started.
 TEST(WorkloadRtla, MissingTracerIsAClassifiedFailureNotNoNoise) {
   auto dir = temp_dir("rtla-r2");
   json spec = load_spec("rtla-short.json");

@@ -34,7 +34,7 @@ struct StressngStressor {
   std::optional<double> bogo_ops;
   std::optional<double> bogo_ops_per_s_real;     // per wall-clock second
   std::optional<double> bogo_ops_per_s_usr_sys;  // per second of user+system CPU time; absent
-                                                 // when not accounted (S1)
+                                                 // when not accounted ([s1])
   std::optional<double> wall_clock_s;
   std::optional<double> user_s;
   std::optional<double> system_s;
@@ -50,7 +50,7 @@ struct StressngTimes {  // --times
   std::optional<double> user_s;
   std::optional<double> system_s;
   std::optional<double> total_s;
-  // available_cpu_s / run_time_s rounded (S2: 5762.40 / 60.03 -> 96); nullopt without both.
+  // available_cpu_s / run_time_s rounded ([s2]: 5762.40 / 60.03 -> 96); nullopt without both.
   std::optional<int> cpus() const;
 };
 

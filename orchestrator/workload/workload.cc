@@ -291,8 +291,8 @@ void parse_rtla_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelRec
     prefixed(o, p, rtla_osnoise_metrics(parse_rtla_osnoise_top(out.data)));
 }
 
-// The stress-ng requested by `w` (its stressors), judged on its exit status and log (case
-// S3); `prefix` is where its metrics went ("<wl>." or "<wl>.load.").
+// The stress-ng requested by `w` (its stressors), judged on its exit status and log
+// (docs/sources.md [s3]); `prefix` is where its metrics went ("<wl>." or "<wl>.load.").
 void judge_stressng(WorkloadOutcome& o, const WorkloadSpec& w, const std::string& prefix,
                     const StressngResult& r, std::optional<int> rc, std::string_view log) {
   std::vector<std::string> requested;

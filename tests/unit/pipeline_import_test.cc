@@ -157,7 +157,7 @@ TEST(Import, S4InstancesAndScientificNumbers) {
   EXPECT_EQ(r["cells"][0]["tool_versions"]["stress-ng"]["stress-ng"], "0.21.04");
 }
 
-// S3: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the
+// [s3]: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the
 // exit status they gave). A stressor that did not run, or a failed run, is an error naming the
 // file and the log line, even though the run exited 0.
 TEST(Import, S3SkippedOrFailedStressorIsAnError) {
@@ -192,7 +192,7 @@ TEST(Import, S3SkippedOrFailedStressorIsAnError) {
   }
 }
 
-// S3: bogo ops under exit status 7 are kept, marked, and compare leaves them out and says so.
+// [s3]: bogo ops under exit status 7 are kept, marked, and compare leaves them out and says so.
 TEST(Import, S3UntrustworthyMetricsStayOutOfCompare) {
   json a = import_of("stress-ng", {"stress-ng/s3-cpu-rc0.log", "stress-ng/s3-cpu-rc0.log"}, "a");
   ImportOptions o;
@@ -217,7 +217,7 @@ TEST(Import, S3UntrustworthyMetricsStayOutOfCompare) {
                                         "untrustworthy"));
 }
 
-// N1: trace prefixes of several kernels and tools in one file; per-CPU counts by cause.
+// [n1]: trace prefixes of several kernels and tools in one file; per-CPU counts by cause.
 TEST(Import, N1TracePrefixes) {
   json r = import_of("trace", {"import/n1-trace-prefixes.txt"}, "customer", 10.0);
   auto counts = [&](const std::string& cause) {
@@ -243,7 +243,7 @@ TEST(Import, RealGuestTrace) {
   EXPECT_EQ(values(r, "trace.noise.local_timer_per_s"), (std::vector<double>{24.25, 9.75, 8.5}));
 }
 
-// N2: /proc/interrupts pairs. x86 with CPUs 10-19 offline: columns by name, 64-bit counts.
+// [n2]: /proc/interrupts pairs. x86 with CPUs 10-19 offline: columns by name, 64-bit counts.
 TEST(Import, N2X86OfflineCpus) {
   json r = import_of("interrupts", {"import/n2-x86-offline-pair.txt"}, "customer", 10.0);
   const json& loc = metric(r, "interrupts.noise.local_timer_per_s");
@@ -256,7 +256,7 @@ TEST(Import, N2X86OfflineCpus) {
   EXPECT_EQ(loc["kind"], "count");
 }
 
-// N2 arm64: no LOC row, the local timer is the arch_timer IRQ; IPI rows with no space after
+// [n2] arm64: no LOC row, the local timer is the arch_timer IRQ; IPI rows with no space after
 // the label; the arch_timer row is not counted as a device IRQ.
 TEST(Import, N2Arm64ArchTimer) {
   json r = import_of("interrupts", {"import/n2-arm64-pair.txt"}, "customer", 10.0);
@@ -346,7 +346,7 @@ TEST(Import, ForcedCompareShowsDifferencesInKind) {
                ComparisonRefused);
 }
 
-// rtla: the real guest captures (osnoise top of CPUs 2-3 over 4 s, timerlat hist), and R2: the
+// rtla: the real guest captures (osnoise top of CPUs 2-3 over 4 s, timerlat hist), and [r2]: the
 // output of rtla on a kernel without the tracer is an error, never zero noise.
 TEST(Import, RtlaCaptures) {
   json o = import_of("rtla-osnoise", {"rtla/guest-6.1-tcg-osnoise-top-cpus2-3.txt"});

@@ -1,6 +1,6 @@
 // The run spec: what to build, how to boot it and what to measure.
 //
-// Format: JSON, documented with a full example in README.md ("Spec"). Relative paths inside
+// Format: JSON, documented with a full example in docs/spec.md. Relative paths inside
 // a spec (patches, config fragments, prebuilt images, dmesg files) are resolved against the
 // directory of the spec file. Unknown fields are errors (a typo must not silently change a
 // run). Every error is an isolab::SpecError carrying the RFC 6901 JSON pointer of the bad

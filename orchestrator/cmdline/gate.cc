@@ -527,8 +527,8 @@ void check_nohz_full(const ExpectedIsolation& e, const GuestFacts& f, GateRows& 
   }
 }
 
-// kernel/sched/isolation.c prints this when nohz_full= is given without
-// CONFIG_NO_HZ_FULL; a row only when it was printed.
+// kernel/sched/isolation.c prints this when nohz_full= is given without CONFIG_NO_HZ_FULL; a row
+// only when it was printed.
 void check_no_hz_full_config(const GuestFacts& f, GateRows& rows) {
   const bool unsupported = std::any_of(
       f.dmesg_lines.begin(), f.dmesg_lines.end(),
@@ -682,8 +682,8 @@ std::optional<bool> check_tick(const ExpectedIsolation& e, const GuestFacts& f, 
   return add_tick_row(e, f, {*b, *a, *f.busy_window_s}, tick_cpus, std::move(expected), rows);
 }
 
-// An unstable clock (docs/sources.md [o6]) is recorded (a warning); it fails only when the tick did
-// not stop.
+// An unstable clock (docs/sources.md [o6]) is recorded (a warning); it fails only when the
+// tick did not stop.
 void check_clock(const GuestFacts& f, std::optional<bool> tick_stopped, GateRows& rows) {
   const bool unstable = f.clock.tsc_unstable || f.clock.sched_clock_unstable;
   const bool fail = unstable && tick_stopped.has_value() && !*tick_stopped;

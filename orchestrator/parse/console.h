@@ -23,8 +23,7 @@
 //              not fatal
 // Every class except hung_task is fatal; the FIRST fatal finding in the log decides (a panic
 // usually follows the oops that caused it). With -no-reboot QEMU exits 0 (docs/sources.md [o3])
-// after a
-// panic, so the cell verdict must come from here.
+// after a panic, so the cell verdict must come from here.
 #pragma once
 
 #include <cstddef>

@@ -17,8 +17,7 @@
 //
 // A metric whose values the tool itself does not vouch for (stress-ng exit status 7, "metrics
 // untrustworthy", docs/sources.md [s3]) carries "untrustworthy": "<why>"; compare keeps such a
-// cell's values
-// out of the test and lists them (compare/compare.h).
+// cell's values out of the test and lists them (compare/compare.h).
 #pragma once
 
 #include <map>

@@ -47,8 +47,8 @@ struct TraceLine {
 std::optional<TraceLine> parse_trace_line(std::string_view line);
 
 // The workqueue event bodies (docs/sources.md [n1]): "work struct X: function F"
-// (execute_start/end, 6.1),
-// "... function=F workqueue=W req_cpu=R cpu=C" (queue_work), "function=F " (activate_work, 2024).
+// (execute_start/end, 6.1), "... function=F workqueue=W req_cpu=R cpu=C" (queue_work), "function=F
+// " (activate_work, 2024).
 // cpu and req_cpu are -1 for unbound: cpu=-1 or cpu=4294967295 (the field became signed in
 // 2022), and req_cpu >= 8192 (WORK_CPU_UNBOUND is NR_CPUS, 8192 on x86 MAXSMP; a kernel with a
 // smaller NR_CPUS prints that number, read here as that CPU).

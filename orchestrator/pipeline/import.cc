@@ -95,10 +95,10 @@ bool looks_like_yaml(const std::string& text) {
 }
 
 // stress-ng's exit status and summary lines (docs/sources.md [s3]) on an imported run: a text FILE
-// is stress-ng's log (stderr), whose status lines are
-// read; a YAML FILE has none. The exit status is known only from --exit-status. A failed run
-// or a requested stressor that did not run is an error naming the file and the log line; the
-// stressors asked for are the log's "dispatching hogs:" list, or else those with a row.
+// is stress-ng's log (stderr), whose status lines are read; a YAML FILE has none. The exit status
+// is known only from --exit-status. A failed run or a requested stressor that did not run is an
+// error naming the file and the log line; the stressors asked for are the log's "dispatching hogs:"
+// list, or else those with a row.
 void judge_imported_stressng(ImportedCell& c, const StressngResult& r, const std::string& log,
                              const std::string& file, const ImportOptions& o) {
   const StressngLog parsed = parse_stressng_log(log);

@@ -25,8 +25,8 @@
 //                FILE holds, over --window-s (see interrupts_noise()).
 //   rtla-osnoise <wl>.osnoise.* of `rtla osnoise top` text; rtla-timerlat <wl>.timerlat.* of
 //                `rtla timerlat hist` text (parse/rtla.h). Output saying the tracer is missing
-//                ("Tracer timerlat not found!") is an error, never "no
-//                noise" (docs/sources.md [r2]).
+//                ("Tracer timerlat not found!") is an error, never "no noise"
+//                (docs/sources.md [r2]).
 // comparison_key: {"accelerator": "bare-metal", "cmdline" (--cmdline or ""), "vcpus" (host
 // nproc or null), "memory_mib": null, "workloads_sha256", "host_fingerprint_sha256"}: unlike
 // any guest run, so compare needs --force and lists the differences.

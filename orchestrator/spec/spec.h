@@ -87,8 +87,7 @@ struct WorkloadSpec {
 
 // The guest's CPU topology as QEMU -smp / libvirt <topology> levels. Every level > 0 and
 // sockets * cores * threads == the guest's vCPUs (QEMU refuses any other product; docs/sources.md
-// [q1]; checked by
-// derive_guest(), pipeline/plan.h, once the vCPU count is known).
+// [q1]; checked by derive_guest(), pipeline/plan.h, once the vCPU count is known).
 struct GuestTopologySpec {
   int sockets = 1;
   int cores = 0;  // 0: the guest's vCPUs (1 socket of N cores, 1 thread each)

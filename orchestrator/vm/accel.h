@@ -73,8 +73,7 @@ struct KvmProbeResult {
 // Probes without caching. Writes the image and debug logs under work_dir (created). A missing
 // or unopenable dev_kvm gives works=false without starting QEMU. A "failed to set MSR" abort
 // (docs/sources.md [o1]) moves on to the next model of x86_64_quirks().kvm_cpu_fallbacks. Never
-// throws for
-// a KVM problem; throws isolab::Error only when work_dir cannot be written.
+// throws for a KVM problem; throws isolab::Error only when work_dir cannot be written.
 KvmProbeResult probe_kvm(ProcessRunner& runner, const std::filesystem::path& work_dir,
                          const KvmProbeOptions& opts = {});
 

@@ -143,8 +143,8 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
     x += "    <initrd>" + xml_escape(cfg.initrd.string(), "initrd") + "</initrd>\n";
   x += "    <cmdline>" + xml_escape(full_kernel_cmdline(cfg), "cmdline") + "</cmdline>\n";
   x += "  </os>\n";
-  // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on
-  // power-off (docs/sources.md [o5]).
+  // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on power-off
+  // (docs/sources.md [o5]).
   x += "  <features><acpi/></features>\n";
   x += "  " + with_numa(libvirt_cpu_xml(effective_cpu_model(cfg), cfg), cfg) + "\n";
   x += "  <clock offset='utc'/>\n";

@@ -57,8 +57,7 @@ std::string insn_plugin_qemu_option(const InsnPluginConfig& p);
 //   [-plugin <insn_plugin_qemu_option>]                     (only with insn_plugin_active)
 // -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0. Every
 // -smp level is given (docs/sources.md [q1]: "-smp 8" alone means 8 sockets on old machine types
-// and 8
-// cores on new ones). With pinning QEMU starts paused (-S) until its threads are pinned.
+// and 8 cores on new ones). With pinning QEMU starts paused (-S) until its threads are pinned.
 // Throws isolab::Error via validate_vm_config for an invalid cfg.
 std::vector<std::string> qemu_argv(const VmConfig& cfg,
                                    const QemuArchQuirks& arch = x86_64_quirks());

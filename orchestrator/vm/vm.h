@@ -54,8 +54,8 @@ struct VmConfig {
   std::string cmdline;
   int vcpus = 2;  // >= 1
   // Guest CPU topology (QEMU -smp sockets=,cores=,threads=; libvirt <topology>): each >= 1 and
-  // sockets * cores * threads == vcpus (docs/sources.md [q1]). cores 0 = vcpus (1
-  // socket, 1 thread).
+  // sockets * cores * threads == vcpus (docs/sources.md [q1]).
+  // cores 0 = vcpus (1 socket, 1 thread).
   int sockets = 1, cores = 0, threads = 1;
   // Host CPU pinning (pipeline/hostplan.h), as CPU lists; empty vcpu_pin = no pinning. Else one
   // list per vCPU for its thread, and emulator_pin for QEMU's main loop and other threads.

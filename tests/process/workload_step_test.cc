@@ -141,8 +141,7 @@ TEST(WorkloadStep, CyclictestWithLoadRunsAndParses) {
 // mounted, available_tracers lists it) they must measure; where it has not (this build host: a
 // container without tracefs) the guest-side check must stop the step before rtla runs and the
 // outcome must be a classified failure, never metrics of zero noise (docs/sources.md [r2]). Then
-// the real
-// rtla itself, started without the check, must fail the same way.
+// the real rtla itself, started without the check, must fail the same way.
 TEST(WorkloadStep, RtlaStepsMeasureOrFailClassified) {
   for (const char* tool : {"rtla-osnoise", "rtla-timerlat"}) {
     WorkloadSpec w;

@@ -357,8 +357,7 @@ TEST(CmdlineAnalyze, LargeMachine96Cpus) {
 }
 
 // docs/sources.md [k7]: a 40-CPU server. Built for the guest the line means what it meant; with the
-// kernel of
-// base.config (NR_CPUS=16) it means something else.
+// kernel of base.config (NR_CPUS=16) it means something else.
 TEST(CmdlineAnalyze, K7FortyCpus) {
   const char* k7 =
       "isolcpus=managed_irq,domain,4-19,24-39 nohz_full=4-19,24-39 rcu_nocbs=4-19,24-39 "

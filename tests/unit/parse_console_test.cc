@@ -1,6 +1,6 @@
 // Console classifier: a real 6.1 panic captured on the development machine (docs/sources.md [o3]),
-// logs constructed from
-// the 6.1 printk formats, and hostile input (binary junk, a 100 MB line, NUL bytes).
+// logs constructed from the 6.1 printk formats, and hostile input (binary junk, a 100 MB line, NUL
+// bytes).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -2,8 +2,7 @@
 // of stress-ng 0.15.06 on the build host (tests/data/stress-ng/s3-*: the name ends in the exit
 // status it gave). s3-case-summary-skipped16.log is the one fixture not captured here: 0.15.06
 // prints no "passed:"/"skipped:" summary, so it holds the summary lines quoted in that section's
-// sources, in the format of
-// stress-ng.c stress_exit_status_type().
+// sources, in the format of stress-ng.c stress_exit_status_type().
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -480,10 +480,10 @@ TEST(Trace, FewerThanTwoVmstatRunsIsExplicit) {
 }
 
 // Double queueing (docs/examples/vmstat-shepherd-locks.md) on a real capture: the rtla osnoise step
-// of a 6.1 guest (CPUs 2-3 traced, the queue
-// events of every CPU from trace_clock=global buffers). vmstat_update was queued twice for CPU 2
-// and once for CPU 3, each time followed by its run: no double scheduling. CPUs 0 and 1 (the
-// housekeeping CPUs, not traced for runs) have queue events only.
+// of a 6.1 guest (CPUs 2-3 traced, the queue events of every CPU from trace_clock=global buffers).
+// vmstat_update was queued twice for CPU 2 and once for CPU 3, each time followed by its run: no
+// double scheduling. CPUs 0 and 1 (the housekeeping CPUs, not traced for runs) have queue events
+// only.
 TEST(Trace, VmstatQueueingOnRealCapture) {
   const std::string queue = data("trace/guest-6.1-tcg-rtla-osnoise-vmstat-queue.txt");
   const std::string runs = data("trace/guest-6.1-tcg-rtla-osnoise-cpus2-3.txt");

@@ -73,8 +73,7 @@ TEST(PipelineGuest, TwentyCpuSpecGetsA20CpuKernel) {
 }
 
 // A line whose CPU lists end beyond their last member: a range end (15) beyond the last member (14)
-// decides the count; 16
-// vCPUs keep base.config's NR_CPUS=16 kernel as it is (no new build key).
+// decides the count; 16 vCPUs keep base.config's NR_CPUS=16 kernel as it is (no new build key).
 TEST(PipelineGuest, Groups16KeepsBaseConfigKernel) {
   Spec s = load_spec_file(kSpecs / "customer-groups16.json");
   GuestDerivation g = derive_guest(s);
@@ -177,8 +176,8 @@ TEST(PipelineGuest, FinalGuestLineOverTheLimitIsRefused) {
 }
 
 // docs/sources.md [q1]: the guest topology is fully specified (default 1 socket of N cores, 1
-// thread) and a
-// topology whose product is not the vCPU count is a spec error before boot, in QEMU's words.
+// thread) and a topology whose product is not the vCPU count is a spec error before boot, in QEMU's
+// words.
 TEST(PipelineGuest, TopologyDefaultsAndQ1Errors) {
   json j = json::parse(read_file(kSpecs / "e2e-short.json"));
   GuestDerivation g = derive_guest(parse_spec(j, kSpecs));

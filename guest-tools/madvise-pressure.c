@@ -1,7 +1,7 @@
 /*
  * madvise-pressure: a memory-pressure load that goes through the kernel's
  * madvise_cold_or_pageout_pte_range() (mm/madvise.c) on every call, for isolab's
- * madvise-latency example (seed 002: RT wakeup latency under memory pressure).
+ * madvise-latency example (docs/examples/madvise-latency.md: RT wakeup latency).
  *
  * It maps one private anonymous region of --mib MiB, writes one byte to each of its pages (so
  * every pte of the region is present) and then, until --duration-s seconds of CLOCK_MONOTONIC

@@ -35,8 +35,8 @@ std::optional<double> eta_seconds(double elapsed_s, double done, double done_at_
 // The estimated seconds left for a task done in units of their own (cells): the median of the
 // seconds each finished unit took, times the units left. The median, not elapsed / done: one
 // slow or fast cell (a retried boot, a one-off stall) does not move it. It cannot foresee a
-// change of the host's load, which is what moved the seconds per cell here (two default runs on
-// this shared 2-core host: 39 to 119 s and 44 to 108 s per boot, drifting within each run).
+// change of the host's load, which moves the seconds per cell on a shared host
+// (docs/measurements.md).
 // nullopt without a finished unit, an unknown total, or done >= total.
 std::optional<double> median_unit_eta(const std::vector<double>& unit_seconds, double done,
                                       std::optional<double> total);

@@ -17,7 +17,7 @@
 //  kernel sees the first 2047 bytes: a longer line is cut there before tokenizing, every
 //  parameter that starts past the cut goes in `dropped` ("past byte 2047 ..."), a parameter the
 //  cut runs through goes in `dropped` too and its surviving prefix is analysed as the kernel
-//  sees it, and the isolation is computed without what was lost (case K6).
+//  sees it, and the isolation is computed without what was lost (docs/sources.md [k6]).
 //
 //  Deriving the vCPU count (Linux 6.1: lib/bitmap.c bitmap_parselist() via cpulist_parse(),
 //  called by housekeeping_setup() in kernel/sched/isolation.c for isolcpus=/nohz_full=, by
@@ -55,8 +55,8 @@
 //   - CPU lists are parsed as the kernel parses them at __setup time: 6.1 parses with
 //     nr_cpu_ids bits (include/linux/cpumask.h: nr_cpumask_bits is nr_cpu_ids), so a list naming
 //     a CPU >= possible is rejected (ERANGE) and `N` is the last possible CPU; 5.13..6.0 parse
-//     with NR_CPUS bits and trim to the possible CPUs (case K2); 4.15..5.12 reject a nohz_full/
-//     isolcpus list that names CPUs which are not possible.
+//     with NR_CPUS bits and trim to the possible CPUs (docs/sources.md [k2]); 4.15..5.12 reject a
+//     nohz_full/ isolcpus list that names CPUs which are not possible.
 //   - isolcpus= flags per kernel/sched/isolation.c housekeeping_isolcpus_setup(): nohz, domain,
 //     managed_irq; no flag = domain; an unknown all-letter flag is skipped ("isolcpus: Skipped
 //     unknown flag X"); a flag with other characters rejects the parameter ("isolcpus: Invalid

@@ -480,7 +480,8 @@ void check_cmdline(const ExpectedIsolation& e, const GuestFacts& f, GateRows& ro
           missing.empty() ? "" : "missing from /proc/cmdline: " + join(missing, " "));
 }
 
-// Case O5: all requested vCPUs online.
+// All requested vCPUs online (a guest kernel without ACPI sees only the boot CPU;
+// docs/sources.md [o5]).
 void check_online(const ExpectedIsolation& e, const GuestFacts& f, GateRows& rows) {
   if (!f.cpu_online) {
     add_row(rows, "online CPUs", list_or_none(e.online), "(unknown)", false,
@@ -507,7 +508,8 @@ void check_isolated(const ExpectedIsolation& e, const GuestFacts& f, GateRows& r
           ok ? "" : "/sys/devices/system/cpu/isolated differs (isolcpus domain CPUs)");
 }
 
-// Case O4: the nohz_full sysfs file, when nohz_full was requested; none otherwise.
+// The nohz_full sysfs file (absent without CONFIG_NO_HZ_FULL; docs/sources.md [o4]), when nohz_full
+// was requested; none otherwise.
 void check_nohz_full(const ExpectedIsolation& e, const GuestFacts& f, GateRows& rows) {
   if (!e.nohz_full_requested) {
     const bool ok = !f.nohz_full || f.nohz_full->empty();
@@ -525,8 +527,8 @@ void check_nohz_full(const ExpectedIsolation& e, const GuestFacts& f, GateRows& 
   }
 }
 
-// Case O4: kernel/sched/isolation.c prints this when nohz_full= is given without
-// CONFIG_NO_HZ_FULL; a row only when it was printed.
+// kernel/sched/isolation.c prints this when nohz_full= is given without CONFIG_NO_HZ_FULL; a row
+// only when it was printed.
 void check_no_hz_full_config(const GuestFacts& f, GateRows& rows) {
   const bool unsupported = std::any_of(
       f.dmesg_lines.begin(), f.dmesg_lines.end(),
@@ -680,7 +682,8 @@ std::optional<bool> check_tick(const ExpectedIsolation& e, const GuestFacts& f, 
   return add_tick_row(e, f, {*b, *a, *f.busy_window_s}, tick_cpus, std::move(expected), rows);
 }
 
-// Case O6: an unstable clock is recorded (a warning); it fails only when the tick did not stop.
+// An unstable clock (docs/sources.md [o6]) is recorded (a warning); it fails only when the
+// tick did not stop.
 void check_clock(const GuestFacts& f, std::optional<bool> tick_stopped, GateRows& rows) {
   const bool unstable = f.clock.tsc_unstable || f.clock.sched_clock_unstable;
   const bool fail = unstable && tick_stopped.has_value() && !*tick_stopped;

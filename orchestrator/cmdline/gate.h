@@ -11,16 +11,16 @@
 //    workqueue_cpumask (hex mask, may be absent), interrupts_before / interrupts_after
 //    (/proc/interrupts around the busy window), busy_window_s (decimal seconds).
 //  parse_proc_interrupts() reads /proc/interrupts (kernel/irq/proc.c show_interrupts() and
-//  arch_show_interrupts()), case N2: a header of "CPU<n>" columns (online CPUs only, so
-//  "CPU9 CPU20" maps columns by name), then rows "<name>:<count per column>... <description>";
-//  the name ends at the first ':' (arm64 "IPI0:2768808080 ..." has no space after it; device
-//  names in the description may hold colons and spaces). Counts are read as 64-bit (the kernel
-//  prints unsigned int, which wraps at 2^32: a delta must allow for that). A row with a single
-//  count (x86 ERR/MIS, arm64 Err, whatever the CPU count) is system-wide: InterruptRow::total,
-//  no per-CPU counts. Rows with another number of counts, no name or a name with spaces are
-//  malformed: skipped and counted. There may be no LOC row (arm64: the local timer is the
-//  arch_timer IRQ row). It throws isolab::Error (naming the line) when the first non-blank line
-//  is not a header of distinct CPU columns.
+//  arch_show_interrupts(); docs/sources.md [n2]): a header of "CPU<n>" columns (online CPUs only,
+//  so "CPU9 CPU20" maps columns by name), then rows "<name>:<count per column>... <description>";
+//  the name ends at the first ':' (arm64 "IPI0:2768808080 ..." has no space after it; device names
+//  in the description may hold colons and spaces). Counts are read as 64-bit (the kernel prints
+//  unsigned int, which wraps at 2^32: a delta must allow for that). A row with a single count (x86
+//  ERR/MIS, arm64 Err, whatever the CPU count) is system-wide: InterruptRow::total, no per-CPU
+//  counts. Rows with another number of counts, no name or a name with spaces are malformed: skipped
+//  and counted. There may be no LOC row (arm64: the local timer is the arch_timer IRQ row). It
+//  throws isolab::Error (naming the line) when the first non-blank line is not a header of distinct
+//  CPU columns.
 //  evaluate_gate() is pure. Its rows, one per check in this order (a check with nothing to
 //  say adds no row): guest records (only with problems), cmdline, online CPUs, isolated,
 //  nohz_full, CONFIG_NO_HZ_FULL (only after "Housekeeping: nohz unsupported"), RCU offload,
@@ -29,7 +29,8 @@
 //  each nohz_full CPU the LOC ("Local timer interrupts") delta over the busy window, in interrupts
 //  per second; the tick counts as stopped when the rate is <= kTickStoppedMaxPerSecond (10/s: a
 //  tenth of the lowest CONFIG_HZ, 100, so it holds whatever HZ the guest has; the housekeeping
-//  CPUs' rate is reported beside it as the reference for the running tick). Per case O6 a clock
+//  CPUs' rate is reported beside it as the reference for the running tick). Under TCG the tick
+//  stops although the TSC is marked unstable (docs/sources.md [o6]), so a clock
 //  message (TSC unstable, sched_clock unstable) is recorded but fails the gate only when the tick
 //  did not stop. IRQs whose effective affinity lands on an isolated CPU give a warning row (they
 //  may be managed or per-CPU queue IRQs, which the kernel places there on purpose), not a failure.

@@ -106,7 +106,7 @@ struct CellIssue {
 };
 
 // The values of one metric in one ok cell that were left out because the cell marked them
-// "untrustworthy" (parse/metrics.h; stress-ng exit status 7, case S3).
+// "untrustworthy" (parse/metrics.h; stress-ng exit status 7, docs/sources.md [s3]).
 struct UntrustedValues {
   std::string side;  // "A" or "B" (set by compare_runs)
   std::string cell_id;

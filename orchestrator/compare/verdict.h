@@ -3,13 +3,13 @@
 // Three kinds of metric (MetricKind), each with its test, interval and threshold:
 //  - timing: latencies, cycles, bogo ops/s: continuous, integer-valued in places (cyclictest
 //    latencies in whole us, so ties), and under TCG they vary 2-26% between boots of the same
-//    kernel on the 2-core host (case O7). Test: the exact conditional (midrank) permutation test
-//    of Wilcoxon-Mann-Whitney (stats.h stratified_permutation_test with StratumScore::midranks,
-//    one stratum per host): its null distribution is enumerated with the observed ties, so
-//    A={12,13,13,14,15} against B={14,15,15,16,16} gets p = 14/252 = 0.056, not the normal
-//    approximation's 0.043, and 5 against 5 never gets below 2/252. Interval: the inverted test
-//    on the scale of ratios (relative change). Threshold: max(threshold_pct_for, and when a
-//    contributing cell of either side ran under TCG, tcg_timing_threshold_pct).
+//    kernel (docs/sources.md [o7], docs/measurements.md). Test: the exact conditional (midrank)
+//    permutation test of Wilcoxon-Mann-Whitney (stats.h stratified_permutation_test with
+//    StratumScore::midranks, one stratum per host): its null distribution is enumerated with the
+//    observed ties, so A={12,13,13,14,15} against B={14,15,15,16,16} gets p = 14/252 = 0.056, not
+//    the normal approximation's 0.043, and 5 against 5 never gets below 2/252. Interval: the
+//    inverted test on the scale of ratios (relative change). Threshold: max(threshold_pct_for, and
+//    when a contributing cell of either side ran under TCG, tcg_timing_threshold_pct).
 //  - count: per-CPU events on the isolated CPUs (vmstat_update runs, ticks, IPIs, IRQs) as
 //    events per second or per boot: many ties, often 0 in every boot. Test: the exact
 //    permutation test of the difference of per-boot means (stats.h permutation_test_mean).
@@ -129,7 +129,8 @@ struct CompareSettings {
   std::uint64_t seed = 1;
   double max_ci_width_factor = 4.0;  // read from specs; replaced by the equivalence margin
   // Smallest threshold of a timing metric when a contributing cell ran under TCG, percent;
-  // 0 disables. Default 25: boot-to-boot timing variation on this machine is 2-26% (case O7).
+  // 0 disables. Default 25: above the boot-to-boot timing variation measured
+  // under TCG (docs/measurements.md).
   double tcg_timing_threshold_pct = 25.0;
   // Absolute floor of |mean_B - mean_A| for count metrics, by unit (see count_floor_for).
   std::map<std::string, double> count_floors = {{"1/s", 0.1}, {"count", 1.0}};

@@ -143,7 +143,7 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
   std::string init = kInitHead;
   init.insert(init.find("echo \"isolab: init started\""), "NONCE=" + p.nonce + "\n");
 
-  // Tick check (case O6 of shared/cases): /proc/interrupts around a window in which a busy
+  // Tick check (docs/sources.md [o6]): /proc/interrupts around a window in which a busy
   // loop runs pinned on each nohz_full CPU; the host reads the LOC delta per CPU.
   if (!p.busy_cpus.empty()) {
     init += "pids=\n";
@@ -190,7 +190,7 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
   const bool any_trace = std::any_of(p.steps.begin(), p.steps.end(),
                                      [](const GuestStep& s) { return !s.trace_cpus.empty(); });
   if (any_trace) {
-    // Lock contention (seed 004): spin locks only, each with its kernel stack (see
+    // Lock contention: spin locks only, each with its kernel stack (see
     // lock_contention_arm_script()); what the trigger file then says is sent as a fact.
     init += lock_contention_arm_script();
     init += "fact lock_contention_trigger $L/trigger\n";

@@ -57,15 +57,14 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
 
 // The kernel parameter that enables, at boot, the trace events a traced step reads: entry and
 // exit of device IRQs, softirqs, workqueue items, the local timer and the IPIs (durations of
-// interruptions), workqueue_queue_work (who queued vmstat_update where, seed 004),
-// lock:contention_begin/end (zone and pcp lock contention, seed 004; filtered and given a stack
-// trace by lock_contention_arm_script(), which the init runs before the steps), timer
-// callbacks, and timer:tick_stop (why a nohz_full tick did or did not stop); followed by
-// " trace_clock=global", so that a queue event on a housekeeping CPU and the run it caused on
-// an isolated CPU are ordered on one clock (the default "local" clock is per CPU). Enabling
-// events at run time patches
-// kernel text on every CPU, which crashed 6.1 guests under multi-threaded TCG here
-// (int3 in __schedule); at boot the patching happens before the secondary CPUs start.
+// interruptions), workqueue_queue_work (who queued vmstat_update where), lock:contention_begin/end
+// (zone and pcp lock contention; filtered and given a stack trace by lock_contention_arm_script(),
+// which the init runs before the steps), timer callbacks, and timer:tick_stop (why a nohz_full tick
+// did or did not stop); followed by " trace_clock=global", so that a queue event on a housekeeping
+// CPU and the run it caused on an isolated CPU are ordered on one clock (the default "local" clock
+// is per CPU). Enabling events at run time patches kernel text on every CPU, which crashed 6.1
+// guests under multi-threaded TCG here (int3 in __schedule); at boot the patching happens before
+// the secondary CPUs start.
 std::string trace_event_boot_param();
 
 // sh that sets up lock contention tracing on an already enabled lock:contention_begin (a

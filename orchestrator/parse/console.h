@@ -22,8 +22,8 @@
 //   hung_task  "INFO: task NAME:PID blocked for more than N seconds." (kernel/hung_task.c);
 //              not fatal
 // Every class except hung_task is fatal; the FIRST fatal finding in the log decides (a panic
-// usually follows the oops that caused it). Case O3: with -no-reboot QEMU exits 0 after a
-// panic, so the cell verdict must come from here.
+// usually follows the oops that caused it). With -no-reboot QEMU exits 0 (docs/sources.md [o3])
+// after a panic, so the cell verdict must come from here.
 #pragma once
 
 #include <cstddef>

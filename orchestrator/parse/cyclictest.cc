@@ -392,7 +392,8 @@ CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns)
       };
       CyclictestThread th;
       th.index = static_cast<int>(t);
-      // rt-tests 2.7 dropped "# Total:" (it restated the bucket sum, case T5): add the rows.
+      // rt-tests 2.7 dropped "# Total:" (it restated the bucket sum; docs/sources.md [t5]):
+      // add the rows.
       std::optional<long> total = col("Total");
       if (!total && !hist_rows.empty()) {
         total = 0;

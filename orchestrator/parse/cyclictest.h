@@ -14,9 +14,9 @@
 //    -q the block is redrawn with ESC[<n>A, and only the block after the last ESC byte is final.
 //  - Histogram text (-h): "# Histogram", rows "BBBBBB c0<TAB>c1...", "# Total:", "# Min
 //    Latencies:", "# Avg Latencies:", "# Max Latencies:", "# Histogram Overflows:" (one column
-//    per thread). With -q and -h cyclictest prints no "T:" lines. rt-tests 2.7 (case T5) prints
-//    no "# Total:" line (a thread's cycles are then its bucket sum plus overflows) and leaves
-//    out buckets that are zero in every thread (missing buckets count 0).
+//    per thread). With -q and -h cyclictest prints no "T:" lines. rt-tests 2.7 (docs/sources.md
+//    [t5]) prints no "# Total:" line (a thread's cycles are then its bucket sum plus overflows) and
+//    leaves out buckets that are zero in every thread (missing buckets count 0).
 #pragma once
 
 #include <map>

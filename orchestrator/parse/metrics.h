@@ -16,8 +16,8 @@
 // "tcg-plugin" | "pmu"; per CPU, "counts" are then instructions and values counts / window_s.
 //
 // A metric whose values the tool itself does not vouch for (stress-ng exit status 7, "metrics
-// untrustworthy", case S3) carries "untrustworthy": "<why>"; compare keeps such a cell's values
-// out of the test and lists them (compare/compare.h).
+// untrustworthy", docs/sources.md [s3]) carries "untrustworthy": "<why>"; compare keeps such a
+// cell's values out of the test and lists them (compare/compare.h).
 #pragma once
 
 #include <map>

@@ -13,8 +13,8 @@
 //    nanoseconds (ns) with -n), "# Duration:   0 00:00:04", a header "Index   IRQ-002
 //    Thr-002 ..." (Usr-NNN with -u in newer rtla; a CPU without samples has no column), bucket
 //    rows (all-zero rows left out), then "over:", "count:", "min:", "avg:", "max:" rows; newer
-//    rtla adds an "ALL:" block, which is skipped. "-" is no data (case R1), and so is every
-//    statistic of a column whose count is 0 (rtla 6.1 prints min as 2^64-1 there).
+//    rtla adds an "ALL:" block, which is skipped. "-" is no data (docs/sources.md [r1]), and so is
+//    every statistic of a column whose count is 0 (rtla 6.1 prints min as 2^64-1 there).
 #pragma once
 
 #include <map>
@@ -88,7 +88,7 @@ Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top);
 //   A metric whose every CPU lacks data is omitted (with a note in notes).
 Metrics rtla_timerlat_metrics(const RtlaTimerlatHist& hist, std::vector<std::string>* notes);
 
-// Why an rtla run gave no measurement (case R2 and crashes), or ok.
+// Why an rtla run gave no measurement (docs/sources.md [r2], and crashes), or ok.
 struct RtlaRunCheck {
   bool ok = true;
   // "tracer unavailable" (the kernel lacks OSNOISE_TRACER / TIMERLAT_TRACER: a kernel

@@ -527,7 +527,7 @@ Metrics stressng_metrics(const StressngResult& result, std::vector<std::string>*
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exit status and log (case S3).
+// Exit status and log (docs/sources.md [s3]).
 
 namespace {
 

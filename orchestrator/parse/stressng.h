@@ -15,7 +15,8 @@
 //    "... system time", "... total time".
 // One row of stress-ng already totals all instances of its stressor.
 // A usr+sys rate of 0 while CPU time was not accounted (user+system time 0, or bogo ops > 0) is
-// "not accounted", not zero throughput (case S1, stress-ng issue 194): it is stored as missing.
+// "not accounted", not zero throughput (docs/sources.md [s1];
+// https://github.com/ColinIanKing/stress-ng/issues/194): it is stored as missing.
 #pragma once
 
 #include <map>
@@ -33,7 +34,7 @@ struct StressngStressor {
   std::optional<double> bogo_ops;
   std::optional<double> bogo_ops_per_s_real;     // per wall-clock second
   std::optional<double> bogo_ops_per_s_usr_sys;  // per second of user+system CPU time; absent
-                                                 // when not accounted (S1)
+                                                 // when not accounted ([s1])
   std::optional<double> wall_clock_s;
   std::optional<double> user_s;
   std::optional<double> system_s;
@@ -49,7 +50,7 @@ struct StressngTimes {  // --times
   std::optional<double> user_s;
   std::optional<double> system_s;
   std::optional<double> total_s;
-  // available_cpu_s / run_time_s rounded (S2: 5762.40 / 60.03 -> 96); nullopt without both.
+  // available_cpu_s / run_time_s rounded ([s2]: 5762.40 / 60.03 -> 96); nullopt without both.
   std::optional<int> cpus() const;
 };
 
@@ -81,7 +82,7 @@ StressngResult parse_stressng_text(std::string_view text);
 // values are skipped; a metric with no value is omitted with a note in *notes.
 Metrics stressng_metrics(const StressngResult& result, std::vector<std::string>* notes = nullptr);
 
-// ---- Exit status and log (case S3; stress-ng manual, EXIT STATUS; stress-ng.c
+// ---- Exit status and log (docs/sources.md [s3]; stress-ng manual, EXIT STATUS; stress-ng.c
 // stress_exit_status_summary()).
 //
 // What a run said about itself in its log (stderr; the "stress-ng: <level>: [pid]" prefix is
@@ -122,7 +123,7 @@ StressngLog parse_stressng_log(std::string_view text);
 // untrustworthy"; anything else "not a stress-ng exit status".
 std::string stressng_exit_meaning(int status);
 
-// How a run counts (case S3). Decided in this order:
+// How a run counts (docs/sources.md [s3]). Decided in this order:
 //  1. failed: the exit status is 1-6 or not a stress-ng status, or the log shows a failed or
 //     resource-starved stressor, or an "unsuccessful run"; reason "stress-ng exited 2 (a
 //     stressor failed ...): vm: <the log line>".

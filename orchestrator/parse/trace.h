@@ -5,8 +5,8 @@
 // of kernel/trace/trace_output.c trace_print_context():
 //   "<task>-<pid> [(<tgid>) ][<cpu>] <flags> <seconds>.<usecs>: <event>: <fields>"
 // with the task right-aligned in 16 columns and the flags from trace_print_lat_fmt(). Variants
-// accepted (case N1): 4 or 5 flag columns or more (RT kernels), no flags at all, no space
-// between the flags and the timestamp (trace-cmd report -N), 1 to 9 fraction digits, a hex
+// accepted (docs/sources.md [n1]): 4 or 5 flag columns or more (RT kernels), no flags at all, no
+// space between the flags and the timestamp (trace-cmd report -N), 1 to 9 fraction digits, a hex
 // preempt depth; task names holding '-', ':', '/', spaces and brackets ("<idle>", "<...>").
 // The CPU comes from "[NNN]" only, the pid from the digits after the last '-' before it.
 // Event bodies used (include/trace/events/{irq,workqueue}.h, arch/x86/include/asm/trace/
@@ -46,8 +46,9 @@ struct TraceLine {
 // nullopt when the line is not an event line of the format above.
 std::optional<TraceLine> parse_trace_line(std::string_view line);
 
-// The workqueue event bodies (case N1): "work struct X: function F" (execute_start/end, 6.1),
-// "... function=F workqueue=W req_cpu=R cpu=C" (queue_work), "function=F " (activate_work, 2024).
+// The workqueue event bodies (docs/sources.md [n1]): "work struct X: function F"
+// (execute_start/end, 6.1), "... function=F workqueue=W req_cpu=R cpu=C" (queue_work), "function=F
+// " (activate_work, 2024).
 // cpu and req_cpu are -1 for unbound: cpu=-1 or cpu=4294967295 (the field became signed in
 // 2022), and req_cpu >= 8192 (WORK_CPU_UNBOUND is NR_CPUS, 8192 on x86 MAXSMP; a kernel with a
 // smaller NR_CPUS prints that number, read here as that CPU).
@@ -95,7 +96,7 @@ struct TraceCounts {
 TraceCounts parse_trace(std::string_view text);
 
 // The noise causes, in report order: {metric cause, what it counts}.
-//   vmstat_update      workqueue_execute_start, function vmstat_update (case V1)
+//   vmstat_update      workqueue_execute_start, function vmstat_update ([v1])
 //   workqueue_other    workqueue_execute_start, any other function
 //   local_timer        local_timer_entry (the tick and other local APIC timer interrupts)
 //   ipi_reschedule     reschedule_entry
@@ -137,7 +138,7 @@ struct TraceNoise {
 //     kind "count", cpus, counts, window_s, values = count / window_s per CPU.
 //   noise.vmstat_update_gap_ms: every gap between consecutive vmstat_update starts on the same
 //     CPU, all CPUs together (cpus[i] is the CPU of values[i]); unit "ms", better higher (double
-//     scheduling shows as gaps near 0, seed 004), aggregate "min"; omitted when no CPU had two.
+//     scheduling shows as gaps near 0), aggregate "min"; omitted when no CPU had two.
 //   noise.vmstat_update_gap_{min,median,max}_ms: per traced CPU (one slot each, in cpus order)
 //     the smallest, median and largest gap; null for a CPU with fewer than 2 runs (no gap, not
 //     a gap of 0); unit "ms", better higher, aggregate min / mean / max; omitted when no CPU had
@@ -155,7 +156,7 @@ struct TraceNoise {
 TraceNoise trace_noise(const TraceCounts& trace, const std::vector<int>& cpus,
                        std::optional<double> window_s);
 
-// How vmstat_update was queued on each CPU (seed 004: vmstat_shepherd tests only the pending
+// How vmstat_update was queued on each CPU (vmstat_shepherd tests only the pending
 // bit, which is cleared when the work starts running, so it can queue the work again while it
 // runs, and vmstat_update then runs twice in a row).
 struct VmstatQueueing {

@@ -268,7 +268,7 @@ void record_guest(json& c, const CellContext& cx, const json& vdoc,
 }
 
 // The first workload failure and the first workload that did not measure what was asked (a
-// requested stress-ng stressor skipped, case S3); "" when none.
+// requested stress-ng stressor skipped although stress-ng exited 0); "" when none.
 struct WorkloadVerdicts {
   std::string failure;
   std::string invalid;
@@ -394,7 +394,7 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   auto facts_map = ch.as_map();
   const bool reached_init = facts_map.count("uname_r") > 0;
   if (reached_init) record_guest(c, cx, vdoc, facts_map);
-  // Console: panics and friends decide before anything else (case O3: QEMU exits 0 after a
+  // Console: panics and friends decide before anything else (QEMU exits 0 after a
   // panic with -no-reboot, so the console is the only witness).
   ConsoleReport cons = classify_console(ev.console);
   c["console_findings"] = console_report_to_json(cons);
@@ -430,7 +430,7 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
     return c;
   }
   if (!workload_reason.empty()) return fail(c, "workload", workload_reason);
-  if (!wv.invalid.empty()) {  // the tool ran but did not measure what was asked (case S3)
+  if (!wv.invalid.empty()) {  // ran, but did not measure what was asked (docs/sources.md [s3])
     c["status"] = "invalid";
     c["reason"] = wv.invalid;
     return c;

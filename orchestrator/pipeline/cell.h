@@ -68,7 +68,7 @@ nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOu
 // runnable but starved (ConsoleFinding::gp_kthread_starved, parse/console.h) in a guest whose
 // vCPUs compete for host CPUs: `c`'s "accelerator" is "tcg" or its "overcommitted" is true.
 // classify() then fails the cell as "infrastructure" (the host did not run the guest) instead of
-// "rcu_stall", and run_cell_retrying boots it again. Seen here: a 4-vCPU TCG guest on 2 host CPUs
+// "rcu_stall", and run_cell_retrying boots it again. Example: a 4-vCPU TCG guest on 2 host CPUs
 // at load 8 printed "rcu_preempt kthread starved for 5254 jiffies! ... ->state=0x0 ->cpu=1" with
 // both stalled CPUs idle and marked "(false positive?)" by the kernel
 // (tests/data/console/rcu-stall-gp-kthread-starved-tcg-6.1.log). With dedicated KVM CPUs the

@@ -1,6 +1,6 @@
 // The host CPU plan: which host CPUs each concurrently running guest (a "slot") gets.
 //
-// Policy (issue 10):
+// Policy:
 //  - every vCPU thread of a guest gets its own host CPU when the host has enough CPUs;
 //  - the guest's isolated vCPUs go on the host's isolated CPUs (isolcpus / nohz_full) when the
 //    host has any, each on a whole physical core: the SMT siblings of that CPU are given to no

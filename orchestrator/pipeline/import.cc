@@ -94,10 +94,11 @@ bool looks_like_yaml(const std::string& text) {
          text.starts_with("metrics:") || text.find("\nmetrics:") != std::string::npos;
 }
 
-// Case S3 on an imported run: a text FILE is stress-ng's log (stderr), whose status lines are
-// read; a YAML FILE has none. The exit status is known only from --exit-status. A failed run
-// or a requested stressor that did not run is an error naming the file and the log line; the
-// stressors asked for are the log's "dispatching hogs:" list, or else those with a row.
+// stress-ng's exit status and summary lines (docs/sources.md [s3]) on an imported run: a text FILE
+// is stress-ng's log (stderr), whose status lines are read; a YAML FILE has none. The exit status
+// is known only from --exit-status. A failed run or a requested stressor that did not run is an
+// error naming the file and the log line; the stressors asked for are the log's "dispatching hogs:"
+// list, or else those with a row.
 void judge_imported_stressng(ImportedCell& c, const StressngResult& r, const std::string& log,
                              const std::string& file, const ImportOptions& o) {
   const StressngLog parsed = parse_stressng_log(log);
@@ -124,7 +125,7 @@ ImportedCell import_stressng(const std::string& text, const std::string& file,
   try {
     r = in_file(file, [&] { return yaml ? parse_stressng_yaml(text) : parse_stressng_text(text); });
   } catch (const Error&) {
-    // A log without rows can still say why (case S3: everything skipped, exit status 0).
+    // A log without rows can still say why (everything skipped, exit status 0).
     ImportedCell none;
     if (!yaml) judge_imported_stressng(none, StressngResult{}, text, file, o);
     throw;
@@ -138,7 +139,8 @@ ImportedCell import_stressng(const std::string& text, const std::string& file,
   return c;
 }
 
-// ---- rtla (case R1, R2: a missing tracer or a crashed rtla is a failed measurement)
+// ---- rtla (docs/sources.md [r1], [r2]: a missing tracer or a crashed rtla is
+// a failed measurement)
 
 void check_rtla_text(const std::string& tracer, const std::string& text, const std::string& file) {
   const RtlaRunCheck check = check_rtla_run(tracer, text, "", 0, std::nullopt);

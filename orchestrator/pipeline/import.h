@@ -10,8 +10,9 @@
 // (--workload, default the tool's name), so that an import compares with a guest run of a workload
 // of that name:
 //   cyclictest   <wl>.latency_{min,avg,max}_us, latency_p99_us / p999_us (-h histogram)
-//   stress-ng    <wl>.<stressor>.bogo_ops, bogo_ops_per_s_real, bogo_ops_per_s_usr_sys. Case S3
-//                (parse/stressng.h check_stressng_run): a text FILE is stress-ng's log, and its
+//   stress-ng    <wl>.<stressor>.bogo_ops, bogo_ops_per_s_real, bogo_ops_per_s_usr_sys. Exit
+//                status and summary lines (docs/sources.md [s3]; parse/stressng.h
+//                check_stressng_run): a text FILE is stress-ng's log, and its
 //                status lines count ("skipping stressor", "passed: 0", "process ... terminated
 //                with an error", "No stress workers invoked", ...); the exit status, which no
 //                FILE holds, is taken from --exit-status when given. A failed run, or a stressor
@@ -24,7 +25,8 @@
 //                FILE holds, over --window-s (see interrupts_noise()).
 //   rtla-osnoise <wl>.osnoise.* of `rtla osnoise top` text; rtla-timerlat <wl>.timerlat.* of
 //                `rtla timerlat hist` text (parse/rtla.h). Output saying the tracer is missing
-//                ("Tracer timerlat not found!") is an error, never "no noise" (case R2).
+//                ("Tracer timerlat not found!") is an error, never "no noise"
+//                (docs/sources.md [r2]).
 // comparison_key: {"accelerator": "bare-metal", "cmdline" (--cmdline or ""), "vcpus" (host
 // nproc or null), "memory_mib": null, "workloads_sha256", "host_fingerprint_sha256"}: unlike
 // any guest run, so compare needs --force and lists the differences.
@@ -56,7 +58,7 @@ struct ImportOptions {
   std::map<std::string, std::string> host;  // host facts (cpu_model, host_kernel, nproc, ...)
   bool values_in_ns = false;                // cyclictest text printed with -N
   std::optional<int> exit_status;           // stress-ng: its exit status for every FILE, when
-                                            // known (--exit-status); see case S3 below
+                                            // known (--exit-status); see check_stressng_run
 };
 
 // One FILE's measurement.
@@ -67,7 +69,7 @@ struct ImportedCell {
   std::vector<std::string> notes;
   // As WorkloadOutcome::tool_versions ({"stress-ng": "0.21.04"}), for cells[].tool_versions.<wl>.
   std::map<std::string, std::string> tool_versions;
-  // Non-empty: the file parsed but measured nothing (case T3: every cyclictest thread had 0
+  // Non-empty: the file parsed but measured nothing (every cyclictest thread had 0
   // cycles); the cell is recorded with status "invalid" and this reason, not as an error.
   std::string invalid_reason;
 };

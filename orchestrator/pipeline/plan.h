@@ -45,8 +45,8 @@ struct GuestTopology {
 // The topology for a guest of `vcpus` vCPUs: the spec's /guest/topology, or by default 1
 // socket of `vcpus` cores with 1 thread each (with `numa`: `vcpus` sockets of 1 core, so no
 // socket spans two NUMA nodes). Throws SpecError("/guest/topology") with QEMU's words for
-// a product other than vcpus (case Q1: "Invalid CPU topology: product of the hierarchy must
-// match maxcpus: sockets (2) * cores (4) * threads (2) != maxcpus (8)").
+// a product other than vcpus (docs/sources.md [q1]: "Invalid CPU topology: product of the hierarchy
+// must match maxcpus: sockets (2) * cores (4) * threads (2) != maxcpus (8)").
 GuestTopology guest_topology(const GuestTopologySpec& t, int vcpus, bool numa = false);
 nlohmann::json to_json(const GuestTopology& t);  // {"sockets", "cores", "threads"}
 

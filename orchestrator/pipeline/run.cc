@@ -163,10 +163,11 @@ bool uses_rtla(const Spec& spec) {
   return false;
 }
 
-// What a kernel build says beside the kernel (seed 002): its compiler and kbuild warnings,
-// from the build log (kernel/build_log.h), and the files its patches change, so that compare
-// can tell which warnings B adds in the files its series touches. A log that cannot be read
-// gives null warnings (compare then skips them) rather than an empty list.
+// What a kernel build says beside the kernel, as a kernel test robot reports it
+// (docs/examples/madvise-latency.md): its compiler and kbuild warnings, from the build log
+// (kernel/build_log.h), and the files its patches change, so that compare can tell which warnings B
+// adds in the files its series touches. A log that cannot be read gives null warnings (compare then
+// skips them) rather than an empty list.
 json build_facts(const KernelArtifact& k) {
   json warnings = nullptr;
   try {

@@ -1,6 +1,6 @@
 // The run spec: what to build, how to boot it and what to measure.
 //
-// Format: JSON, documented with a full example in README.md ("Spec"). Relative paths inside
+// Format: JSON, documented with a full example in docs/spec.md. Relative paths inside
 // a spec (patches, config fragments, prebuilt images, dmesg files) are resolved against the
 // directory of the spec file. Unknown fields are errors (a typo must not silently change a
 // run). Every error is an isolab::SpecError carrying the RFC 6901 JSON pointer of the bad
@@ -86,8 +86,8 @@ struct WorkloadSpec {
 };
 
 // The guest's CPU topology as QEMU -smp / libvirt <topology> levels. Every level > 0 and
-// sockets * cores * threads == the guest's vCPUs (case Q1 of shared/cases: checked by
-// derive_guest(), pipeline/plan.h, once the vCPU count is known).
+// sockets * cores * threads == the guest's vCPUs (QEMU refuses any other product; docs/sources.md
+// [q1]; checked by derive_guest(), pipeline/plan.h, once the vCPU count is known).
 struct GuestTopologySpec {
   int sockets = 1;
   int cores = 0;  // 0: the guest's vCPUs (1 socket of N cores, 1 thread each)
@@ -96,8 +96,8 @@ struct GuestTopologySpec {
 };
 
 struct TimeoutSpec {
-  // Per logged kernel command (each config step, make bzImage). A cold 6.12 PREEMPT_RT build
-  // took 3046 s of make on this loaded 2-core host, close to the 3600 s this was: 3 hours.
+  // Per logged kernel command (each config step, make bzImage): 3 hours, room for a cold
+  // PREEMPT_RT build on a small loaded host (docs/measurements.md has one).
   int build_s = 10800;
   int boot_s = 180;     // boot to the guest's first result record
   int silence_s = 120;  // no console and no result-channel output

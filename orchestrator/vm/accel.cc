@@ -105,7 +105,7 @@ Attempt run_attempt(ProcessRunner& runner, const KvmProbeOptions& opts, const st
                  fmt_s(now - banner_at) + ")";
       } else if (is_host_cpu_msr_error(err)) {
         a.status = Attempt::msr_error;
-        a.line = cpu + ": QEMU aborted on a KVM MSR write (case O1): " + err;
+        a.line = cpu + ": QEMU aborted on a KVM MSR write (host CPU model): " + err;
       } else {
         a.line = cpu + ": QEMU " + r->describe() + " before the probe finished (" +
                  describe_markers(m) + ")" + (err.empty() ? "" : ": " + err);

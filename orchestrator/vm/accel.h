@@ -2,12 +2,12 @@
 // `isolab doctor`.
 //
 // Why a real probe: on some hosts /dev/kvm opens and QEMU starts, yet a KVM guest runs about a
-// thousand times slower than hardware (seen here: a Linux kernel under -accel kvm spends
-// minutes in its decompressor and prints nothing after "Probing EDD"; case O2). So the probe
+// thousand times slower than hardware (a Linux kernel under -accel kvm stays in its
+// decompressor and prints nothing after "Probing EDD"; docs/sources.md [o2]). So the probe
 // boots a 305-byte multiboot image (source: tests/data/vm/kvm_probe.S) that enters long mode,
 // touches 32 MiB and runs 8 x 2^22 loop iterations, writing progress to the isa-debugcon port
-// and ending QEMU through isa-debug-exit. Under TCG it finishes in about 0.4 s; KVM that does
-// not finish within guest_budget of the image starting is reported as not working.
+// and ending QEMU through isa-debug-exit. KVM that does not finish within guest_budget of the
+// image starting is reported as not working (docs/measurements.md has the probe's timings).
 #pragma once
 
 #include <chrono>
@@ -55,9 +55,9 @@ constexpr int kKvmProbeSuccessExit = 99;
 
 struct KvmProbeOptions {
   std::filesystem::path dev_kvm = "/dev/kvm";
-  // Time allowed from the banner appearing to the image finishing (TCG needs ~0.4 s).
+  // Time allowed from the banner appearing to the image finishing (TCG needs far less).
   std::chrono::milliseconds guest_budget{2000};
-  // Time allowed from starting QEMU to the banner (QEMU start + SeaBIOS; ~1.3 s with KVM here).
+  // Time allowed from starting QEMU to the banner (QEMU start + SeaBIOS).
   std::chrono::milliseconds start_budget{6000};
   Accel accel = Accel::kvm;  // tcg only to test the probe itself
 };
@@ -72,8 +72,8 @@ struct KvmProbeResult {
 
 // Probes without caching. Writes the image and debug logs under work_dir (created). A missing
 // or unopenable dev_kvm gives works=false without starting QEMU. A "failed to set MSR" abort
-// (case O1) moves on to the next model of x86_64_quirks().kvm_cpu_fallbacks. Never throws for
-// a KVM problem; throws isolab::Error only when work_dir cannot be written.
+// (docs/sources.md [o1]) moves on to the next model of x86_64_quirks().kvm_cpu_fallbacks. Never
+// throws for a KVM problem; throws isolab::Error only when work_dir cannot be written.
 KvmProbeResult probe_kvm(ProcessRunner& runner, const std::filesystem::path& work_dir,
                          const KvmProbeOptions& opts = {});
 

@@ -58,7 +58,7 @@ std::string xml_escape(std::string_view v, std::string_view field) {
 }
 
 std::string libvirt_cpu_xml(const std::string& model, const VmConfig& cfg) {
-  // Every level given (case Q1), as with QEMU's -smp.
+  // Every level given (docs/sources.md [q1]), as with QEMU's -smp.
   const std::string topo = "<topology sockets='" + std::to_string(cfg.sockets) +
                            "' dies='1' cores='" + std::to_string(effective_cores(cfg)) +
                            "' threads='" + std::to_string(cfg.threads) + "'/>";
@@ -143,11 +143,13 @@ std::string libvirt_domain_xml(const VmConfig& cfg) {
     x += "    <initrd>" + xml_escape(cfg.initrd.string(), "initrd") + "</initrd>\n";
   x += "    <cmdline>" + xml_escape(full_kernel_cmdline(cfg), "cmdline") + "</cmdline>\n";
   x += "  </os>\n";
-  // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on power-off (case O5).
+  // ACPI: the guest enumerates the secondary CPUs and reaches QEMU on power-off
+  // (docs/sources.md [o5]).
   x += "  <features><acpi/></features>\n";
   x += "  " + with_numa(libvirt_cpu_xml(effective_cpu_model(cfg), cfg), cfg) + "\n";
   x += "  <clock offset='utc'/>\n";
-  // A transient domain disappears when destroyed; reboot (panic=-1) ends it too (case O3).
+  // A transient domain disappears when destroyed; reboot (panic=-1) ends it
+  // too (docs/sources.md [o3]).
   x += "  <on_poweroff>destroy</on_poweroff>\n";
   x += "  <on_reboot>destroy</on_reboot>\n";
   x += "  <on_crash>destroy</on_crash>\n";

@@ -31,7 +31,7 @@ std::string libvirt_cpu_xml(const std::string& qemu_cpu_model, const VmConfig& c
 //                                   (with cfg.vcpu_pin)
 //   <os><type arch='x86_64' machine='q35'>hvm</type><kernel/><initrd/><cmdline/></os>
 //   <features><acpi/></features>   (without ACPI the guest sees one CPU and cannot power off;
-//                                    case O5)
+//                                    docs/sources.md [o5])
 //   <cpu ...><topology sockets= dies='1' cores= threads=/>
 //            [NUMA: <numa><cell id='<i>' cpus='<list>' memory='<MiB>' unit='MiB'/>...</numa>]</cpu>
 //   <on_poweroff|on_reboot|on_crash>destroy</...>
@@ -82,7 +82,7 @@ LibvirtReach libvirt_reachability(const std::string& uri);
 
 // Runs cfg as a transient domain. run() throws isolab::Error "libvirt <operation>: <message>"
 // when the connection cannot be opened; a domain that fails to start is a VmOutcome
-// (qemu_failed, or host_cpu_msr_error for case O1). Progress and timeouts as in QemuBackend
+// (qemu_failed, or host_cpu_msr_error for a KVM MSR abort). Progress and timeouts as in QemuBackend
 // (console file size); a timeout destroys the domain. The domain is destroyed on every exit
 // path, and also when interrupt_requested() (sys/process.h) turns true: run() then returns
 // VmOutcome::qemu_failed with detail "interrupted". Without ISOLAB_HAVE_LIBVIRT, run() throws

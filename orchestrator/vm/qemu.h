@@ -14,13 +14,13 @@ namespace isolab {
 struct QemuArchQuirks {
   std::string binary;  // "qemu-system-x86_64"
   // -machine value. q35 with ACPI on: without ACPI (or an MP table) a guest sees only the boot
-  // CPU and "poweroff -f" halts instead of ending QEMU (case O5).
+  // CPU and "poweroff -f" halts instead of ending QEMU (docs/sources.md [o5]).
   std::string machine;
   std::string kvm_cpu;    // default -cpu under KVM: "host"
   std::string tcg_cpu;    // default -cpu under TCG: "max" (every feature TCG emulates)
   std::string tcg_accel;  // -accel value for TCG: "tcg,thread=multi" (one host thread per vCPU)
-  // -cpu models to try in order under KVM when QEMU aborts with "failed to set MSR" (case O1,
-  // asterinas issue 2980): host, host without the IA32_ARCH_CAPABILITIES MSR (0x10a), then a
+  // -cpu models to try in order under KVM when QEMU aborts with "failed to set MSR"
+  // (docs/sources.md [o1]): host, host without the IA32_ARCH_CAPABILITIES MSR (0x10a), then a
   // named model that exposes no such MSR.
   std::vector<std::string> kvm_cpu_fallbacks;
   // The guest devices of the two serial ports, in order: console, result channel.
@@ -56,8 +56,8 @@ std::string insn_plugin_qemu_option(const InsnPluginConfig& p);
 //   [-qmp unix:<qmp_socket_path>,server=on,wait=off -S]   (only with cfg.vcpu_pin)
 //   [-plugin <insn_plugin_qemu_option>]                     (only with insn_plugin_active)
 // -no-reboot turns the guest's reboot (and panic=-1) into QEMU exiting with status 0. Every
-// -smp level is given (case Q1: "-smp 8" alone means 8 sockets on old machine types and 8
-// cores on new ones). With pinning QEMU starts paused (-S) until its threads are pinned.
+// -smp level is given (docs/sources.md [q1]: "-smp 8" alone means 8 sockets on old machine types
+// and 8 cores on new ones). With pinning QEMU starts paused (-S) until its threads are pinned.
 // Throws isolab::Error via validate_vm_config for an invalid cfg.
 std::vector<std::string> qemu_argv(const VmConfig& cfg,
                                    const QemuArchQuirks& arch = x86_64_quirks());
@@ -66,14 +66,14 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg,
 // sun_path). Pure.
 std::filesystem::path qmp_socket_path(const VmConfig& cfg);
 
-// True when QEMU's stderr shows one of its CPU topology errors (case Q1: "Invalid CPU
+// True when QEMU's stderr shows one of its CPU topology errors (docs/sources.md [q1]: "Invalid CPU
 // topology: product of the hierarchy must match maxcpus ...", "maxcpus must be equal to or
 // greater than smp", "CPU topology parameters must be greater than zero"): a configuration
 // error, not the kernel's and not worth a retry.
 bool is_qemu_topology_error(std::string_view qemu_stderr);
 
-// True when QEMU's stderr shows the KVM MSR abort of case O1 ("failed to set MSR 0x10a ...",
-// kvm_buf_set_msrs assertion).
+// True when QEMU's stderr shows the KVM MSR abort (docs/sources.md [o1]; "failed to set MSR 0x10a
+// ...", kvm_buf_set_msrs assertion).
 bool is_host_cpu_msr_error(std::string_view qemu_stderr);
 
 // Runs QEMU as a child of the ProcessRunner (own process group). With cfg.vcpu_pin it pins

@@ -54,7 +54,8 @@ struct VmConfig {
   std::string cmdline;
   int vcpus = 2;  // >= 1
   // Guest CPU topology (QEMU -smp sockets=,cores=,threads=; libvirt <topology>): each >= 1 and
-  // sockets * cores * threads == vcpus (case Q1). cores 0 = vcpus (1 socket, 1 thread).
+  // sockets * cores * threads == vcpus (docs/sources.md [q1]).
+  // cores 0 = vcpus (1 socket, 1 thread).
   int sockets = 1, cores = 0, threads = 1;
   // Host CPU pinning (pipeline/hostplan.h), as CPU lists; empty vcpu_pin = no pinning. Else one
   // list per vCPU for its thread, and emulator_pin for QEMU's main loop and other threads.
@@ -68,7 +69,8 @@ struct VmConfig {
   std::vector<VmNumaNode> numa_nodes;
   Accel accel = Accel::tcg;
   // "" = the default per accelerator (kvm: "host", tcg: "max"); otherwise passed to -cpu as is
-  // (e.g. "host,-arch-capabilities" after case O1, or a named model such as "qemu64").
+  // (e.g. "host,-arch-capabilities" after a KVM MSR abort, docs/sources.md [o1], or a named model
+  // such as "qemu64").
   std::string cpu_model;
   std::filesystem::path console_log;       // receives the guest's ttyS0 (kernel console)
   std::filesystem::path result_channel;    // receives the guest's ttyS1 (results, raw bytes)
@@ -100,14 +102,14 @@ VcpuTopologyIds vcpu_topology_ids(const VmConfig& cfg, int vcpu);
 
 // Throws isolab::Error naming the field when cfg cannot describe a boot (empty name or kernel,
 // vcpus < 1 or > 255, a topology level < 1 or sockets*cores*threads != vcpus (QEMU's words,
-// case Q1), vcpu_pin not empty and not one CPU list per vCPU, memory_mib < 64, empty
+// docs/sources.md [q1]), vcpu_pin not empty and not one CPU list per vCPU, memory_mib < 64, empty
 // console_log/result_channel, name with characters outside [A-Za-z0-9._-], a NUMA layout that
 // does not place each vCPU on exactly one node or whose memory does not add up to memory_mib,
 // an insn_plugin with an empty plugin or output path or a profile vCPU >= vcpus).
 void validate_vm_config(const VmConfig& cfg);
 
 // cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which
-// -no-reboot / on_crash=destroy turn into the end of the VM; case O3), and under TCG
+// -no-reboot / on_crash=destroy turn into the end of the VM; docs/sources.md [o3]), and under TCG
 // " no_timer_check" (what a KVM guest kernel sets by itself, Linux arch/x86/kernel/kvm.c
 // paravirt_ops_setup: under slow emulation the IO-APIC timer check can miss its ticks and
 // panic the boot). Leading/trailing blanks of cfg.cmdline are trimmed.
@@ -128,7 +130,7 @@ struct ThreadAffinity {
 };
 
 // How a boot ended. The backend does not read the console: a guest panic with panic=-1 ends in
-// powered_off too (QEMU exits 0; case O3); the caller classifies the console log.
+// powered_off too (QEMU exits 0; docs/sources.md [o3]); the caller classifies the console log.
 struct VmOutcome {
   enum End {
     powered_off,        // the VM ended by itself with status 0 (poweroff, reboot, panic)
@@ -136,7 +138,7 @@ struct VmOutcome {
     silence_timeout,    // console silent for silence_timeout after first output; stopped
     boot_timeout,       // no console output within boot_timeout; stopped
     qemu_failed,        // QEMU could not start or exited non-zero / by signal on its own
-    host_cpu_msr_error  // QEMU aborted on "failed to set MSR" (case O1): host CPU-model problem
+    host_cpu_msr_error  // QEMU aborted on "failed to set MSR" ([o1]): host CPU-model problem
   };
   End end = qemu_failed;
   int qemu_exit_code = -1;              // -1 when QEMU was stopped by us or did not start

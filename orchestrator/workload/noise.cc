@@ -92,9 +92,9 @@ std::vector<int> traced_cpus(const TraceCounts& t, const std::string& wl,
   return seen;
 }
 
-// Seed 004: how vmstat_update was queued on each traced CPU. Count metrics like the others
-// (kind count over the step window); details per CPU. Needs "<wl>.vmstat_queue" (guest/plan.cc)
-// and workqueue_queue_work among the boot trace events.
+// How vmstat_update was queued (docs/examples/vmstat-shepherd-locks.md) on each traced CPU. Count
+// metrics like the others (kind count over the step window); details per CPU. Needs
+// "<wl>.vmstat_queue" (guest/plan.cc) and workqueue_queue_work among the boot trace events.
 void add_vmstat_queueing(StepNoise& out, const ChannelContents& ch, const std::string& wl,
                          std::string_view run_text, const std::vector<int>& cpus,
                          std::optional<double> window) {
@@ -139,7 +139,8 @@ void add_vmstat_queueing(StepNoise& out, const ChannelContents& ch, const std::s
   }
 }
 
-// Seed 004: zone and pcp lock contention. Why there is none, or "ok".
+// Zone and pcp lock contention (docs/examples/vmstat-shepherd-locks.md). Why there is
+// none, or "ok".
 std::string lock_contention_status(const ChannelContents& ch, const std::string& wl) {
   const ChannelRecord* enabled = ch.find("trace_events");
   if (!enabled || enabled->data.find("lock:contention_begin") == std::string::npos)
@@ -210,7 +211,7 @@ void sum_waits(LockWaits& into, const LockWaits& w) {
   into.max_wait_ns = std::max(into.max_wait_ns, w.max_wait_ns);
 }
 
-// Seed 004: contention on the zone and pcp locks (parse/trace.h lock_contention()), per traced
+// Contention on the zone and pcp locks (parse/trace.h lock_contention()), per traced
 // CPU and over all CPUs. Without the tracepoints, the trigger or the record: no metrics (a
 // metric cannot be all null), and details.lock_contention.status says why.
 void add_lock_contention(StepNoise& out, const ChannelContents& ch, const std::string& wl,

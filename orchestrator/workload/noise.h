@@ -68,8 +68,9 @@ struct StepNoise {
   // noise.vmstat_queued_while_running_per_s (parse/trace.h vmstat_queueing(); unit "1/s", kind
   // "count", per traced CPU over the step window) when "<wl>.vmstat_queue" was sent and
   // workqueue_queue_work was traced; details cpus[i].vmstat_queueing = {"queued",
-  // "while_pending", "while_running"}. Seed 004's lock contention (parse/trace.h
-  // lock_contention(), when lock:contention_begin was traced with its stacktrace trigger):
+  // "while_pending", "while_running"}. Zone and pcp lock contention
+  // (docs/examples/vmstat-shepherd-locks.md; parse/trace.h lock_contention(), when
+  // lock:contention_begin was traced with its stacktrace trigger):
   //   noise.{zone,pcp}_lock_contentions_per_s  1/s per traced CPU, kind "count", mean
   //   noise.{zone,pcp}_lock_wait_us             µs per traced CPU (summed waits, begin to end
   //                                             on that CPU), aggregate "sum"

@@ -64,7 +64,7 @@ std::vector<std::string> stressng_argv(const WorkloadSpec& w, const CpuSet& cpus
 
 // rtla (tools/tracing/rtla, Debian package rtla). The step first keeps the guest's
 // available_tracers, so that a kernel without the tracer is told apart from a tool failure
-// (case R2), and does not start rtla when the tracer is missing.
+// (docs/sources.md [r2]), and does not start rtla when the tracer is missing.
 std::string rtla_script(const WorkloadSpec& w, const CpuSet& cpus) {
   const bool timerlat = w.tool == "rtla-timerlat";
   const std::string tracer = timerlat ? "timerlat" : "osnoise";
@@ -106,10 +106,11 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
 // trace_stat/function<N>, read into calls.txt). latency_tracer: the boot-time trace events
 // (guest/plan.h) are silenced with a filter that matches nothing (no text patching, unlike
 // disabling them), the tracer is set with options/function-trace off (its entries are the
-// wakeup and the switch with their stack traces, as in seed 002) and tracing_on set (the
-// caller resets tracing_max_latency to 0 right before cyclictest). The lock contention
-// stacktrace trigger (guest/plan.h) is removed meanwhile; the stop script sets it and the lock
-// event's filter again. Failures go to tracing.err (sent as "<step>.tracing_err").
+// wakeup and the switch with their stack traces, as in the madvise report of
+// docs/examples/madvise-latency.md) and tracing_on set (the caller resets tracing_max_latency to 0
+// right before cyclictest). The lock contention stacktrace trigger (guest/plan.h) is removed
+// meanwhile; the stop script sets it and the lock event's filter again. Failures go to tracing.err
+// (sent as "<step>.tracing_err").
 std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
   if (w.count_calls.empty() && w.latency_tracer.empty()) return "";
   std::string sc = "T=/sys/kernel/tracing\n: > tracing.err\n";
@@ -269,7 +270,7 @@ nlohmann::json sanitized(const std::vector<std::string>& frames) {
 std::string rc_text(const ChannelRecord* r) { return r ? std::to_string(r->rc) : "?"; }
 
 // rtla: a failed run (no tracer, a tool error, a crash) is a failed measurement with its class
-// in the reason (case R2), never metrics of zero noise.
+// in the reason (docs/sources.md [r2]), never metrics of zero noise.
 void parse_rtla_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelRecord& out,
                      const ChannelRecord* err, const ChannelRecord* tracers) {
   const bool timerlat = w.tool == "rtla-timerlat";
@@ -290,8 +291,8 @@ void parse_rtla_step(WorkloadOutcome& o, const WorkloadSpec& w, const ChannelRec
     prefixed(o, p, rtla_osnoise_metrics(parse_rtla_osnoise_top(out.data)));
 }
 
-// The stress-ng requested by `w` (its stressors), judged on its exit status and log (case
-// S3); `prefix` is where its metrics went ("<wl>." or "<wl>.load.").
+// The stress-ng requested by `w` (its stressors), judged on its exit status and log
+// (docs/sources.md [s3]); `prefix` is where its metrics went ("<wl>." or "<wl>.load.").
 void judge_stressng(WorkloadOutcome& o, const WorkloadSpec& w, const std::string& prefix,
                     const StressngResult& r, std::optional<int> rc, std::string_view log) {
   std::vector<std::string> requested;
@@ -320,7 +321,7 @@ std::optional<int> rc_record(const ChannelRecord* r) {
   return std::stoi(t);
 }
 
-// Case S4: the stress-ng-version of the YAML's system-info, recorded with the result.
+// The stress-ng-version (docs/sources.md [s4]) of the YAML's system-info, recorded with the result.
 void record_stressng_version(WorkloadOutcome& o, const StressngResult& r) {
   if (!r.version.empty()) o.tool_versions["stress-ng"] = sanitize_excerpt(r.version, 40);
 }

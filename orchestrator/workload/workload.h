@@ -46,13 +46,13 @@ struct WorkloadOutcome {
   nlohmann::json latency_trace;
   std::vector<std::string> notes;  // e.g. "thread 2: no samples"
   // The versions the tools reported themselves ({"stress-ng": "0.15.06"}, from stress-ng's YAML
-  // system-info stress-ng-version, case S4), sanitized; for result.json
+  // system-info stress-ng-version, docs/sources.md [s4]), sanitized; for result.json
   // cells[].tool_versions.<workload>. Empty when no tool reported one.
   std::map<std::string, std::string> tool_versions;
   bool failed = false;  // the tool crashed, exited non-zero or its output is unusable
   std::string failure;  // why, quoting the raw text (sanitized)
   // The tool ran but did not measure what was asked (a requested stress-ng stressor was
-  // skipped, case S3): the cell is "invalid" with this reason. Empty when valid.
+  // skipped; docs/sources.md [s3]): the cell is "invalid" with this reason. Empty when valid.
   std::string invalid;
 };
 

@@ -59,7 +59,7 @@ TEST(RealRunner, TimeoutKillsWholeGroup) {
   EXPECT_FALSE(process_alive(pid, std::chrono::seconds(2))) << "grandchild " << pid << " survived";
 }
 
-// Issue 12: the run's handler only kills the children and records the signal; the process goes
+// The run's handler only kills the children and records the signal; the process goes
 // on (so that it can write "interrupted") and starts no new child; a second signal ends it.
 // The scenario runs in the child EXPECT_EXIT forks (the handlers and the flag are process-wide);
 // each failed step exits with its own code.

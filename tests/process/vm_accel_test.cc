@@ -36,8 +36,8 @@ TEST(KvmProbeReal, ProbeImageFinishesUnderTcg) {
   fs::remove_all(d);
 }
 
-// Case O2: /dev/kvm exists here but a KVM guest crawls. The probe must say so within seconds
-// and auto mode must fall back to TCG with that reason.
+// docs/sources.md [o2]: /dev/kvm exists here but a KVM guest crawls. The probe must say so within
+// seconds and auto mode must fall back to TCG with that reason.
 TEST(KvmProbeReal, AutoFallsBackToTcgOnThisMachineWithinSeconds) {
   if (!fs::exists("/dev/kvm")) GTEST_SKIP() << "no /dev/kvm on this host";
   auto runner = make_real_runner();

@@ -94,7 +94,7 @@ TEST(LibvirtReal, PrivateConfigFollowsTheHostsMountNamespaceSupport) {
   EXPECT_EQ(libvirt_domain_log_dir("qemu:///system"), fs::path("/var/log/libvirt/qemu"));
 }
 
-// Issue 12 item 3: isolab's setup and tests leave /etc/libvirt/qemu.conf as the package that
+// isolab's setup and tests leave /etc/libvirt/qemu.conf as the package that
 // owns it made it (dpkg --verify reports nothing for it), or absent when no package owns it
 // (libvirt-daemon-system is not needed).
 TEST(LibvirtReal, SystemQemuConfIsThePackagesOwn) {

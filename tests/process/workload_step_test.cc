@@ -140,8 +140,8 @@ TEST(WorkloadStep, CyclictestWithLoadRunsAndParses) {
 // The rtla steps run for real on this host. Where the host kernel has the tracer (tracefs
 // mounted, available_tracers lists it) they must measure; where it has not (this build host: a
 // container without tracefs) the guest-side check must stop the step before rtla runs and the
-// outcome must be a classified failure, never metrics of zero noise (case R2). Then the real
-// rtla itself, started without the check, must fail the same way.
+// outcome must be a classified failure, never metrics of zero noise (docs/sources.md [r2]). Then
+// the real rtla itself, started without the check, must fail the same way.
 TEST(WorkloadStep, RtlaStepsMeasureOrFailClassified) {
   for (const char* tool : {"rtla-osnoise", "rtla-timerlat"}) {
     WorkloadSpec w;

@@ -1,4 +1,4 @@
-// Cases K2-K5: deriving the guest and its expected isolation from a command line.
+// docs/sources.md [k2]-[k7]: deriving the guest and its expected isolation from a command line.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,7 +155,7 @@ TEST(CmdlineAnalyze, K2CpusThatDoNotExist61) {
 TEST(CmdlineAnalyze, K2CpusThatDoNotExist515) {
   AnalyzeOptions o;
   o.vcpus = 6;
-  o.kernel.nr_cpus_config = 64;  // case K2's kernel
+  o.kernel.nr_cpus_config = 64;  // the kernel of docs/sources.md [k2]
   o.kernel.major = 5;
   o.kernel.minor = 15;
   Analysis a = analyze("nohz_full=2-15 rcu_nocbs=2-15", o);
@@ -235,7 +235,7 @@ TEST(CmdlineAnalyze, BadInputGetsClearMessages) {
   EXPECT_TRUE(has_warning(g, "'0-31:0/0'"));
   std::string longline;
   while (longline.size() < 10000) longline += "skew_tick=1 ";
-  // Past byte 2047: the kernel never sees isolcpus=3 (case K6).
+  // Past byte 2047: the kernel never sees isolcpus=3 (docs/sources.md [k6]).
   Analysis l = analyze(longline + "isolcpus=3");
   EXPECT_EQ(l.isolated.to_list(), "");
   EXPECT_TRUE(has_warning(l, "COMMAND_LINE_SIZE"));
@@ -252,7 +252,7 @@ TEST(CmdlineAnalyze, BadInputGetsClearMessages) {
   EXPECT_THROW(analyze("isolcpus=1", zero), Error);
 }
 
-// Issue 13: the derived guest is one on which every list the customer's kernel accepted still
+// The derived guest is one on which every list the customer's kernel accepted still
 // parses and means the same. Each expected set below is what Linux 6.1 computes for the line on
 // a machine with that many possible CPUs (bitmap_parselist + housekeeping_setup).
 TEST(CmdlineAnalyze, RangeEndBeyondTheLastMemberCounts) {
@@ -343,7 +343,7 @@ TEST(CmdlineAnalyze, ACpuNoMachineBootsIsCappedWithAMessage) {
   EXPECT_EQ(a.isolated.to_list(), "");
 }
 
-// Issue 12 item 1: a 96-CPU server's line needs a 96-CPU guest whose kernel has NR_CPUS >= 96.
+// A 96-CPU server's line needs a 96-CPU guest whose kernel has NR_CPUS >= 96.
 TEST(CmdlineAnalyze, LargeMachine96Cpus) {
   const std::string l = "2-23,50-71,26-47,74-95";
   Analysis a = analyze("isolcpus=" + l + " nohz_full=" + l + " rcu_nocbs=" + l);
@@ -356,8 +356,8 @@ TEST(CmdlineAnalyze, LargeMachine96Cpus) {
   EXPECT_TRUE(a.warnings.empty() || !has_warning(a, "ERANGE"));
 }
 
-// Case K7: a 40-CPU server. Built for the guest the line means what it meant; with the kernel of
-// base.config (NR_CPUS=16) it means something else.
+// docs/sources.md [k7]: a 40-CPU server. Built for the guest the line means what it meant; with the
+// kernel of base.config (NR_CPUS=16) it means something else.
 TEST(CmdlineAnalyze, K7FortyCpus) {
   const char* k7 =
       "isolcpus=managed_irq,domain,4-19,24-39 nohz_full=4-19,24-39 rcu_nocbs=4-19,24-39 "
@@ -392,7 +392,7 @@ TEST(CmdlineAnalyze, PossibleCpusRaisesTheNrCpusTheGuestKernelNeeds) {
   EXPECT_EQ(nr.nr_cpus_required, 8u);
 }
 
-// Case K6 / issue 12 item 2: the kernel keeps 2047 bytes; what lies past the cut is lost.
+// docs/sources.md [k6]: the kernel keeps 2047 bytes; what lies past the cut is lost.
 std::string k6_line(const std::string& tail) {
   std::string l = "BOOT_IMAGE=/vmlinuz-6.1 root=/dev/sda1 ro isolcpus=2-3";
   for (int i = 0; l.size() < 2040; ++i) l += " rd.driver.pre=module" + std::to_string(i);

@@ -50,7 +50,7 @@ TEST(CmdlineCpulist, NAndAll) {
   EXPECT_EQ(errc_of("16-N", 4), CpuListErrc::kInvalid);
 }
 
-// Issue 13: the narrowest bitmap in which bitmap_parselist() accepts a list is decided by the
+// The narrowest bitmap in which bitmap_parselist() accepts a list is decided by the
 // range ends, not by the members; N and all parse at any width.
 TEST(CmdlineCpulist, MinNbitsIsTheLargestRangeEndPlusOne) {
   auto need = [](const char* l) { return try_parse_cpulist(l, kMaxCpus).min_nbits; };

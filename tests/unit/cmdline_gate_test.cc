@@ -1,4 +1,4 @@
-// The in-guest isolation gate: cases O4, O5, O6 and K5.
+// The in-guest isolation gate: docs/sources.md [o4], [o5], [o6] and [k5].
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -30,7 +30,7 @@ std::string interrupts(uint64_t loc0, uint64_t loc1) {
          "MIS:          0\n";
 }
 
-// Case O6: 2 vCPUs, nohz_full=1 isolcpus=1 under TCG; TSC unstable, tick stops on CPU 1.
+// [o6]: 2 vCPUs, nohz_full=1 isolcpus=1 under TCG; TSC unstable, tick stops on CPU 1.
 std::map<std::string, std::string> o6_records(uint64_t cpu1_after) {
   return {
       {"cmdline", "console=ttyS0 panic=-1 nohz_full=1 isolcpus=1\n"},
@@ -226,7 +226,7 @@ std::string interrupts_file(const std::string& name) {
   return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/interrupts/" + name);
 }
 
-// Case N2 (tests/data/interrupts/README.md): arm64 labels without a space, device names with
+// [n2] (tests/data/interrupts/README.md): arm64 labels without a space, device names with
 // colons and spaces, a one-value Err row, no LOC row.
 TEST(CmdlineGate, ProcInterruptsArm64Layout) {
   InterruptsSnapshot s = parse_proc_interrupts(interrupts_file("arm64-ipi-no-loc.txt"));
@@ -248,7 +248,7 @@ TEST(CmdlineGate, ProcInterruptsArm64Layout) {
   EXPECT_EQ(s.find("11")->counts.at(2), 87654u);  // arch_timer: the arm64 local timer
 }
 
-// Case N2: offline CPUs leave gaps in the header; counts beyond 2^32-1 are kept as 64 bits.
+// [n2]: offline CPUs leave gaps in the header; counts beyond 2^32-1 are kept as 64 bits.
 TEST(CmdlineGate, ProcInterruptsOfflineCpusAndBigCounters) {
   InterruptsSnapshot s = parse_proc_interrupts(interrupts_file("x86-offline-cpus.txt"));
   EXPECT_EQ(s.cpus, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20, 21}));

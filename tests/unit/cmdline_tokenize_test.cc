@@ -1,4 +1,4 @@
-// Case K1: tokenizing as lib/cmdline.c next_arg() does.
+// docs/sources.md [k1]: tokenizing as lib/cmdline.c next_arg() does.
 #include <gtest/gtest.h>
 
 #include "base/error.h"

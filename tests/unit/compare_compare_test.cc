@@ -912,7 +912,8 @@ nlohmann::json warnings_json(const std::string& log_name) {
   return arr;
 }
 
-// Seed 002: the real logs of the cached vanilla build and of the planted-warning build. B adds
+// Build warnings as a kernel test robot reports them (docs/examples/madvise-latency.md):
+// the real logs of the cached vanilla build and of the planted-warning build. B adds
 // one warning in mm/vmstat.c, which its series touches: listed and counted against B. Line
 // numbers do not take part in the match: the same warning moved by a patch is not new.
 TEST(CompareBuildWarnings, NewWarningInATouchedFileCountsAgainstB) {

@@ -49,7 +49,8 @@ TEST(Describe, LargeValuesSmallSpreadStayAccurate) {
 }
 
 TEST(RelativeChange, S2RowsFromLkml) {
-  // Case S2: stress-ng --ramfs 9 before/after "mm: vmscan: make global slab shrink lockless".
+  // docs/sources.md [s2]: stress-ng --ramfs 9 before/after "mm: vmscan: make global
+  // slab shrink lockless".
   EXPECT_NEAR(100 * relative_change(14671.45, 14120.66), -3.75, 0.005);
   EXPECT_NEAR(100 * relative_change(3753.09, 3566.23), -4.98, 0.005);
   EXPECT_TRUE(std::isnan(relative_change(0, 5)));

@@ -73,7 +73,7 @@ TEST(Verdict, DirectionFollowsBetter) {
 
 TEST(Verdict, TooFewSamplesIsInconclusive) {
   const CompareSettings s;
-  // One boot each (case S2): -3.75% but nothing to test against.
+  // One boot each (docs/sources.md [s2]): -3.75% but nothing to test against.
   const std::vector<double> a = {14671.45}, b = {14120.66};
   const auto r = decide_verdict(test_metric(a, b, s), Better::higher, 2.0, s);
   EXPECT_EQ(r.verdict, Verdict::inconclusive);

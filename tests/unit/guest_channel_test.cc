@@ -100,7 +100,7 @@ TEST(Plan, SysctlsAreWrittenAndReadBackBeforeTheSteps) {
   EXPECT_THROW(render_plan_files(p), std::exception);
 }
 
-// Seed 004: a traced step arms the lock contention trigger once, before the steps, sends what
+// A traced step arms the lock contention trigger once, before the steps, sends what
 // the trigger file says, and sends the contention lines of every CPU; an untraced plan does not.
 TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
   GuestPlan p;

@@ -107,7 +107,7 @@ TEST(KernelBuildError, RealKernelBuildLog) {
 
 namespace {
 
-// Seed 002: the real log of building tests/data/kernel/planted-warning on the cached default
+// The real log of building tests/data/kernel/planted-warning on the cached default
 // vanilla build (only mm/vmstat.c recompiled; gcc 12 prints UTF-8 quotes even in the C locale).
 TEST(KernelBuildWarnings, PlantedUnusedVariableFromTheRealLog) {
   const std::string log = read_file(kData + "build-warning/planted-6.1.log");

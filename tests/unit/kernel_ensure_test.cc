@@ -173,7 +173,7 @@ TEST_F(KernelEnsure, AnotherFragmentIsAnotherKeyAndBuild) {
   EXPECT_EQ(calls("make").size(), 4u);
 }
 
-// Issue 12: the guest's CPU count becomes a generated NR_CPUS fragment merged after the user's,
+// The guest's CPU count becomes a generated NR_CPUS fragment merged after the user's,
 // part of the key (through the final .config and the index) but not of the build slot.
 TEST_F(KernelEnsure, NrCpusFragmentIsMergedAndKeyedButSharesTheSlot) {
   KernelArtifact a = ensure_kernel(request(), env(false));

@@ -1,5 +1,6 @@
-// Console classifier: a real 6.1 panic captured on this host (case O3), logs constructed from
-// the 6.1 printk formats, and hostile input (binary junk, a 100 MB line, NUL bytes).
+// Console classifier: a real 6.1 panic captured on the development machine (docs/sources.md [o3]),
+// logs constructed from the 6.1 printk formats, and hostile input (binary junk, a 100 MB line, NUL
+// bytes).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -22,7 +23,7 @@ std::string data(const std::string& name) {
   return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/console/" + name);
 }
 
-// O3: booted /var/tmp/isolab-dev/bzImage-vanilla (6.1, TCG, -no-reboot, panic=-1) with an init
+// [o3]: booted the default vanilla 6.1 bzImage (TCG, -no-reboot, panic=-1) with an init
 // doing `echo c > /proc/sysrq-trigger`; QEMU exited 0, the console is the only witness.
 TEST(Console, O3RealSysrqPanic) {
   std::string log = data("panic-sysrq-6.1.txt");

@@ -1,5 +1,5 @@
 // cyclictest parsers against real captures (tests/data/cyclictest/host-*, rt-tests 2.4 on the
-// build host) and the cases T1-T4 of /work/shared/cases/README.md.
+// build host) and public inputs restated in docs/sources.md [t1]-[t4].
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -55,7 +55,7 @@ TEST(CyclictestJson, RealRunWithoutHistogram) {
   EXPECT_FALSE(r.threads[0].overflows.has_value());
 }
 
-// T3: a thread with 0 cycles prints "-nan" for avg (real capture: SIGINT before the first
+// [t3]: a thread with 0 cycles prints "-nan" for avg (real capture: SIGINT before the first
 // 5 s interval ended). The run parses; the threads report no samples.
 TEST(CyclictestJson, RealZeroCyclesWithMinusNan) {
   std::string raw = data("host-zero-cycles-sigint.json");
@@ -129,7 +129,7 @@ TEST(CyclictestJson, ErrorsNameTheField) {
                Error);  // more samples in the histogram than cycles
 }
 
-// T1: two -q lines from a 540 s run.
+// [t1]: two -q lines from a 540 s run.
 TEST(CyclictestText, T1QuietLines) {
   auto r = parse_cyclictest_text(
       "T: 0 (  437) P:48 I:1000 C: 540000 Min:      4 Act:    5 Avg:   18 Max:     217\n"
@@ -153,7 +153,7 @@ TEST(CyclictestText, T1QuietLines) {
   EXPECT_EQ(b.max_us, 340);
 }
 
-// T1, second half: the JSON of the same run has the exact avg; merging prefers it.
+// [t1], second half: the JSON of the same run has the exact avg; merging prefers it.
 TEST(CyclictestText, T1JsonAvgWins) {
   auto text = parse_cyclictest_text(
       "T: 0 (  437) P:48 I:1000 C: 540000 Min:      4 Act:    5 Avg:   18 Max:     217\n"
@@ -170,7 +170,7 @@ TEST(CyclictestText, T1JsonAvgWins) {
   EXPECT_TRUE(m.notes.empty());
 }
 
-// T2: no space after C: past a million cycles; policy and # lines skipped.
+// [t2]: no space after C: past a million cycles; policy and # lines skipped.
 TEST(CyclictestText, T2MillionCyclesAndExtraLines) {
   auto r = parse_cyclictest_text(
       "# /dev/cpu_dma_latency set to 0us\n"
@@ -201,7 +201,7 @@ TEST(CyclictestText, RealQuietRunMergedWithItsJson) {
   EXPECT_TRUE(m.notes.empty());
 }
 
-// T4: real non-quiet output captured through a pty (CRLF, ESC[4A redraws): the final block.
+// [t4]: real non-quiet output captured through a pty (CRLF, ESC[4A redraws): the final block.
 TEST(CyclictestText, T4RealRedrawnOutputUsesLastBlock) {
   auto r = parse_cyclictest_text(data("host-2t-nonquiet-pty.txt"));
   ASSERT_EQ(r.threads.size(), 2u);

@@ -24,7 +24,7 @@ TEST(Metrics, JsonRoundTripHasTheSchemaShape) {
   EXPECT_EQ(j.get<Metrics>(), m);
 }
 
-// Case S3: values stress-ng does not vouch for carry the reason through result.json.
+// docs/sources.md [s3]: values stress-ng does not vouch for carry the reason through result.json.
 TEST(Metrics, UntrustworthyRoundTripAndMarking) {
   Metrics m;
   add_metric_value(m, "w.cpu.bogo_ops", "bogo ops", false, "sum", 10);

@@ -13,7 +13,7 @@ std::string data(const std::string& name) {
   return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/rtla/" + name);
 }
 
-// Case R2, captured on this host (no tracefs mounted): rtla 6.1 exits 1 after
+// docs/sources.md [r2], captured on the build host (no tracefs mounted): rtla 6.1 exits 1 after
 // "Tracer timerlat not found!" with an empty stdout.
 TEST(RtlaRunCheck, RealTracerNotFoundIsAKernelConfigurationFailure) {
   for (const char* tracer : {"osnoise", "timerlat"})
@@ -51,7 +51,7 @@ TEST(RtlaRunCheck, AvailableTracersWithoutTheTracer) {
             "tracer unavailable");
 }
 
-// The other failure texts of case R2, a crash (FPE) and an empty summary.
+// The other failure texts of docs/sources.md [r2], a crash (FPE) and an empty summary.
 TEST(RtlaRunCheck, ToolFailuresAndCrashes) {
   EXPECT_EQ(
       check_rtla_run("osnoise", "", "Failed to set runtime and/or period\n", 1, std::nullopt).kind,
@@ -135,8 +135,8 @@ TEST(RtlaOsnoise, ColumnsByNameAndErrors) {
   EXPECT_THROW(parse_rtla_osnoise_top(""), Error);
 }
 
-// rtla timerlat hist -c 2-3 -d 4s -p 1000 in the same guest (case R1). Each column's buckets
-// plus its over: row sum to its count: (642 + 426, 545 + 523, 653 + 394, 518 + 529).
+// rtla timerlat hist -c 2-3 -d 4s -p 1000 in the same guest (docs/sources.md [r1]). Each column's
+// buckets plus its over: row sum to its count: (642 + 426, 545 + 523, 653 + 394, 518 + 529).
 TEST(RtlaTimerlat, RealGuestHistogram) {
   RtlaTimerlatHist h = parse_rtla_timerlat_hist(data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt"));
   EXPECT_EQ(*h.duration_s, 6.0);  // rtla's own clock: start-up under TCG took 2 s
@@ -178,7 +178,7 @@ TEST(RtlaTimerlat, RealGuestHistogram) {
   EXPECT_EQ(m.count("timerlat.user_max_us"), 0u);
 }
 
-// Case R1 quirks on the real text: "-" is no data, a column whose count is 0 has no statistics
+// [r1] quirks on the real text: "-" is no data, a column whose count is 0 has no statistics
 // (6.1 prints min 2^64-1 there), the newer "ALL:" block is skipped, columns by name.
 TEST(RtlaTimerlat, NoDataDashesAndAllBlock) {
   const std::string real = data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt");

@@ -1,8 +1,8 @@
-// stress-ng's exit status and log (case S3 of /work/shared/cases/README.md) against real runs
+// stress-ng's exit status and log (docs/sources.md [s3]) against real runs
 // of stress-ng 0.15.06 on the build host (tests/data/stress-ng/s3-*: the name ends in the exit
 // status it gave). s3-case-summary-skipped16.log is the one fixture not captured here: 0.15.06
-// prints no "passed:"/"skipped:" summary, so it holds case S3's quoted lines in the format of
-// stress-ng.c stress_exit_status_type().
+// prints no "passed:"/"skipped:" summary, so it holds the summary lines quoted in that section's
+// sources, in the format of stress-ng.c stress_exit_status_type().
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -136,8 +136,8 @@ INSTANTIATE_TEST_SUITE_P(
                 kNone, "",
                 "stressor apparmor did not run: apparmor stressor will be skipped, AppArmor is "
                 "not enabled"},
-        // Case S3: "skipped: 16", "passed: 0", "successful run completed".
-        RunCase{"case S3 summary", "case-summary-skipped16", 0, "", Outcome::invalid, kNone, "",
+        // A run that skipped everything: "skipped: 16", "passed: 0", "successful run completed".
+        RunCase{"all skipped", "case-summary-skipped16", 0, "", Outcome::invalid, kNone, "",
                 "stressor apparmor did not run"},
         RunCase{"status 2", "physpage-rc2", 2, "physpage", Outcome::failed, kNone, "",
                 "stress-ng exited 2 (a stressor failed (or an unexpected signal)): stressor "

@@ -1,5 +1,5 @@
 // stress-ng parsers against real captures (tests/data/stress-ng/host-*, stress-ng 0.15.06 on the
-// build host) and the cases S1, S2 of /work/shared/cases/README.md.
+// build host) and public inputs restated in docs/sources.md [s1], [s2].
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -59,7 +59,7 @@ TEST(StressngYaml, RealTwoStressorsWithTimesAndExtras) {
   EXPECT_EQ(r.times->cpus(), 2);
 }
 
-// S1: flow style, zero CPU time accounted: the usr+sys rate is missing, never 0.
+// [s1]: flow style, zero CPU time accounted: the usr+sys rate is missing, never 0.
 TEST(StressngYaml, S1ZeroUsrSysIsNotAccounted) {
   auto r = parse_stressng_yaml(
       "---\n"
@@ -108,7 +108,7 @@ TEST(StressngText, RealFullMetricsAndMiscRowsSkipped) {
   EXPECT_EQ(two.times->cpus(), 2);
 }
 
-// S2: the rows before and after "mm: vmscan: make global slab shrink lockless", one with the
+// [s2]: the rows before and after "mm: vmscan: make global slab shrink lockless", one with the
 // "stress-ng: info: [pid]" prefix and one without.
 TEST(StressngText, S2RelativeChange) {
   auto before = parse_stressng_text(

@@ -23,7 +23,7 @@ bool has_note(const std::vector<std::string>& notes, const std::string& part) {
   return false;
 }
 
-// --- case N1: line formats -------------------------------------------------------------------
+// --- docs/sources.md [n1]: line formats ------------------------------------------------------
 
 struct LineCase {
   const char* what;
@@ -131,7 +131,7 @@ TEST(TraceLineFormat, MalformedLinesAreNotEvents) {
   EXPECT_FALSE(parse_trace_line(longline).has_value());
 }
 
-// case N1: workqueue event bodies across kernels.
+// docs/sources.md [n1]: workqueue event bodies across kernels.
 TEST(TraceWorkqueueFields, BodiesAcrossKernels) {
   // 6.1 workqueue_execute_start / _end: "function <name>", no '='.
   auto a = parse_workqueue_fields("work struct (____ptrval____): function vmstat_update");
@@ -179,7 +179,7 @@ TEST(Trace, RealGuestTraceCountsAndRates) {
   EXPECT_EQ(t.per_cpu[5].events["local_timer_entry"], 97);
   EXPECT_EQ(t.per_cpu[6].events["local_timer_entry"], 39);
   EXPECT_EQ(t.per_cpu[7].events["local_timer_entry"], 34);
-  EXPECT_EQ(t.per_cpu[6].workqueue_functions["vmstat_update"], 1);  // case V1
+  EXPECT_EQ(t.per_cpu[6].workqueue_functions["vmstat_update"], 1);  // docs/sources.md [v1]
   EXPECT_EQ(t.per_cpu[6].softirq_actions["RCU"], 6);
   EXPECT_EQ(t.per_cpu[6].softirq_actions["TIMER"], 1);
   EXPECT_FALSE(t.lost_events);
@@ -362,7 +362,7 @@ TEST(Trace, LongestInterruptionPairsEntryAndExit) {
   EXPECT_EQ(counts_of(n.metrics, "noise.interruptions_per_s"), (std::vector<long long>{4, 1, 0}));
 }
 
-// Seed 004: vmstat_update scheduled twice shows as a gap near 0.
+// vmstat_update scheduled twice shows as a gap near 0.
 TEST(Trace, DoubleScheduledVmstatUpdateGivesGapNearZero) {
   std::string text =
       "# cpu 5\n"
@@ -422,7 +422,7 @@ TEST(Trace, HostileNamesAreCutAndPrintable) {
 namespace isolab {
 namespace {
 
-// Seed 004: gap statistics exist for every traced CPU, one slot each, on the real vanilla
+// Gap statistics exist for every traced CPU, one slot each, on the real vanilla
 // trace (values as in VmstatUpdateGapsOnRealVanillaTrace).
 TEST(Trace, VmstatGapStatisticsPerCpu) {
   TraceCounts t = parse_trace(data("guest/trace-vmstat-mlock-vanilla-6.1.txt"));
@@ -479,10 +479,11 @@ TEST(Trace, FewerThanTwoVmstatRunsIsExplicit) {
   EXPECT_FALSE(g.per_cpu->slots[1].has_value());
 }
 
-// Seed 004 on a real capture: the rtla osnoise step of a 6.1 guest (CPUs 2-3 traced, the queue
-// events of every CPU from trace_clock=global buffers). vmstat_update was queued twice for CPU 2
-// and once for CPU 3, each time followed by its run: no double scheduling. CPUs 0 and 1 (the
-// housekeeping CPUs, not traced for runs) have queue events only.
+// Double queueing (docs/examples/vmstat-shepherd-locks.md) on a real capture: the rtla osnoise step
+// of a 6.1 guest (CPUs 2-3 traced, the queue events of every CPU from trace_clock=global buffers).
+// vmstat_update was queued twice for CPU 2 and once for CPU 3, each time followed by its run: no
+// double scheduling. CPUs 0 and 1 (the housekeeping CPUs, not traced for runs) have queue events
+// only.
 TEST(Trace, VmstatQueueingOnRealCapture) {
   const std::string queue = data("trace/guest-6.1-tcg-rtla-osnoise-vmstat-queue.txt");
   const std::string runs = data("trace/guest-6.1-tcg-rtla-osnoise-cpus2-3.txt");
@@ -499,7 +500,7 @@ TEST(Trace, VmstatQueueingOnRealCapture) {
   EXPECT_EQ(only_runs[2].queued, 0);
 }
 
-// The double scheduling of seed 004 (vmstat_shepherd queues vmstat_update while it runs) and a
+// The double scheduling (vmstat_shepherd queues vmstat_update while it runs) and a
 // second queue before the first started, built from the real capture's lines with new times.
 TEST(Trace, VmstatQueuedWhileRunningOrPending) {
   const std::string q1 =
@@ -522,7 +523,7 @@ TEST(Trace, VmstatQueuedWhileRunningOrPending) {
   EXPECT_EQ(q[2].while_pending, 1);
 }
 
-// --- seed 004: zone and pcp lock contention -------------------------------------------------
+// --- zone and pcp lock contention (docs/examples/vmstat-shepherd-locks.md) ---------------------
 
 // guest-6.1-tcg-lock-contention-alloc.txt: the "<wl>.lock_contention" record of a real 6.1 guest
 // (TCG, 4 vCPUs, page-fault-bench --pages 1024 on CPUs 0-3), trimmed to every zone-lock
@@ -614,7 +615,8 @@ INSTANTIATE_TEST_SUITE_P(
             "only machinery", {"queued_spin_lock_slowpath", "_raw_spin_lock"}, LockClass::other},
         StackCase{"no frames", {}, LockClass::other}));
 
-// Hostile and drifting input (case N1 prefixes, missing stacks, stray frames, lost events).
+// Hostile and drifting input (docs/sources.md [n1] prefixes, missing stacks, stray
+// frames, lost events).
 TEST(LockContention, HostileAndDriftingLines) {
   const std::string text =
       "# cpu 1\n# cpu 2\n# cpu 3\n# cpu 5\n# cpu 2\n"

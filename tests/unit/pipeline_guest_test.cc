@@ -38,7 +38,7 @@ std::string spec_error_pointer(const json& doc, std::string* message = nullptr) 
   return "(no error)";
 }
 
-// Case K7: 40 vCPUs, a kernel with NR_CPUS >= 40, and the customer's isolation.
+// docs/sources.md [k7]: 40 vCPUs, a kernel with NR_CPUS >= 40, and the customer's isolation.
 TEST(PipelineGuest, K7SpecDerives40CpusAndA40CpuKernel) {
   Spec s = parse_spec(
       spec_with_customer_line("isolcpus=managed_irq,domain,4-19,24-39 nohz_full=4-19,24-39 "
@@ -72,8 +72,8 @@ TEST(PipelineGuest, TwentyCpuSpecGetsA20CpuKernel) {
   EXPECT_EQ(guest_kernel_nr_cpus(s.config_fragments, g.nr_cpus_required), 20u);
 }
 
-// Issue 13's kind of line: a range end (15) beyond the last member (14) decides the count; 16
-// vCPUs keep base.config's NR_CPUS=16 kernel as it is (no new build key).
+// A line whose CPU lists end beyond their last member: a range end (15) beyond the last member (14)
+// decides the count; 16 vCPUs keep base.config's NR_CPUS=16 kernel as it is (no new build key).
 TEST(PipelineGuest, Groups16KeepsBaseConfigKernel) {
   Spec s = load_spec_file(kSpecs / "customer-groups16.json");
   GuestDerivation g = derive_guest(s);
@@ -150,7 +150,8 @@ TEST(PipelineGuest, VcpusNoMachineBootsAreRefusedBeforeTheBuild) {
   }
 }
 
-// Case K6 for our own guests: a final line the kernel would cut is refused, naming its length.
+// docs/sources.md [k6] for our own guests: a final line the kernel would cut is refused,
+// naming its length.
 TEST(PipelineGuest, FinalGuestLineOverTheLimitIsRefused) {
   std::string line = "isolcpus=2-3 nohz_full=2-3";
   while (line.size() < 1900) line += " skew_tick=1";
@@ -174,8 +175,9 @@ TEST(PipelineGuest, FinalGuestLineOverTheLimitIsRefused) {
   }
 }
 
-// Case Q1: the guest topology is fully specified (default 1 socket of N cores, 1 thread) and a
-// topology whose product is not the vCPU count is a spec error before boot, in QEMU's words.
+// docs/sources.md [q1]: the guest topology is fully specified (default 1 socket of N cores, 1
+// thread) and a topology whose product is not the vCPU count is a spec error before boot, in QEMU's
+// words.
 TEST(PipelineGuest, TopologyDefaultsAndQ1Errors) {
   json j = json::parse(read_file(kSpecs / "e2e-short.json"));
   GuestDerivation g = derive_guest(parse_spec(j, kSpecs));

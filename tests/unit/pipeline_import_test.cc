@@ -1,5 +1,6 @@
-// `isolab import` (pipeline/import.h) on captured outputs and the cases T1-T5, S1, S2, S4, N1,
-// N2 of /work/shared/cases/README.md (fixtures in tests/data/import/ and the tools' own dirs):
+// `isolab import` (pipeline/import.h) on captured outputs and the public inputs of
+// docs/sources.md [t1]-[t5], [s1], [s2], [s4], [n1], [n2] (fixtures in tests/data/import/ and the
+// tools' own dirs):
 // the values in the imported result.json, and errors naming the file and line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -70,7 +71,7 @@ TEST(Import, RunShapeOneCellPerFile) {
   EXPECT_EQ(v.metrics.at("cyclictest.latency_max_us").values.size(), 2u);
 }
 
-// T1: the -q lines of a 540 s run; per thread values as printed.
+// [t1]: the -q lines of a 540 s run; per thread values as printed.
 TEST(Import, T1QuietLines) {
   json r = import_of("cyclictest", {"import/t1-quiet.txt"});
   EXPECT_EQ(values(r, "cyclictest.latency_min_us"), (std::vector<double>{4, 4}));
@@ -78,14 +79,14 @@ TEST(Import, T1QuietLines) {
   EXPECT_EQ(values(r, "cyclictest.latency_max_us"), (std::vector<double>{217, 340}));
 }
 
-// T2: no space after C: past a million cycles; policy and # lines are skipped, not errors.
+// [t2]: no space after C: past a million cycles; policy and # lines are skipped, not errors.
 TEST(Import, T2MillionCycles) {
   json r = import_of("cyclictest", {"import/t2-million-cycles.txt"});
   EXPECT_EQ(values(r, "cyclictest.latency_max_us"), (std::vector<double>{306}));
   EXPECT_EQ(values(r, "cyclictest.latency_avg_us"), (std::vector<double>{16}));
 }
 
-// T3: real --json of a run stopped by SIGINT before any cycle: both threads 0 cycles, avg
+// [t3]: real --json of a run stopped by SIGINT before any cycle: both threads 0 cycles, avg
 // "-nan". The file imports ("no samples", an invalid cell), it does not fail the import.
 TEST(Import, T3ZeroCycleThreadsAreNoSamples) {
   json r = import_of("cyclictest",
@@ -100,13 +101,13 @@ TEST(Import, T3ZeroCycleThreadsAreNoSamples) {
   EXPECT_EQ(v.issues[0].reason, "cyclictest: no thread has samples");
 }
 
-// T4: real non-quiet output through a pty: only the block after the last ESC counts.
+// [t4]: real non-quiet output through a pty: only the block after the last ESC counts.
 TEST(Import, T4RedrawnOutput) {
   json r = import_of("cyclictest", {"cyclictest/host-2t-nonquiet-pty.txt"});
   EXPECT_EQ(values(r, "cyclictest.latency_max_us").size(), 2u);
 }
 
-// T5: rt-tests 2.7 histogram (no "# Total:", empty buckets left out) and the old footer with
+// [t5]: rt-tests 2.7 histogram (no "# Total:", empty buckets left out) and the old footer with
 // overflows: buckets fill with 0; the old one's p99 is in the overflow range, so omitted.
 TEST(Import, T5HistogramFormats) {
   json r = import_of("cyclictest", {"import/t5-hist-2.7.txt", "import/t5-hist-old.txt"});
@@ -124,7 +125,7 @@ TEST(Import, T5HistogramFormats) {
   EXPECT_EQ(r["cells"][1]["histograms"]["cyclictest"]["overflows"], 12);
 }
 
-// S1: zero CPU time accounted: the usr+sys rate is missing, never 0.
+// [s1]: zero CPU time accounted: the usr+sys rate is missing, never 0.
 TEST(Import, S1UsrSysNotAccounted) {
   json r = import_of("stress-ng", {"import/s1-flow.yaml"});
   EXPECT_NEAR(values(r, "stress-ng.clone.bogo_ops_per_s_real")[0], 1341.045392, 1e-6);
@@ -132,7 +133,7 @@ TEST(Import, S1UsrSysNotAccounted) {
   EXPECT_FALSE(r["cells"][0]["metrics"].contains("stress-ng.clone.bogo_ops_per_s_usr_sys"));
 }
 
-// S2: before/after rows imported as two runs; compare gives -3.75% and -4.98%.
+// [s2]: before/after rows imported as two runs; compare gives -3.75% and -4.98%.
 TEST(Import, S2BeforeAfterCompare) {
   json a = import_of("stress-ng", {"import/s2-before.txt"}, "before");
   json b = import_of("stress-ng", {"import/s2-after.txt"}, "after");
@@ -146,7 +147,7 @@ TEST(Import, S2BeforeAfterCompare) {
   EXPECT_NEAR(change("stress-ng.ramfs.bogo_ops_per_s_usr_sys"), -4.98, 0.005);
 }
 
-// S4: V0.21.04 YAML: nested per-instance lists are skipped, --sn numbers read.
+// [s4]: V0.21.04 YAML: nested per-instance lists are skipped, --sn numbers read.
 TEST(Import, S4InstancesAndScientificNumbers) {
   json r = import_of("stress-ng", {"import/s4-instances-sn.yaml"});
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops")[0], 12345);
@@ -156,7 +157,7 @@ TEST(Import, S4InstancesAndScientificNumbers) {
   EXPECT_EQ(r["cells"][0]["tool_versions"]["stress-ng"]["stress-ng"], "0.21.04");
 }
 
-// S3: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the
+// [s3]: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the
 // exit status they gave). A stressor that did not run, or a failed run, is an error naming the
 // file and the log line, even though the run exited 0.
 TEST(Import, S3SkippedOrFailedStressorIsAnError) {
@@ -191,7 +192,7 @@ TEST(Import, S3SkippedOrFailedStressorIsAnError) {
   }
 }
 
-// S3: bogo ops under exit status 7 are kept, marked, and compare leaves them out and says so.
+// [s3]: bogo ops under exit status 7 are kept, marked, and compare leaves them out and says so.
 TEST(Import, S3UntrustworthyMetricsStayOutOfCompare) {
   json a = import_of("stress-ng", {"stress-ng/s3-cpu-rc0.log", "stress-ng/s3-cpu-rc0.log"}, "a");
   ImportOptions o;
@@ -216,7 +217,7 @@ TEST(Import, S3UntrustworthyMetricsStayOutOfCompare) {
                                         "untrustworthy"));
 }
 
-// N1: trace prefixes of several kernels and tools in one file; per-CPU counts by cause.
+// [n1]: trace prefixes of several kernels and tools in one file; per-CPU counts by cause.
 TEST(Import, N1TracePrefixes) {
   json r = import_of("trace", {"import/n1-trace-prefixes.txt"}, "customer", 10.0);
   auto counts = [&](const std::string& cause) {
@@ -242,7 +243,7 @@ TEST(Import, RealGuestTrace) {
   EXPECT_EQ(values(r, "trace.noise.local_timer_per_s"), (std::vector<double>{24.25, 9.75, 8.5}));
 }
 
-// N2: /proc/interrupts pairs. x86 with CPUs 10-19 offline: columns by name, 64-bit counts.
+// [n2]: /proc/interrupts pairs. x86 with CPUs 10-19 offline: columns by name, 64-bit counts.
 TEST(Import, N2X86OfflineCpus) {
   json r = import_of("interrupts", {"import/n2-x86-offline-pair.txt"}, "customer", 10.0);
   const json& loc = metric(r, "interrupts.noise.local_timer_per_s");
@@ -255,7 +256,7 @@ TEST(Import, N2X86OfflineCpus) {
   EXPECT_EQ(loc["kind"], "count");
 }
 
-// N2 arm64: no LOC row, the local timer is the arch_timer IRQ; IPI rows with no space after
+// [n2] arm64: no LOC row, the local timer is the arch_timer IRQ; IPI rows with no space after
 // the label; the arch_timer row is not counted as a device IRQ.
 TEST(Import, N2Arm64ArchTimer) {
   json r = import_of("interrupts", {"import/n2-arm64-pair.txt"}, "customer", 10.0);
@@ -345,7 +346,7 @@ TEST(Import, ForcedCompareShowsDifferencesInKind) {
                ComparisonRefused);
 }
 
-// rtla: the real guest captures (osnoise top of CPUs 2-3 over 4 s, timerlat hist), and R2: the
+// rtla: the real guest captures (osnoise top of CPUs 2-3 over 4 s, timerlat hist), and [r2]: the
 // output of rtla on a kernel without the tracer is an error, never zero noise.
 TEST(Import, RtlaCaptures) {
   json o = import_of("rtla-osnoise", {"rtla/guest-6.1-tcg-osnoise-top-cpus2-3.txt"});

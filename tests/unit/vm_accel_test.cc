@@ -78,8 +78,8 @@ TEST(KvmProbeLog, RealTcgRunFinished) {
 }
 
 TEST(KvmProbeLog, RealKvmRunOnThisHostStalledInComputeLoop) {
-  // Captured on the project machine (case O2): SeaBIOS ran, the image reached long mode and
-  // touched its memory, then ran no compute block in ~4.7 s.
+  // Captured on the development machine (docs/sources.md [o2]): SeaBIOS ran, the image reached long
+  // mode and touched its memory, then ran no compute block in ~4.7 s.
   std::string log = data("vm/kvm_probe_debugcon_kvm.log");
   ASSERT_THAT(log, HasSubstr("Running on KVM"));
   KvmProbeMarkers m = parse_kvm_probe_log(log);

@@ -260,8 +260,8 @@ TEST(QemuArgv, CpuListText) {
   EXPECT_EQ(vm_cpu_list({}), "");
 }
 
-// Case Q1: every -smp level is given; a product other than the vCPUs is refused with QEMU's
-// own words before QEMU runs, and QEMU's topology messages are recognised.
+// docs/sources.md [q1]: every -smp level is given; a product other than the vCPUs is refused with
+// QEMU's own words before QEMU runs, and QEMU's topology messages are recognised.
 TEST(QemuArgv, FullTopologyAndPinning) {
   VmConfig c = tcg_config();
   c.vcpus = 8;

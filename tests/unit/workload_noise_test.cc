@@ -199,7 +199,7 @@ TEST(ParseWorkloadNoise, BadInterruptsRecordIsANote) {
   EXPECT_TRUE(o.metrics.count("wl.noise.interruptions_per_s"));
 }
 
-// Seed 004: lock contention from the real alloc capture, traced CPUs 2-3 of the 4, and the
+// Lock contention from the real alloc capture, traced CPUs 2-3 of the 4, and the
 // reasons for no metrics (never a 0 for a kernel that cannot tell).
 ChannelContents lock_records(const std::string& set_event, const std::string& trigger) {
   ChannelContents ch;

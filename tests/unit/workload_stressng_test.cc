@@ -1,5 +1,6 @@
 // A stress-ng step parsed from the records a guest sends: the version stress-ng reports in its
-// YAML system-info is recorded with the result (case S4), from a real 0.15.06 guest capture.
+// YAML system-info is recorded with the result (docs/sources.md [s4]), from a real
+// 0.15.06 guest capture.
 #include <gtest/gtest.h>
 
 #include "base/files.h"

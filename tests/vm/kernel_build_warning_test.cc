@@ -1,4 +1,5 @@
-// vm tier: build warnings as results (seed 002's 0-day report). The vm tier's vanilla kernel
+// vm tier: build warnings as results (as the kernel test robot reported one for the madvise
+// change of docs/examples/madvise-latency.md). The vm tier's vanilla kernel
 // against tests/data/kernel/planted-warning, an unused variable in mm/vmstat.c built for real
 // (only vmstat.c is recompiled after the cached vanilla build): result.json keeps each variant's
 // warnings, and `isolab compare` lists the one B adds and counts it against B.

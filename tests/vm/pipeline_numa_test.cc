@@ -1,5 +1,5 @@
-// vm tier, issue 9 item 2 (seed 001): the NUMA kernel of examples/vmstat-numa-stat.json (built
-// or taken from the cache) on a two-node guest, one boot with vm.numa_stat=1 and one with 0.
+// vm tier (docs/examples/vmstat-numa-stat.md): the NUMA kernel of examples/vmstat-numa-stat.json
+// (built or taken from the cache) on a two-node guest, one boot with vm.numa_stat=1 and one with 0.
 // The guest must see both nodes, read the sysctl back, and page-fault-bench must show the
 // numa_* counters moving with the statistics on and standing still with them off.
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// vm tier (issue 10): a 1-vCPU guest pinned to a host CPU of its own. The vCPU thread's and
+// vm tier: a 1-vCPU guest pinned to a host CPU of its own. The vCPU thread's and
 // QEMU's other threads' affinity as read back equals the plan recorded in result.json, and the
 // guest sees the topology asked for. QEMU backend: read from /proc/<pid>/task/<tid>/status
 // while the guest was paused; libvirt backend (<cputune>): from virDomainGetVcpus and

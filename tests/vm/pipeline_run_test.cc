@@ -40,7 +40,7 @@ const json* cell(const json& result, const std::string& id) {
   return nullptr;
 }
 
-// Issue 2: both variants built (or cached), booted with an isolation command line, the gate
+// Both variants built (or cached), booted with an isolation command line, the gate
 // passes, and real cyclictest / stress-ng / vmstat-overhead output is parsed. A second run of
 // the same spec builds no kernel.
 TEST(PipelineRun, EndToEndBothVariantsThenCached) {
@@ -91,7 +91,7 @@ TEST(PipelineRun, EndToEndBothVariantsThenCached) {
     EXPECT_TRUE(again.result["variants"][v]["from_cache"].get<bool>()) << v;
 }
 
-// Issue 3: the customer line of case K5 (seed 000) becomes an 8-vCPU guest whose isolation
+// The customer line of docs/sources.md [k5] becomes an 8-vCPU guest whose isolation
 // gate passes.
 TEST(PipelineRun, CustomerLineK5GatePasses) {
   fs::path dir = temp_dir("k5");
@@ -108,7 +108,7 @@ TEST(PipelineRun, CustomerLineK5GatePasses) {
   EXPECT_NE(cmdline.find("nohz_full=5,6,7"), std::string::npos);
 }
 
-// Issue 13: a line whose CPU lists end beyond their last member (`1-15:2/4`: members end at 14)
+// A line whose CPU lists end beyond their last member (`1-15:2/4`: members end at 14)
 // becomes a 16-vCPU guest on base.config's NR_CPUS=16 kernel (no kernel of its own), and the gate
 // passes. (The issue's `0-15:2/4` derives the same way but isolates the boot CPU 0, whose tick
 // did not stop here: 31/s against 116/s on housekeeping CPUs, every device IRQ on CPU 0.)
@@ -127,10 +127,10 @@ TEST(PipelineRun, CustomerGroupPatternLineGets16CpusAndGatePasses) {
   EXPECT_EQ(fact(*c, "nohz_full"), "1-2,5-6,9-10,13-14");
 }
 
-// Issue 12: a 20-CPU server's line (two sockets of 10, the shape of case K7) boots as a 20-vCPU
+// A 20-CPU server's line (two sockets of 10, the shape of docs/sources.md [k7]) boots as a 20-vCPU
 // guest on a kernel built with NR_CPUS=20 (a generated fragment over base.config's 16), and the
-// gate passes. K7's own 40 vCPUs took 535 s under TCG on this 2-core host and stalled RCU (40
-// vCPU threads on 2 busy cores), so the vm tier runs 20; K7 itself is a unit test.
+// gate passes. The 40-vCPU server itself is too slow to boot under TCG on a small host
+// (docs/measurements.md), so the vm tier runs 20; the 40-CPU line is a unit test.
 TEST(PipelineRun, CustomerLine20CpusGetsItsKernelAndGatePasses) {
   fs::path dir = temp_dir("20cpus");
   IsolabRun r = run_isolab(load_spec("customer-20cpus.json"), dir);
@@ -146,7 +146,8 @@ TEST(PipelineRun, CustomerLine20CpusGetsItsKernelAndGatePasses) {
   EXPECT_EQ(fact(*c, "nohz_full"), "4-9,14-19");
 }
 
-// Issue 3 / case O4: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails and says so.
+// docs/sources.md [o4]: nohz_full= on a kernel without CONFIG_NO_HZ_FULL: the gate fails
+// and says so.
 TEST(PipelineRun, NoNohzFullKernelFailsGateNamingTheOption) {
   fs::path dir = temp_dir("nonohz");
   IsolabRun r = run_isolab(load_spec("no-nohz-full.json"), dir);
@@ -160,7 +161,7 @@ TEST(PipelineRun, NoNohzFullKernelFailsGateNamingTheOption) {
   EXPECT_TRUE((*c)["metrics"].empty());  // not measured as if isolated
 }
 
-// Issue 3: a mismatch that is the point of the test (guest.gate_expect_fail) is recorded but
+// A mismatch that is the point of the test (guest.gate_expect_fail) is recorded but
 // the cell is measured.
 TEST(PipelineRun, ExpectedGateFailureIsMeasured) {
   fs::path dir = temp_dir("nonohz-expected");
@@ -178,7 +179,7 @@ TEST(PipelineRun, ExpectedGateFailureIsMeasured) {
   EXPECT_TRUE((*c)["metrics"].contains("vmstat-syscall.cycles_per_syscall"));
 }
 
-// Issue 5: a guest that panics (sysrq crash in the init) is classified from the console, and
+// A guest that panics (sysrq crash in the init) is classified from the console, and
 // the run goes on to the next cell.
 TEST(PipelineRun, PanicIsClassifiedAndRunGoesOn) {
   fs::path dir = temp_dir("panic");
@@ -195,7 +196,7 @@ TEST(PipelineRun, PanicIsClassifiedAndRunGoesOn) {
   }
 }
 
-// Issue 5: a workload that hangs is killed at its timeout, classified, and the next workload
+// A workload that hangs is killed at its timeout, classified, and the next workload
 // of the same boot is still measured.
 TEST(PipelineRun, HungWorkloadTimesOutAndNextWorkloadRuns) {
   fs::path dir = temp_dir("hang");
@@ -212,7 +213,7 @@ TEST(PipelineRun, HungWorkloadTimesOutAndNextWorkloadRuns) {
       << (*c)["metrics"].dump();
 }
 
-// Issue 5: a guest that never reaches init (no such rdinit) is a boot failure, within its timeout.
+// A guest that never reaches init (no such rdinit) is a boot failure, within its timeout.
 TEST(PipelineRun, NoInitIsBootFailure) {
   fs::path dir = temp_dir("noinit");
   json spec = load_spec("faults.json");
@@ -226,7 +227,7 @@ TEST(PipelineRun, NoInitIsBootFailure) {
   EXPECT_EQ((*c)["failure_class"], "boot") << (*c).dump(2);
 }
 
-// Issue 5: QEMU that cannot start (the "kernel" is not a kernel) is an infrastructure failure,
+// QEMU that cannot start (the "kernel" is not a kernel) is an infrastructure failure,
 // retried a bounded number of times, never a kernel failure.
 TEST(PipelineRun, QemuFailureIsInfrastructure) {
   fs::path dir = temp_dir("qemufail");
@@ -260,8 +261,8 @@ bool qemu_running_for(const fs::path& dir) {
   return runner->run(ps).exit_code == 0;
 }
 
-// Issue 5: SIGINT mid-boot ends every child (QEMU included) and leaves a readable result.json.
-// Issue 12: it says "interrupted" with the time, the boot the signal cut short is not recorded,
+// SIGINT mid-boot ends every child (QEMU included) and leaves a readable result.json.
+// It says "interrupted" with the time, the boot the signal cut short is not recorded,
 // isolab exits 130 (128 + SIGINT), and --resume accepts the run and finishes it.
 TEST(PipelineRun, InterruptMidBootLeavesNoChild) {
   fs::path dir = temp_dir("sigint");
@@ -322,7 +323,7 @@ TEST(PipelineRun, InterruptMidBootLeavesNoChild) {
   EXPECT_EQ(done["interruptions"][0]["at"], j["interrupted_at"]);
 }
 
-// Issue 5: kill -9 after the first cell, then --resume completes the remaining cells without
+// kill -9 after the first cell, then --resume completes the remaining cells without
 // redoing the finished one, and result.json is never corrupt.
 TEST(PipelineRun, Kill9ThenResume) {
   fs::path dir = temp_dir("resume");

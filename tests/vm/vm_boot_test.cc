@@ -205,8 +205,8 @@ TEST_F(VmBoot, LibvirtTcgTwoCpusPowersOff) {
   expect_good_boot(c, lb.run(c), 2);
 }
 
-// Case O3: a missing init with no root device panics; panic=-1 and -no-reboot end QEMU with
-// status 0. The backend reports powered_off; the console shows the panic.
+// docs/sources.md [o3]: a missing init with no root device panics; panic=-1 and -no-reboot end QEMU
+// with status 0. The backend reports powered_off; the console shows the panic.
 TEST_F(VmBoot, PanicEndsQemuWithStatusZero) {
   VmConfig c = config(kInit, 2);
   c.cmdline = "rdinit=/does-not-exist";

@@ -1,5 +1,6 @@
-// vm tier (seed 004): zone and pcp lock contention in a real 6.1 guest (the vm tier's vanilla
-// kernel from the cache), from lock:contention_begin/end with a stack trace per contention:
+// vm tier (docs/examples/vmstat-shepherd-locks.md): zone and pcp lock contention in a real 6.1
+// guest (the vm tier's vanilla kernel from the cache), from lock:contention_begin/end with a stack
+// trace per contention:
 // every isolated CPU gets the metrics, and the zone-lock count moves under an allocation-heavy
 // load and stays at or near 0 without one.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // vm tier: rtla osnoise and timerlat as workloads on a real 6.1 guest (the vm tier's vanilla
 // kernel from the cache: base.config has OSNOISE_TRACER and TIMERLAT_TRACER), and the guest-side
-// check that tells a kernel without the tracer from "no noise" (case R2).
+// check that tells a kernel without the tracer from "no noise" (docs/sources.md [r2]).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,9 +78,9 @@ TEST(WorkloadRtla, OsnoiseAndTimerlatOnIsolatedCpus) {
               metric(c, "timerlat.timerlat.thread_max_us")["values"][i].get<double>());
 }
 
-// Case R2 in a real guest: the same kernel, with available_tracers shown without "timerlat"
-// (a file bind-mounted over it before the steps), must give a failed cell whose reason says the
-// tracer is unavailable, and no timerlat metric; rtla is not started.
+// docs/sources.md [r2] in a real guest: the same kernel, with available_tracers shown without
+// "timerlat" (a file bind-mounted over it before the steps), must give a failed cell whose reason
+// says the tracer is unavailable, and no timerlat metric; rtla is not started.
 TEST(WorkloadRtla, MissingTracerIsAClassifiedFailureNotNoNoise) {
   auto dir = temp_dir("rtla-r2");
   json spec = load_spec("rtla-short.json");

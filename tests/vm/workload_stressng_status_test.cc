@@ -1,6 +1,6 @@
-// vm tier, case S3: a stress-ng step whose requested stressor the guest kernel cannot run (sctp
-// on the tinyconfig-based default kernel, from the cache) exits 0 in a real guest, and the
-// cell must still be invalid, naming the stressor and the guest's own log line.
+// vm tier, docs/sources.md [s3]: a stress-ng step whose requested stressor the guest kernel cannot
+// run (sctp on the tinyconfig-based default kernel, from the cache) exits 0 in a real guest, and
+// the cell must still be invalid, naming the stressor and the guest's own log line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

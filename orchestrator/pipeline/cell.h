@@ -9,7 +9,7 @@
 #include <string>
 
 #include "guest/channel.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "parse/console.h"
 #include "pipeline/plan.h"
 #include "pipeline/run.h"

@@ -22,7 +22,7 @@
 #include "cmdline/gate.h"
 #include "guest/channel.h"
 #include "guest/initramfs.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "kernel/build_log.h"
 #include "kernel/cache.h"
 #include "kernel/file_lock.h"

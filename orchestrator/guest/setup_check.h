@@ -1,6 +1,6 @@
 // Checks of what a guest set up besides its isolation, from the records its init sent (guest
 // output is untrusted: every record is parsed strictly and quoted when wrong):
-//  - the sysctls a variant asked for (record "sysctls", guest/plan.h GuestPlan::sysctls);
+//  - the sysctls a variant asked for (record "sysctls", guest/init_script.h GuestPlan::sysctls);
 //  - the NUMA layout the spec asked for (records "node_online" and "numa_nodes").
 // A non-empty reason makes the cell invalid: it was not measured under the settings asked for.
 #pragma once

@@ -52,7 +52,7 @@ struct ConsoleFinding {
   // grace-period kthread was runnable and got no CPU for N jiffies, which the kernel reports as
   // starvation (kernel/rcu/tree_stall.h, rcu_check_gp_kthread_starvation; the stalled CPUs'
   // lines then say "(false positive?)" when they were idle). In a guest that is what a host that
-  // does not run the vCPUs looks like (an overloaded TCG host); see pipeline/cell.cc.
+  // does not run the vCPUs looks like (an overloaded TCG host); see pipeline/cell_classify.h.
   std::string gp_kthread_starved;
 };
 

@@ -175,7 +175,7 @@ std::map<int, VmstatQueueing> vmstat_queueing(std::string_view queue_text,
                                               std::string_view run_text);
 
 // Which lock a lock:contention_begin waited for, from the kernel stack the stacktrace trigger
-// wrote right after it (guest/plan.h lock_contention_arm_script()): the event prints only a
+// wrote right after it (guest/init_script.h lock_contention_arm_script()): the event prints only a
 // hashed address.
 enum class LockClass { zone, pcp, other };
 

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <random>
 #include <set>
 #include <sstream>
@@ -13,6 +15,7 @@
 #include "guest/initramfs.h"
 #include "parse/console.h"
 #include "parse/system_map.h"
+#include "pipeline/cell_classify.h"
 #include "pipeline/guest_setup.h"
 #include "pipeline/host_sample.h"
 #include "vm/qemu.h"
@@ -43,13 +46,6 @@ json vm_outcome_to_json(const VmOutcome& o) {
           {"qemu_stderr_excerpt", o.qemu_stderr_excerpt}};
 }
 
-json fail(json c, const std::string& cls, const std::string& reason) {
-  c["status"] = "failed";
-  c["failure_class"] = cls;
-  c["reason"] = reason;
-  return c;
-}
-
 // A CPU list as the kernel prints it, or "" when it is not one.
 std::string normalized_list(const std::string& l) {
   CpuListParse p = try_parse_cpulist(l, kMaxCpus);
@@ -58,14 +54,10 @@ std::string normalized_list(const std::string& l) {
 
 }  // namespace
 
-PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell,
-                           const VariantSpec& variant) {
-  PreparedCell p;
-  p.dir = cx.run_dir / "cells" / cell.id;
-  p.variant = &variant;
-  fs::create_directories(p.dir);
-  GuestPlan& plan = p.plan;
-  plan.nonce = random_token(24);
+GuestPlan cell_guest_plan(const CellContext& cx, const VariantSpec& variant,
+                          const std::string& nonce) {
+  GuestPlan plan;
+  plan.nonce = nonce;
   plan.vcpus = cx.guest.vcpus;
   plan.expect_isolated = cx.guest.expect_isolated;
   plan.expect_nohz_full = cx.guest.expect_nohz_full;
@@ -73,14 +65,24 @@ PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell,
   plan.busy_cpus = cx.guest.expect_nohz_full;
   if (const char* inject = std::getenv("ISOLAB_TEST_GUEST_INJECT")) plan.before_steps = inject;
   plan.sysctls.assign(variant.sysctls.begin(), variant.sysctls.end());
-  for (const auto& w : cx.spec.workloads) {
-    GuestStep st = guest_step(w, cx.guest.partition, cx.spec.timeouts, cx.opt.trace);
+  for (const auto& w : cx.spec.workloads)
+    plan.steps.push_back(guest_step(w, cx.guest.partition, cx.spec.timeouts, cx.opt.trace));
+  return plan;
+}
+
+PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell,
+                           const VariantSpec& variant) {
+  PreparedCell p;
+  p.dir = cx.run_dir / "cells" / cell.id;
+  p.variant = &variant;
+  fs::create_directories(p.dir);
+  p.plan = cell_guest_plan(cx, variant, random_token(24));
+  for (const GuestStep& st : p.plan.steps) {
     p.steps_s += st.timeout_s;
     p.longest = std::max(p.longest, st.timeout_s);
-    plan.steps.push_back(std::move(st));
   }
   std::vector<MemoryFile> files;
-  for (auto& [path, content] : render_plan_files(plan)) files.push_back({path, content, 0755});
+  for (auto& [path, content] : render_plan_files(p.plan)) files.push_back({path, content, 0755});
   write_cpio_memory(p.dir / "plan.cpio", files);
   concatenate_files({cx.base_image, p.dir / "plan.cpio"}, p.dir / "initramfs.cpio");
   return p;
@@ -335,57 +337,7 @@ void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, 
   c["insn_counts"] = std::move(o.record);
 }
 
-// Failures decided by how the boot ended, before any workload is looked at (nullopt: none).
-std::optional<json> boot_failure(const json& c, const VmOutcome& out, const ConsoleReport& cons,
-                                 bool reached_init, const json& vdoc, const std::string& console) {
-  if (const auto byte = emulator_stale_int3(c, console))
-    return fail(c, "infrastructure",
-                "int3 trap where memory holds 0x" + *byte +
-                    ", not an int3 (0xcc): TCG ran a stale translation of kernel text the kernel "
-                    "had patched");
-  if (host_starved_guest(c, cons))
-    return fail(c, "infrastructure",
-                "RCU stall at console line " + std::to_string(cons.fatal->line) +
-                    " with the grace-period kthread runnable but starved (" +
-                    cons.fatal->gp_kthread_starved + "): the host did not run the guest's vCPUs (" +
-                    c.value("accelerator", "?") +
-                    (c.value("overcommitted", json()) == true ? ", overcommitted" : "") + ")");
-  if (out.end == VmOutcome::End::qemu_failed && is_qemu_topology_error(out.qemu_stderr_excerpt))
-    return fail(c, "configuration", "QEMU refused the CPU topology: " + out.detail);
-  if (out.end == VmOutcome::End::qemu_failed || out.end == VmOutcome::End::host_cpu_msr_error)
-    return fail(c, "infrastructure", "QEMU: " + out.detail);
-  if (!reached_init) {
-    // No init reached: a boot failure, whatever killed it (a panic, a hang, an early reboot).
-    std::string why = cons.fatal ? cons.fatal->kind + " at console line " +
-                                       std::to_string(cons.fatal->line) + ": " + cons.fatal->summary
-                                 : vm_end_name(out.end) + ": " + out.detail;
-    return fail(c, "boot", "the guest never reached our init (" + why + ")");
-  }
-  if (cons.fatal)
-    return fail(c, cons.fatal->klass,
-                cons.fatal->kind + " at console line " + std::to_string(cons.fatal->line) + ": " +
-                    cons.fatal->summary);
-  if (!c.value("kernel_release_match", true))
-    return fail(c, "infrastructure",
-                "guest runs kernel '" + sanitize_excerpt(c["guest"].value("uname_r", ""), 100) +
-                    "', expected '" + vdoc.value("kernel_release", "") + "'");
-  return std::nullopt;
-}
-
 }  // namespace
-
-std::optional<std::string> emulator_stale_int3(const json& c, const std::string& console) {
-  if (c.value("accelerator", "") != "tcg") return std::nullopt;
-  const std::optional<std::string> byte = int3_trap_byte(console);
-  if (!byte || *byte == "cc") return std::nullopt;
-  return *byte;
-}
-
-bool host_starved_guest(const json& c, const ConsoleReport& cons) {
-  if (!cons.fatal || cons.fatal->klass != "rcu_stall" || cons.fatal->gp_kthread_starved.empty())
-    return false;
-  return c.value("accelerator", "") == "tcg" || c.value("overcommitted", json()) == true;
-}
 
 json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
               const CellEvidence& ev, const json& vdoc, json c) {
@@ -394,49 +346,25 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   auto facts_map = ch.as_map();
   const bool reached_init = facts_map.count("uname_r") > 0;
   if (reached_init) record_guest(c, cx, vdoc, facts_map);
-  // Console: panics and friends decide before anything else (QEMU exits 0 after a
-  // panic with -no-reboot, so the console is the only witness).
-  ConsoleReport cons = classify_console(ev.console);
+  const ConsoleReport cons = classify_console(ev.console);
   c["console_findings"] = console_report_to_json(cons);
-  if (auto f = boot_failure(c, out, cons, reached_init, vdoc, ev.console)) return *f;
+  if (const auto v = classify_boot(boot_facts(c, out, cons, ev.console, reached_init, vdoc)))
+    return apply_verdict(std::move(c), *v);
 
   const WorkloadVerdicts wv = record_workloads(c, cx, ch, p.dir);
   record_insn_counts(c, cx, ev, vdoc);
-  const std::string& workload_reason = wv.failure;
-  if (!ch.done) {
-    if (out.end == VmOutcome::End::powered_off)
-      return fail(c, "workload",
-                  "the guest powered off before finishing the plan" +
-                      (workload_reason.empty() ? "" : "; " + workload_reason));
-    return fail(c, "timeout", vm_end_name(out.end) + ": " + out.detail);
-  }
-  if (!c.value("gate_pass", false)) {
-    c["status"] = "invalid";
-    c["reason"] = "isolation gate: " + c.value("gate_reason", std::string("failed"));
-    return c;
-  }
-  if (const ChannelRecord* pre = ch.find("precheck");
-      pre && pre->rc != 0 && p.plan.skip_on_mismatch) {
-    // The guest's own quick check skipped the workloads although the host-side gate passed.
-    c["status"] = "invalid";
-    c["reason"] =
-        "the guest's precheck found a CPU count or sysfs isolation mismatch and skipped the "
-        "workloads (see console.log, lines starting 'isolab: precheck')";
-    return c;
-  }
-  if (std::string why = check_guest_setup(cx.spec, *p.variant, ch, c); !why.empty()) {
-    c["status"] = "invalid";
-    c["reason"] = why;
-    return c;
-  }
-  if (!workload_reason.empty()) return fail(c, "workload", workload_reason);
-  if (!wv.invalid.empty()) {  // ran, but did not measure what was asked (docs/sources.md [s3])
-    c["status"] = "invalid";
-    c["reason"] = wv.invalid;
-    return c;
-  }
-  c["status"] = "ok";
-  return c;
+  RunFacts f;
+  f.done = ch.done;
+  f.outcome = out;
+  f.workload_failure = wv.failure;
+  f.workload_invalid = wv.invalid;
+  f.gate_pass = c.value("gate_pass", false);
+  f.gate_reason = c.value("gate_reason", std::string("failed"));
+  const ChannelRecord* pre = ch.find("precheck");
+  f.precheck_skipped = pre && pre->rc != 0 && p.plan.skip_on_mismatch;
+  f.guest_setup_mismatch = [&] { return check_guest_setup(cx.spec, *p.variant, ch, c); };
+  const CellVerdict v = classify_run(f);  // before c moves: the setup check records into c
+  return apply_verdict(std::move(c), v);
 }
 
 json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
@@ -475,6 +403,42 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
   c["wall_seconds"] = out.seconds;
   c["host_cpus"] = host_cpus_json(slot, out);
   return classify(cx, p, out, collect(vm, p.plan), vdoc, std::move(c));
+}
+
+namespace {
+
+// Boots of one cell at most, and the failure classes that boot it again (cell_classify.h rows):
+// those that are not the kernel's.
+constexpr int kMaxBootAttempts = 3;
+const char* const kRetriedClasses[] = {"infrastructure"};
+
+bool boots_again(const json& cell) {
+  const json cls = cell.value("failure_class", json());
+  return cls.is_string() && std::find(std::begin(kRetriedClasses), std::end(kRetriedClasses),
+                                      cls.get<std::string>()) != std::end(kRetriedClasses);
+}
+
+}  // namespace
+
+json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                       const VariantSpec& variant, const json& vdoc,
+                       const std::function<void()>& after_boot) {
+  json cj;
+  json earlier = json::array();
+  for (int attempt = 1; attempt <= kMaxBootAttempts; ++attempt) {
+    if (attempt > 1)
+      earlier.push_back({{"attempt", cj.value("attempt", attempt - 1)},
+                         {"failure_class", cj["failure_class"]},
+                         {"reason", cj.value("reason", "")}});
+    cj = run_cell(cx, cell, slot, variant, vdoc, attempt);
+    if (after_boot) after_boot();
+    if (!boots_again(cj)) break;
+    if (cx.opt.progress && attempt < kMaxBootAttempts)
+      cx.opt.progress("cell " + cell.id +
+                      ": infrastructure failure, retrying: " + cj.value("reason", ""));
+  }
+  if (!earlier.empty()) cj["earlier_attempts"] = earlier;
+  return cj;
 }
 
 }  // namespace isolab

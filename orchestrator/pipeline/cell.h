@@ -4,13 +4,15 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "guest/channel.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "parse/console.h"
+#include "pipeline/cell_classify.h"
 #include "pipeline/plan.h"
 #include "pipeline/run.h"
 #include "pipeline/scheduler.h"
@@ -28,6 +30,13 @@ struct CellContext {
   std::filesystem::path base_image;  // the cached guest image (guest/initramfs.h)
   std::filesystem::path run_dir;
 };
+
+// The guest plan of a cell of `variant` (guest/init_script.h): the given nonce, the expected
+// CPUs and isolation, the variant's sysctls, one step per workload (workload/workload.h
+// guest_step) and ISOLAB_TEST_GUEST_INJECT's fragment (test-only) before the steps. Pure but
+// for that variable.
+GuestPlan cell_guest_plan(const CellContext& cx, const VariantSpec& variant,
+                          const std::string& nonce);
 
 // Stage 1: the cell directory, the guest plan (fresh nonce, the variant's sysctls) and its
 // initramfs (base image + plan.cpio). Throws isolab::Error when a file cannot be written.
@@ -58,29 +67,12 @@ struct CellEvidence {
 };
 CellEvidence collect(const VmConfig& vm, const GuestPlan& plan);
 
-// Stage 4: the cell's JSON ("status" ok / invalid / failed with "failure_class" and "reason";
-// invalid also when the guest's NUMA nodes or sysctls differ from the spec, guest_setup.h).
-// Never throws for what the guest sent.
+// Stage 4: the cell's JSON ("status" ok / invalid / failed with "failure_class" and "reason"),
+// decided by the rows of pipeline/cell_classify.h: the boot rows first, then, after the
+// workloads' records were parsed into c (metrics, notes, raw records beside the result), the
+// run rows. Never throws for what the guest sent.
 nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
                         const CellEvidence& ev, const nlohmann::json& vdoc, nlohmann::json c);
-
-// Whether the cell's first fatal console finding is an RCU stall whose grace-period kthread was
-// runnable but starved (ConsoleFinding::gp_kthread_starved, parse/console.h) in a guest whose
-// vCPUs compete for host CPUs: `c`'s "accelerator" is "tcg" or its "overcommitted" is true.
-// classify() then fails the cell as "infrastructure" (the host did not run the guest) instead of
-// "rcu_stall", and run_cell_retrying boots it again. Example: a 4-vCPU TCG guest on 2 host CPUs
-// at load 8 printed "rcu_preempt kthread starved for 5254 jiffies! ... ->state=0x0 ->cpu=1" with
-// both stalled CPUs idle and marked "(false positive?)" by the kernel
-// (tests/data/console/rcu-stall-gp-kthread-starved-tcg-6.1.log). With dedicated KVM CPUs the
-// same report stays a kernel failure.
-bool host_starved_guest(const nlohmann::json& c, const ConsoleReport& cons);
-
-// Under TCG (c's "accelerator"), an oops on an int3 that memory does not hold (parse/console.h
-// int3_trap_byte): the byte memory held, e.g. "e8". The vCPU ran a stale translation of kernel
-// text the kernel had patched (text_poke_bp puts an int3 on a site, then restores it; seen with
-// rtla's tracers arming on live CPUs). No kernel can handle that trap, so the boot is an
-// infrastructure failure. nullopt otherwise (KVM, no such oops, or a real int3 there).
-std::optional<std::string> emulator_stale_int3(const nlohmann::json& c, const std::string& console);
 
 // The four stages. `c` starts as cell_header(). Never throws for what the guest does; the
 // slot's backend may throw (LibvirtHostLost when a remote host goes away, vm/libvirt_host.h).
@@ -90,6 +82,17 @@ std::optional<std::string> emulator_stale_int3(const nlohmann::json& c, const st
 // on a remote slot "host_load" is null and "host_load_note" says why.
 nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
                         const VariantSpec& variant, const nlohmann::json& vdoc, int attempt);
+
+// run_cell with its bounded retries: at most 3 boots, booting again while the cell fails as
+// "infrastructure" (QEMU did not start, host CPU model problems, pinning, a guest the host
+// starved, TCG's stale int3, the wrong kernel: cell_classify.h), which is never counted against
+// the kernel. Returns the last boot's cell with, when there were earlier boots,
+// "earlier_attempts": [{"attempt", "failure_class", "reason"}] in boot order. after_boot (may be
+// empty) runs after each boot; whatever it throws ends the loop (run.cc: the interrupt check,
+// so a boot ended by a signal is not recorded).
+nlohmann::json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                                 const VariantSpec& variant, const nlohmann::json& vdoc,
+                                 const std::function<void()>& after_boot = {});
 
 // {"index", "host", "overcommitted", "vcpus": [CPU lists], "emulator"} of a slot.
 nlohmann::json slot_to_json(const Slot& slot);

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "compare/rng.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "kernel/config_check.h"
 #include "vm/vm.h"
 
@@ -178,7 +178,7 @@ std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpe
                                   bool trace) {
   std::string line = guest.cmdline;
   if (!variant.extra_cmdline.empty()) line += " " + variant.extra_cmdline;
-  // Trace events are enabled at boot, before the secondary CPUs run (see guest/plan.h).
+  // Trace events are enabled at boot, before the secondary CPUs run (see guest/init_script.h).
   if (trace) line += " " + trace_event_boot_param();
   return line;
 }

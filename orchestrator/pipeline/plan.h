@@ -89,8 +89,8 @@ std::optional<unsigned> guest_kernel_nr_cpus(const std::vector<std::filesystem::
 unsigned kernel_config_nr_cpus(std::string_view config_text, const std::string& origin);
 
 // The isolation command line a variant's guest boots with: the derived line, the variant's
-// extra_cmdline and, when tracing, trace_event_boot_param() (guest/plan.h). The backends then
-// append "console=ttyS0 panic=-1" (vm/vm.h full_kernel_cmdline()).
+// extra_cmdline and, when tracing, trace_event_boot_param() (guest/init_script.h). The backends
+// then append "console=ttyS0 panic=-1" (vm/vm.h full_kernel_cmdline()).
 std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpec& variant,
                                   bool trace);
 

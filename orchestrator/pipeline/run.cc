@@ -21,8 +21,8 @@
 #include "base/utc_time.h"
 #include "cmdline/gate.h"
 #include "guest/channel.h"
+#include "guest/init_script.h"
 #include "guest/initramfs.h"
-#include "guest/plan.h"
 #include "kernel/build_log.h"
 #include "kernel/cache.h"
 #include "kernel/file_lock.h"
@@ -301,30 +301,6 @@ json build_failed_cell(const CellPlan& cell, const std::string& error) {
           {"reason", error},       {"metrics", json::object()}};
 }
 
-// A cell with its bounded retries (3 boots at most): infrastructure failures (QEMU did not
-// start, host CPU model problems, pinning, a guest the host starved: pipeline/cell.cc) are
-// retried and never counted against the kernel. The failed boots before the recorded one are
-// kept in "earlier_attempts": [{"attempt", "failure_class", "reason"}].
-json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
-                       const VariantSpec& variant, const json& vdoc) {
-  json cj;
-  json earlier = json::array();
-  for (int attempt = 1; attempt <= 3; ++attempt) {
-    if (attempt > 1)
-      earlier.push_back({{"attempt", cj.value("attempt", attempt - 1)},
-                         {"failure_class", cj["failure_class"]},
-                         {"reason", cj.value("reason", "")}});
-    cj = run_cell(cx, cell, slot, variant, vdoc, attempt);
-    check_interrupt();  // a boot ended by the signal is not recorded; --resume redoes it
-    if (cj.value("failure_class", json()) != "infrastructure") break;
-    if (cx.opt.progress && attempt < 3)
-      cx.opt.progress("cell " + cell.id +
-                      ": infrastructure failure, retrying: " + cj.value("reason", ""));
-  }
-  if (!earlier.empty()) cj["earlier_attempts"] = earlier;
-  return cj;
-}
-
 // What the slots share while cells run: the variants by name, a read-only copy of the
 // variants' records and the variants whose kernel did not build.
 struct CellInputs {
@@ -346,7 +322,9 @@ json cell_result(const CellContext& cx, const CellInputs& in, const Slot& slot,
   check_interrupt();
   if (auto it = in.build_failure.find(cell.variant); it != in.build_failure.end())
     return build_failed_cell(cell, it->second);
-  return run_cell_retrying(cx, cell, slot, *in.vmap.at(cell.variant), in.vdocs[cell.variant]);
+  // A boot ended by a signal is not recorded; --resume redoes it.
+  return run_cell_retrying(cx, cell, slot, *in.vmap.at(cell.variant), in.vdocs[cell.variant],
+                           check_interrupt);
 }
 
 void report_cell(const RunOptions& opt, const json& cj) {

@@ -34,7 +34,7 @@ struct VariantSpec {
   std::vector<std::filesystem::path> config_fragments;  // after the kernel-wide ones
   std::string extra_cmdline;                            // appended to the guest cmdline
   // sysctl name (dotted, "vm.numa_stat") -> value, written by the guest init to /proc/sys/...
-  // before the workloads and read back (guest/plan.h GuestPlan::sysctls). A JSON integer
+  // before the workloads and read back (guest/init_script.h GuestPlan::sysctls). A JSON integer
   // value is kept as its decimal text. Variants that differ only here share their kernel.
   std::map<std::string, std::string> sysctls;
 };

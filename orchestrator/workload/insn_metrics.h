@@ -1,7 +1,7 @@
 // Instruction-count metrics of one cell, from the file isolab's QEMU TCG plugin wrote during
 // the boot (parse/insn_count.h) and the records the guest sent (guest/channel.h).
 //
-// The guest's /init brackets every workload step with step markers (guest/plan.h), so the
+// The guest's /init brackets every workload step with step markers (guest/init_script.h), so the
 // plugin's step k is the k-th step of the plan; vmstat-overhead brackets each timed operation
 // with region markers (guest-tools/insn-marker.h), page-fault-bench each timed batch's page
 // faults and its MADV_DONTNEED (classes 0 and 1 in its single phase, 2 and 3 in its per_cpu

@@ -94,7 +94,7 @@ std::vector<int> traced_cpus(const TraceCounts& t, const std::string& wl,
 
 // How vmstat_update was queued (docs/examples/vmstat-shepherd-locks.md) on each traced CPU. Count
 // metrics like the others (kind count over the step window); details per CPU. Needs
-// "<wl>.vmstat_queue" (guest/plan.cc) and workqueue_queue_work among the boot trace events.
+// "<wl>.vmstat_queue" (guest/init_script.cc) and workqueue_queue_work among the boot trace events.
 void add_vmstat_queueing(StepNoise& out, const ChannelContents& ch, const std::string& wl,
                          std::string_view run_text, const std::vector<int>& cpus,
                          std::optional<double> window) {

@@ -10,7 +10,7 @@
 //   "<wl>.vmstat_queue"        workqueue_queue_work lines with function=vmstat_update of every
 //                              CPU (the shepherd queues from a housekeeping CPU)
 //   "<wl>.lock_contention"     lock:contention_begin/end lines of every CPU, each begin with its
-//                              stack trace (guest/plan.h)
+//                              stack trace (guest/init_script.h)
 // and the boot's facts "trace_events" and "lock_contention_trigger".
 #pragma once
 
@@ -40,9 +40,9 @@ std::optional<uint64_t> counter_delta(uint64_t before, uint64_t after);
 // Allowed difference between a /proc/interrupts delta and the trace's count on one CPU:
 // 2 + 5% of the larger. The two do not cover the same instants: the guest's shell switches
 // tracing on, reads /proc/interrupts, runs the step, reads /proc/interrupts again, ends leftover
-// tools and only then switches tracing off (guest/plan.cc), so an event in either edge gap is in
-// the trace only. On an isolated CPU with the tick stopped each gap of a few shell commands holds
-// at most one event (the 2); on a CPU whose tick runs, the events in the gaps grow with the
+// tools and only then switches tracing off (guest/init_script.cc), so an event in either edge gap
+// is in the trace only. On an isolated CPU with the tick stopped each gap of a few shell commands
+// holds at most one event (the 2); on a CPU whose tick runs, the events in the gaps grow with the
 // rate, and 5% covers gaps adding up to 5% of the step (250 ms of a 5 s step), which a few
 // shell commands can take under TCG on a loaded host.
 uint64_t cross_check_tolerance(uint64_t proc_delta, uint64_t trace_count);

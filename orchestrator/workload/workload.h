@@ -11,7 +11,7 @@
 
 #include "cmdline/cpulist.h"
 #include "guest/channel.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "parse/metrics.h"
 #include "spec/spec.h"
 

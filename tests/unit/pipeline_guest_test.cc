@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "pipeline/hostplan.h"
 #include "pipeline/plan.h"
 #include "spec/spec.h"

@@ -1,4 +1,5 @@
-// What one boot does inside the guest, and the /init script that does it.
+// What one boot does inside the guest, and the /init script that does it: the plan archive's
+// /init and step scripts, rendered from a GuestPlan.
 //
 // The init (busybox sh) mounts the pseudo file systems, sends the isolation facts over the
 // result channel (guest/channel.h) before any workload, optionally skips the workloads when
@@ -16,6 +17,9 @@
 // the kernel has the event); and at the end dmesg_end. A traced step also sends
 // "<name>.lock_contention": the contention_begin/end lines of every CPU, each begin followed by
 // its "<stack trace>" line and " => " frames.
+//
+// tests/data/guest/init-{full,minimal}-plan.sh are the /init of two fixed plans
+// (unit_guest_init_script_test compares them byte for byte; ISOLAB_UPDATE_GOLDEN=1 rewrites them).
 #pragma once
 
 #include <string>

@@ -1,0 +1,301 @@
+#include "guest/init_script.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "base/error.h"
+
+namespace isolab {
+
+std::string trace_event_boot_param() {
+  return "trace_event=irq:irq_handler_entry,irq:irq_handler_exit,irq:softirq_entry,"
+         "irq:softirq_exit,workqueue:workqueue_queue_work,workqueue:workqueue_execute_start,"
+         "workqueue:workqueue_execute_end,lock:contention_begin,lock:contention_end,"
+         "timer:hrtimer_expire_entry,timer:timer_expire_entry,timer:tick_stop,"
+         "irq_vectors:local_timer_entry,irq_vectors:local_timer_exit,"
+         "irq_vectors:reschedule_entry,irq_vectors:reschedule_exit,"
+         "irq_vectors:call_function_entry,irq_vectors:call_function_exit,"
+         "irq_vectors:call_function_single_entry,irq_vectors:call_function_single_exit"
+         " trace_clock=global";
+}
+
+std::string lock_contention_arm_script() {
+  return "L=/sys/kernel/tracing/events/lock/contention_begin\n"
+         "if [ \"$(cat $L/enable 2>/dev/null)\" = 1 ]; then "
+         "echo 'flags == 1 || flags == 8' > $L/filter; "
+         "echo 'stacktrace if flags == 1 || flags == 8' > $L/trigger; fi\n";
+}
+
+std::string lock_contention_disarm_script() {
+  return "echo '!stacktrace' > /sys/kernel/tracing/events/lock/contention_begin/trigger "
+         "2>/dev/null\n";
+}
+
+std::string sh_quote(const std::string& w) {
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+namespace {
+
+void check(const std::string& value, const char* re_text, const char* what) {
+  std::regex re(re_text);
+  if (!std::regex_match(value, re))
+    throw Error(std::string("guest plan: bad ") + what + " '" + value + "'");
+}
+
+// Keeps our "# cpu N" headers, contention_begin/end lines, the "<stack trace>" line and " => "
+// frames right after a contention_begin, and what says the buffer lost events (the
+// "entries-in-buffer" header line, "CPU:N [LOST M EVENTS]"); drops everything else.
+constexpr const char* kLockAwk =
+    "/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \\[LOST /{print; s=0; next} "
+    "/: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} "
+    "/: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}";
+
+// The fixed part of /init. Written for busybox sh; every command is a busybox applet.
+constexpr const char* kInitHead = R"INIT(#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp /run
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev 2>/dev/null
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mkdir -p /tmp/out
+echo "isolab: init started"
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h).
+rec() {
+  if [ -f "$3" ]; then n=$(wc -c < "$3"); else n=0; fi
+  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$1" "$2" "$n" >&3
+  [ "$n" -gt 0 ] && cat "$3" >&3
+  printf '\n' >&3
+}
+fact() {
+  if [ -e "$2" ]; then cat "$2" > /tmp/fact 2>/dev/null; rec "$1" $? /tmp/fact; fi
+}
+finish() {
+  dmesg > /tmp/dmesg_end 2>&1; rec dmesg_end 0 /tmp/dmesg_end
+  printf '@@ISOLAB DONE %s\n' "$NONCE" >&3
+  exec 3>&-
+  echo "isolab: powering off"
+  poweroff -f
+}
+uname -r > /tmp/fact; rec uname_r 0 /tmp/fact
+fact cmdline /proc/cmdline
+fact cpu_online /sys/devices/system/cpu/online
+fact cpu_possible /sys/devices/system/cpu/possible
+fact isolated /sys/devices/system/cpu/isolated
+fact nohz_full /sys/devices/system/cpu/nohz_full
+fact default_smp_affinity /proc/irq/default_smp_affinity
+fact workqueue_cpumask /sys/devices/virtual/workqueue/cpumask
+fact clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
+fact trace_events /sys/kernel/tracing/set_event
+fact node_online /sys/devices/system/node/online
+if [ -d /sys/devices/system/node/node0 ]; then
+  for d in /sys/devices/system/node/node[0-9]*; do
+    echo "${d##*/} $(cat $d/cpulist) $(grep MemTotal $d/meminfo | tr -s ' ' | cut -d' ' -f4)"
+  done > /tmp/fact
+  rec numa_nodes 0 /tmp/fact
+fi
+for d in /proc/irq/[0-9]*; do
+  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
+done > /tmp/fact
+rec irq_affinity 0 /tmp/fact
+for d in /sys/devices/system/cpu/cpu[0-9]*; do
+  t=$d/topology
+  echo "${d##*/cpu} $(cat $t/physical_package_id) $(cat $t/core_id) $(cat $t/thread_siblings_list)"
+done > /tmp/fact 2>/dev/null
+rec cpu_topology 0 /tmp/fact
+)INIT";
+
+// Writes each sysctl, reads it back and sends the lines as record "sysctls".
+std::string render_sysctls(const std::vector<std::pair<std::string, std::string>>& sysctls) {
+  if (sysctls.empty()) return "";
+  std::string sh = ": > /tmp/sysctls\n";
+  for (const auto& [name, value] : sysctls) {
+    check(name, "[a-z0-9_]+(\\.[A-Za-z0-9_-]+)+", "sysctl name");
+    check(value, "[A-Za-z0-9 _.,:+=-]*", "sysctl value");
+    std::string path = "/proc/sys/" + name;
+    for (std::size_t i = 10; i < path.size(); ++i)
+      if (path[i] == '.') path[i] = '/';
+    sh += "echo " + sh_quote(value) + " > " + path + "; w=$?\n";
+    sh += "printf '%s\\t%s\\t%s\\n' " + name + " $w \"$(cat " + path +
+          " 2>/dev/null | tr '\\t\\n' '  ')\" >> /tmp/sysctls\n";
+    sh += "echo \"isolab: sysctl " + name + " = $(cat " + path + " 2>/dev/null)\"\n";
+  }
+  return sh + "rec sysctls 0 /tmp/sysctls\n";
+}
+
+// Tick check (docs/sources.md [o6]): /proc/interrupts around a window in which a busy loop
+// runs pinned on each nohz_full CPU; the host reads the LOC delta per CPU.
+std::string render_tick_check(const GuestPlan& p) {
+  std::string sh;
+  if (!p.busy_cpus.empty()) {
+    sh += "pids=\n";
+    sh += "for c in $(echo " + p.busy_cpus +
+          " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done > "
+          "/tmp/busy\n";
+    sh +=
+        "for c in $(cat /tmp/busy); do taskset -c $c sh -c 'while :; do :; done' & pids=\"$pids "
+        "$!\"; done\n";
+    // The first snapshot waits a second for the loops to settle: starting them (fork, exec,
+    // migration) runs with two tasks on the CPU and so with its tick.
+    sh += "sleep 1\n";
+  }
+  sh += "cat /proc/interrupts > /tmp/int0\n";
+  sh += "sleep " + std::to_string(p.busy_window_s) + "\n";
+  sh += "cat /proc/interrupts > /tmp/int1\n";
+  if (!p.busy_cpus.empty()) sh += "kill $pids 2>/dev/null; wait 2>/dev/null\n";
+  sh += "rec interrupts_before 0 /tmp/int0\nrec interrupts_after 0 /tmp/int1\n";
+  sh += "echo " + std::to_string(p.busy_window_s) + " > /tmp/fact; rec busy_window_s 0 /tmp/fact\n";
+  sh += "dmesg > /tmp/fact 2>&1; rec dmesg 0 /tmp/fact\n";
+  return sh;
+}
+
+// Plain mismatch: do not measure a guest that did not get what was asked. Sets $skip and sends
+// record "precheck".
+std::string render_precheck(const GuestPlan& p) {
+  std::string sh = "ok=1\n";
+  sh += "n=$(grep -c ^processor /proc/cpuinfo)\n";
+  sh += "[ \"$n\" = " + std::to_string(p.vcpus) +
+        " ] || { echo \"isolab: precheck: $n CPUs online, expected " + std::to_string(p.vcpus) +
+        "\"; ok=0; }\n";
+  sh += "iso=$(cat /sys/devices/system/cpu/isolated 2>/dev/null)\n";
+  sh += "[ \"$iso\" = '" + p.expect_isolated +
+        "' ] || { echo \"isolab: precheck: isolated '$iso', expected '" + p.expect_isolated +
+        "'\"; ok=0; }\n";
+  if (!p.expect_nohz_full.empty()) {
+    sh += "nf=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)\n";
+    sh += "[ \"$nf\" = '" + p.expect_nohz_full +
+          "' ] || { echo \"isolab: precheck: nohz_full '$nf', expected '" + p.expect_nohz_full +
+          "'\"; ok=0; }\n";
+  }
+  sh += p.skip_on_mismatch ? "skip=$((1-ok))\n" : "skip=0\n";
+  sh += "echo $ok > /tmp/fact; rec precheck $((1-ok)) /tmp/fact\n";
+  return sh;
+}
+
+// Lock contention: spin locks only, each with its kernel stack (see
+// lock_contention_arm_script()); what the trigger file then says is sent as a fact. Only when a
+// step traces.
+std::string render_lock_contention_setup(const std::vector<GuestStep>& steps) {
+  const bool any_trace = std::any_of(steps.begin(), steps.end(),
+                                     [](const GuestStep& s) { return !s.trace_cpus.empty(); });
+  if (!any_trace) return "";
+  return lock_contention_arm_script() + "fact lock_contention_trigger $L/trigger\n";
+}
+
+// A step's run: the trace buffer cleared (events were enabled at boot,
+// trace_event_boot_param()), its window (uptime seconds) and /proc/interrupts around it (the
+// rate denominators and the cross-check of the trace counts, parse/trace.h), the step under
+// its timeout with $rc its exit status, and what it left behind killed.
+std::string render_step_run(const GuestStep& s, const std::string& path) {
+  std::string sh = "echo \"isolab: step " + s.name + " start\"\n";
+  if (!s.trace_cpus.empty()) {
+    sh += "T=/sys/kernel/tracing\n";
+    sh +=
+        "if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > "
+        "$T/tracing_on; fi\n";
+  }
+  sh += "cat /proc/interrupts > " + s.name + ".interrupts_before\n";
+  sh += "read w0 rest < /proc/uptime\n";
+  // The step's edges for the instruction-counting TCG plugin (guest-tools/isolab-mark.c; a NOP
+  // without the plugin): every vCPU's instruction counts are snapshot there.
+  sh += "isolab-mark step-begin 2>/dev/null\n";
+  sh += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
+        ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+  sh += "isolab-mark step-end 2>/dev/null\n";
+  // Tracing stops before the leftovers are killed, so their exit is not counted as noise.
+  if (!s.trace_cpus.empty()) sh += "[ -d $T/events ] && echo 0 > $T/tracing_on\n";
+  sh += "read w1 rest < /proc/uptime\n";
+  sh += "cat /proc/interrupts > " + s.name + ".interrupts_after\n";
+  sh += "echo \"$w0 $w1\" > " + s.name + ".window\n";
+  // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers).
+  sh +=
+      "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
+      "pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; "
+      "pkill -KILL -x page-fault-bench 2>/dev/null\n";
+  return sh;
+}
+
+// A traced step's trace records: its isolated CPUs' buffers, the vmstat_update queue events of
+// every CPU and the lock contention of every CPU; tracing is switched on again afterwards.
+std::string render_step_trace_records(const GuestStep& s) {
+  if (s.trace_cpus.empty()) return "";
+  std::string sh = "if [ -d $T/events ]; then : > " + s.name + ".trace\n";
+  sh += "  for c in $(echo " + s.trace_cpus +
+        " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | "
+        "while read c; do "
+        "echo \"# cpu $c\" >> " +
+        s.name + ".trace; cat $T/per_cpu/cpu$c/trace >> " + s.name + ".trace 2>/dev/null; done\n";
+  // vmstat_shepherd queues vmstat_update from a housekeeping CPU: its queue events are in that
+  // CPU's buffer, with the target in cpu= (parse/trace.h vmstat_queueing()).
+  sh +=
+      "  cat $T/per_cpu/cpu*/trace 2>/dev/null | grep "
+      "'workqueue_queue_work:.*function=vmstat_update' > " +
+      s.name + ".vmstat_queue\n";
+  sh += "  rec " + s.name + ".vmstat_queue 0 " + s.name + ".vmstat_queue\n";
+  // Lock contention of every CPU (the load runs on housekeeping CPUs): the contention events
+  // and the stack trace that follows each contention_begin (parse/trace.h lock_contention()).
+  sh +=
+      "  for d in $T/per_cpu/cpu*; do echo \"# cpu ${d##*/cpu}\"; cat $d/trace; done "
+      "2>/dev/null | awk " +
+      sh_quote(kLockAwk) + " > " + s.name + ".lock_contention\n";
+  sh += "  rec " + s.name + ".lock_contention 0 " + s.name + ".lock_contention\n";
+  sh += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo 1 > $T/tracing_on; fi\n";
+  return sh;
+}
+
+// The step's own records: stdout, stderr, window, /proc/interrupts around it and its outputs.
+std::string render_step_records(const GuestStep& s) {
+  std::string sh = "echo \"isolab: step " + s.name + " exit $rc\"\n";
+  sh += "rec " + s.name + ".stdout $rc " + s.name + ".stdout\n";
+  sh += "rec " + s.name + ".stderr $rc " + s.name + ".stderr\n";
+  for (const char* rec : {"window", "interrupts_before", "interrupts_after"})
+    sh += "rec " + s.name + "." + rec + " 0 " + s.name + "." + rec + "\n";
+  for (const auto& [suffix, file] : s.outputs) {
+    check(suffix, "[A-Za-z0-9_.-]{1,40}", "output suffix");
+    check(file, "[A-Za-z0-9_.-]{1,80}", "output file");
+    sh += "rec " + s.name + "." + suffix + " $rc " + file + "\n";
+  }
+  return sh;
+}
+
+constexpr const char* kCpulistRe = "[0-9,-]*";
+
+// One step: its script file (appended to files) and its part of /init.
+std::string render_step(const GuestStep& s,
+                        std::vector<std::pair<std::string, std::string>>& files) {
+  check(s.name, "[A-Za-z0-9_.-]{1,60}", "step name");
+  check(s.trace_cpus, kCpulistRe, "trace cpulist");
+  const std::string path = "/isolab/steps/" + s.name + ".sh";
+  files.push_back({path, "#!/bin/sh\n" + s.script + "\n"});
+  return render_step_run(s, path) + render_step_trace_records(s) + render_step_records(s);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPlan& p) {
+  check(p.nonce, "[A-Za-z0-9]{8,64}", "nonce");
+  check(p.expect_isolated, kCpulistRe, "expected isolated list");
+  check(p.expect_nohz_full, kCpulistRe, "expected nohz_full list");
+  check(p.busy_cpus, kCpulistRe, "busy cpulist");
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string init = kInitHead;
+  init.insert(init.find("echo \"isolab: init started\""), "NONCE=" + p.nonce + "\n");
+  init += render_tick_check(p) + render_precheck(p) + render_sysctls(p.sysctls);
+  if (!p.before_steps.empty()) init += p.before_steps + "\n";
+  init += render_lock_contention_setup(p.steps);
+  init += "if [ $skip = 0 ]; then\ncd /tmp/out\n";
+  for (const auto& s : p.steps) init += render_step(s, files);
+  init += "fi\nfinish\n";
+  files.insert(files.begin(), {"/init", init});
+  return files;
+}
+
+}  // namespace isolab

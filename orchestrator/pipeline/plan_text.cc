@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "compare/verdict.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "workload/workload.h"
 
 namespace isolab {

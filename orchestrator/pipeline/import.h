@@ -1,6 +1,7 @@
 // `isolab import`: outputs captured on a real machine (a customer's cyclictest, stress-ng,
 // trace or /proc/interrupts) made into a run directory with the result.json schema of
-// `isolab run` (schema_version 1), so that compare, report and history take it.
+// `isolab run` (schema_version 1, docs/RESULT_SCHEMA.md), so that compare, report and history
+// take it.
 //
 // Shape of the run: one variant named after --label; one cell per FILE ("<label>-r<k>", status
 // "ok", or "invalid" when the file holds no sample; accelerator "bare-metal"), each FILE being one

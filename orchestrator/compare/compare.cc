@@ -9,6 +9,7 @@
 #include "base/json_text.h"
 #include "cmdline/cpulist.h"
 #include "compare/multiplicity.h"
+#include "results/result.h"
 
 namespace isolab {
 
@@ -39,39 +40,6 @@ std::string value_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "(absent)";
   return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void check_run(const nlohmann::json& run) {
-  if (!run.is_object()) throw Error("result.json: top level must be an object");
-  if (auto it = run.find("schema_version"); it != run.end()) {
-    if (!it->is_number_integer() || it->get<std::int64_t>() != 1) {
-      throw SpecError("/schema_version", "unsupported result.json schema_version " +
-                                             json_text(*it) + " (this isolab reads 1)");
-    }
-  }
-  auto cells = run.find("cells");
-  if (cells == run.end() || !cells->is_array()) {
-    throw SpecError("/cells", "result.json must have a cells array");
-  }
-}
-
-std::vector<std::string> run_variant_names(const nlohmann::json& run) {
-  std::vector<std::string> names;
-  auto add = [&](const std::string& n) {
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  };
-  if (auto it = run.find("variant_order"); it != run.end() && it->is_array()) {
-    for (const auto& v : *it) {
-      if (v.is_string()) add(v.get<std::string>());
-    }
-  }
-  if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
-    for (const auto& [k, v] : it->items()) add(k);
-  }
-  for (const auto& c : run["cells"]) {
-    if (c.is_object()) add(str_or(c, "variant"));
-  }
-  return names;
 }
 
 double aggregate(const std::string& how, const std::vector<double>& v) {
@@ -147,8 +115,8 @@ bool is_kernel_failure_class(const std::string& c) {
 namespace {
 
 // variants.<v>.build_warnings / touched_files (written by pipeline/run.cc).
-void read_build_facts(const nlohmann::json& v, const std::string& ptr, VariantData& d) {
-  if (auto w = v.find("build_warnings"); w != v.end() && w->is_array()) {
+void read_build_facts(const results::VariantRecord& v, const std::string& ptr, VariantData& d) {
+  if (const auto& w = v.build_warnings; w && w->is_array()) {
     d.build_warnings.emplace();
     for (std::size_t i = 0; i < w->size(); ++i) {
       try {
@@ -158,7 +126,7 @@ void read_build_facts(const nlohmann::json& v, const std::string& ptr, VariantDa
       }
     }
   }
-  if (auto t = v.find("touched_files"); t != v.end() && t->is_array())
+  if (const auto& t = v.touched_files; t && t->is_array())
     for (const auto& f : *t)
       if (f.is_string()) d.touched_files.insert(f.get<std::string>());
 }
@@ -183,16 +151,16 @@ std::vector<NewBuildWarning> new_build_warnings(const std::vector<BuildWarning>&
 namespace {
 
 // An invalid or failed cell as compare lists it.
-CellIssue cell_issue(const nlohmann::json& c, std::size_t i, const std::string& variant,
+CellIssue cell_issue(const results::CellRecord& c, std::size_t i, const std::string& variant,
                      const std::string& status, bool warmup) {
   CellIssue issue;
   issue.variant = variant;
-  issue.cell_id = str_or(c, "id", "cell " + std::to_string(i));
+  issue.cell_id = c.id_or("cell " + std::to_string(i));
   issue.status = status;
-  issue.failure_class = str_or(c, "failure_class");
-  issue.reason = str_or(c, "reason");
-  if (auto g = c.find("gate"); g != c.end() && g->is_object()) {
-    if (auto rows = g->find("rows"); rows != g->end() && rows->is_array()) {
+  issue.failure_class = c.failure_class_name();
+  issue.reason = c.reason.value_or("");
+  if (const auto& g = c.field("gate"); g.is_object()) {
+    if (auto rows = g.find("rows"); rows != g.end() && rows->is_array()) {
       for (const auto& row : *rows) {
         if (row.is_object() && !bool_or(row, "pass", true)) {
           issue.gate_failures.push_back(gate_row_text(row));
@@ -282,15 +250,14 @@ void read_cell_metric(const std::string& name, const nlohmann::json& m, const st
   if (const std::string source = str_or(m, "source"); !source.empty()) s.sources.insert(source);
 }
 
-void read_ok_cell(const nlohmann::json& c, const std::string& cp, const OkCell& cell,
+// The reader (results/result.h) has checked that metrics and histograms are objects or null.
+void read_ok_cell(const results::CellRecord& c, const std::string& cp, const OkCell& cell,
                   VariantData& d) {
-  if (auto ms = c.find("metrics"); ms != c.end() && !ms->is_null()) {
-    if (!ms->is_object()) throw SpecError(cp + "/metrics", "metrics must be an object");
+  if (const auto& ms = c.metrics; ms && !ms->is_null()) {
     for (const auto& [name, m] : ms->items())
       read_cell_metric(name, m, cp + "/metrics/" + json_pointer_token(name), cell, d);
   }
-  if (auto hs = c.find("histograms"); hs != c.end() && !hs->is_null()) {
-    if (!hs->is_object()) throw SpecError(cp + "/histograms", "histograms must be an object");
+  if (const auto& hs = c.histograms; hs && !hs->is_null()) {
     for (const auto& [name, h] : hs->items()) {
       const std::string hp = cp + "/histograms/" + json_pointer_token(name);
       merge_histogram(d.histograms[name], histogram_from_json(h, hp));
@@ -299,24 +266,22 @@ void read_ok_cell(const nlohmann::json& c, const std::string& cp, const OkCell& 
   }
 }
 
-void read_variant_facts(const nlohmann::json& run, const std::string& variant, VariantData& d) {
-  d.run_id = str_or(run, "run_id");
+void read_variant_facts(const results::RunResult& run, const std::string& variant, VariantData& d) {
+  d.run_id = run.run_id.value_or("");
   d.variant = variant;
-  d.spec_overcommit = bool_or(field(run, "spec"), "overcommit", false);
-  if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
-    if (auto v = it->find(variant); v != it->end()) {
-      d.kernel_release = str_or(*v, "kernel_release");
-      read_build_facts(*v, "/variants/" + variant, d);
-    }
+  d.spec_overcommit = bool_or(run.spec.value_or(nullptr), "overcommit", false);
+  if (const results::VariantRecord* v = run.variant(variant)) {
+    d.kernel_release = v->kernel_release.value_or("");
+    read_build_facts(*v, "/variants/" + variant, d);
   }
 }
 
-void check_variant_named(const nlohmann::json& run, const std::string& variant) {
-  const auto names = run_variant_names(run);
+void check_variant_named(const results::RunResult& run, const std::string& variant) {
+  const auto names = run.variant_names();
   if (std::find(names.begin(), names.end(), variant) != names.end()) return;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw Error("variant '" + variant + "' is not in run " + str_or(run, "run_id", "(no run_id)") +
+  throw Error("variant '" + variant + "' is not in run " + run.run_id.value_or("(no run_id)") +
               " (variants: " + (list.empty() ? "none" : list) + ")");
 }
 
@@ -326,8 +291,8 @@ namespace {
 
 // Keeps VariantData::insn_counts_unavailable true to its contract over the contributing cells
 // in order: set from the first cell, cleared by any cell whose counts were measured.
-void note_insn_counts(const nlohmann::json& cell, bool first, VariantData& d) {
-  const nlohmann::json ic = field(cell, "insn_counts");
+void note_insn_counts(const results::CellRecord& cell, bool first, VariantData& d) {
+  const nlohmann::json& ic = cell.field("insn_counts");
   const bool unavailable = ic.is_object() && field(ic, "source").is_null();
   if (!unavailable) {
     d.insn_counts_unavailable.clear();
@@ -338,43 +303,56 @@ void note_insn_counts(const nlohmann::json& cell, bool first, VariantData& d) {
 
 }  // namespace
 
-VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
-  check_run(run);
+namespace {
+
+// The status of a cell of the variant being read: required there.
+std::string checked_status(const results::CellRecord& c, const std::string& cp) {
+  if (!c.status)
+    throw SpecError(cp + "/status", "cell status must be ok, invalid or failed, got (absent)");
+  return std::string(results::to_string(*c.status));
+}
+
+// One contributing cell (status ok, not a warm-up) of the variant.
+void read_contributing_cell(const results::CellRecord& c, const std::string& cp,
+                            const std::string& cell_id, VariantData& d) {
+  const std::string acc = c.accelerator.value_or("");
+  if (!acc.empty()) d.cell_accelerators.insert(acc);
+  const nlohmann::json& host = c.field("host");
+  const std::string host_uri = str_or(host, "uri");
+  if (!host_uri.empty()) d.hosts[host_uri] = host;
+  read_ok_cell(c, cp, {cell_id, acc, host_uri, d.cells_ok}, d);
+  note_insn_counts(c, d.cells_ok == 0, d);
+  d.ok_cell_ids.push_back(cell_id);
+  d.ok_cell_hosts.push_back(host_uri);
+  ++d.cells_ok;
+}
+
+}  // namespace
+
+VariantData extract_variant(const results::RunResult& run, const std::string& variant) {
   check_variant_named(run, variant);
   VariantData d;
   read_variant_facts(run, variant, d);
-  const auto& cells = run["cells"];
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const auto& c = cells[i];
+  for (std::size_t i = 0; i < run.cells.size(); ++i) {
+    const results::CellRecord& c = run.cells[i];
+    if (c.variant.value_or("") != variant) continue;
     const std::string cp = "/cells/" + std::to_string(i);
-    if (!c.is_object()) throw SpecError(cp, "cell must be an object");
-    if (str_or(c, "variant") != variant) continue;
-    const bool warmup = bool_or(c, "warmup", false);
-    const std::string status = str_or(c, "status");
-    if (status != "ok" && status != "invalid" && status != "failed") {
-      throw SpecError(cp + "/status", "cell status must be ok, invalid or failed, got " +
-                                          value_text(field(c, "status")));
-    }
-    const std::string cell_id = str_or(c, "id", "cell " + std::to_string(i));
-    const std::string acc = str_or(c, "accelerator");
-    d.cells.push_back({cell_id, status, str_or(c, "failure_class"), str_or(c, "reason"), acc,
-                       bool_or(c, "overcommitted", false), warmup});
+    const std::string status = checked_status(c, cp);
+    const std::string cell_id = c.id_or("cell " + std::to_string(i));
+    d.cells.push_back({cell_id, status, c.failure_class_name(), c.reason.value_or(""),
+                       c.accelerator.value_or(""), c.overcommitted.value_or(false).value_or(false),
+                       c.is_warmup()});
     if (status != "ok") {
-      d.issues.push_back(cell_issue(c, i, variant, status, warmup));
+      d.issues.push_back(cell_issue(c, i, variant, status, c.is_warmup()));
       continue;
     }
-    if (warmup) continue;
-    if (!acc.empty()) d.cell_accelerators.insert(acc);
-    const nlohmann::json host = field(c, "host");
-    const std::string host_uri = str_or(host, "uri");
-    if (!host_uri.empty()) d.hosts[host_uri] = host;
-    read_ok_cell(c, cp, {cell_id, acc, host_uri, d.cells_ok}, d);
-    note_insn_counts(c, d.cells_ok == 0, d);
-    d.ok_cell_ids.push_back(cell_id);
-    d.ok_cell_hosts.push_back(host_uri);
-    ++d.cells_ok;
+    if (!c.is_warmup()) read_contributing_cell(c, cp, cell_id, d);
   }
   return d;
+}
+
+VariantData extract_variant(const nlohmann::json& run, const std::string& variant) {
+  return extract_variant(results::result_from_json(run), variant);
 }
 
 namespace {
@@ -610,16 +588,14 @@ int compare_exit_status(const Comparison& c) { return c.regressions() > 0 ? 1 : 
 namespace {
 
 // Adds the gate rows of one variant's cells to the summary (side 0 = A, 1 = B).
-void add_gate_rows(const nlohmann::json& run, const std::string& variant, int side,
+void add_gate_rows(const results::RunResult& run, const std::string& variant, int side,
                    std::vector<GateSummaryRow>& rows) {
-  if (!run.contains("cells") || !run["cells"].is_array()) return;
-  for (const auto& c : run["cells"]) {
-    if (!c.is_object() || c.value("variant", "") != variant || c.value("warmup", false)) continue;
-    if (!c.contains("gate") || !c["gate"].is_object() || !c["gate"].contains("rows") ||
-        !c["gate"]["rows"].is_array())
-      continue;
-    for (const auto& r : c["gate"]["rows"]) {
-      if (!r.is_object() || !r.contains("check") || !r["check"].is_string()) continue;
+  for (const auto& c : run.cells) {
+    if (c.variant.value_or("") != variant || c.is_warmup()) continue;
+    const nlohmann::json& gate_rows = field(c.field("gate"), "rows");
+    if (!gate_rows.is_array()) continue;
+    for (const auto& r : gate_rows) {
+      if (!field(r, "check").is_string()) continue;
       const std::string check = r["check"].get<std::string>();
       auto it = std::find_if(rows.begin(), rows.end(),
                              [&](const GateSummaryRow& g) { return g.check == check; });
@@ -628,7 +604,7 @@ void add_gate_rows(const nlohmann::json& run, const std::string& variant, int si
         g.check = check;
         it = rows.insert(rows.end(), g);
       }
-      const bool pass = r.contains("pass") && r["pass"].is_boolean() && r["pass"].get<bool>();
+      const bool pass = bool_or(r, "pass", false);
       (side == 0 ? it->a_total : it->b_total)++;
       if (pass) (side == 0 ? it->a_pass : it->b_pass)++;
     }
@@ -640,37 +616,33 @@ std::string frame_name(const std::string& f) { return f.substr(0, f.find('+')); 
 
 // Adds the latency traces of one variant's ok, non-warm-up cells (side 0 = A, 1 = B). Fields
 // of the wrong type are skipped (the metric, not this summary, is what is tested).
-void add_latency_traces(const nlohmann::json& run, const std::string& variant, int side,
+void add_latency_traces(const results::RunResult& run, const std::string& variant, int side,
                         std::vector<LatencyTraceRow>& rows) {
-  if (!run.contains("cells") || !run["cells"].is_array()) return;
-  for (const auto& c : run["cells"]) {
-    if (!c.is_object() || c.value("variant", "") != variant || c.value("warmup", false) ||
-        c.value("status", "") != "ok" || !c.contains("latency_traces") ||
-        !c["latency_traces"].is_object())
+  for (const auto& c : run.cells) {
+    const nlohmann::json& traces = c.field("latency_traces");
+    if (c.variant.value_or("") != variant || c.is_warmup() || !c.is_ok() || !traces.is_object())
       continue;
-    for (const auto& [wl, t] : c["latency_traces"].items()) {
-      if (!t.is_object() || !t.contains("max_latency_us") || !t["max_latency_us"].is_number())
-        continue;
+    for (const auto& [wl, t] : traces.items()) {
+      if (!field(t, "max_latency_us").is_number()) continue;
       LatencyTraceRow r;
       r.side = side;
-      r.cell_id = c.value("id", "");
+      r.cell_id = c.id.value_or("");
       r.workload = wl;
-      r.tracer = t.value("tracer", "");
+      r.tracer = str_or(t, "tracer");
       r.max_latency_us = t["max_latency_us"].get<double>();
-      r.task = t.value("task", "");
+      r.task = str_or(t, "task");
       if (t.contains("cpu") && t["cpu"].is_number_integer()) r.cpu = t["cpu"].get<int>();
       if (t.contains("switch_frames") && t["switch_frames"].is_array())
         for (const auto& f : t["switch_frames"])
           if (f.is_string()) r.frames.push_back(frame_name(f.get<std::string>()));
-      r.file = t.value("file", "");
+      r.file = str_or(t, "file");
       rows.push_back(std::move(r));
     }
   }
 }
 
-// The hosts of both sides, with their cell counts; sorted by URI.
-std::vector<HostSummary> host_summaries(const VariantData& a, const VariantData& b,
-                                        const nlohmann::json& run_a, const nlohmann::json& run_b) {
+// The hosts of both sides, with their contributing cells counted; sorted by URI.
+std::vector<HostSummary> host_summaries(const VariantData& a, const VariantData& b) {
   std::map<std::string, HostSummary> m;
   for (const VariantData* d : {&a, &b})
     for (const auto& [uri, h] : d->hosts) {
@@ -680,17 +652,10 @@ std::vector<HostSummary> host_summaries(const VariantData& a, const VariantData&
       s.cpu_model = str_or(h, "cpu_model");
       s.fingerprint_sha256 = str_or(h, "fingerprint_sha256");
     }
-  auto count_cells = [&](const nlohmann::json& run, const std::string& variant, bool side_a) {
-    for (const auto& c : run["cells"]) {
-      if (!c.is_object() || str_or(c, "variant") != variant || str_or(c, "status") != "ok" ||
-          bool_or(c, "warmup", false))
-        continue;
-      auto it = m.find(str_or(field(c, "host"), "uri"));
-      if (it != m.end()) (side_a ? it->second.cells_a : it->second.cells_b)++;
-    }
-  };
-  count_cells(run_a, a.variant, true);
-  count_cells(run_b, b.variant, false);
+  for (const VariantData* d : {&a, &b})
+    for (const auto& uri : d->ok_cell_hosts)
+      if (auto it = m.find(uri); it != m.end())
+        (d == &a ? it->second.cells_a : it->second.cells_b)++;
   std::vector<HostSummary> out;
   for (auto& [uri, s] : m) out.push_back(std::move(s));
   return out;
@@ -1062,6 +1027,17 @@ void add_tails(Comparison& cmp, VariantData& a, VariantData& b) {
   }
 }
 
+// The metric rows: built, tested, adjusted for multiplicity, decided; then the tails.
+void test_and_decide(Comparison& cmp, VariantData& a, VariantData& b,
+                     const CompareSettings& settings) {
+  cmp.metrics = build_rows(a, b, settings);
+  for (auto& row : cmp.metrics) test_row(row, a, b, cmp, settings);
+  adjust_primary(cmp);
+  adjust_secondary(cmp, a, b, settings);
+  for (auto& row : cmp.metrics) decide_row(row, settings);
+  add_tails(cmp, a, b);
+}
+
 void add_issues(Comparison& cmp, VariantData& a, VariantData& b) {
   for (auto* side : {&a, &b}) {
     for (auto& i : side->issues) {
@@ -1080,36 +1056,30 @@ void add_issues(Comparison& cmp, VariantData& a, VariantData& b) {
 Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
                         const nlohmann::json& run_b, const std::string& variant_b,
                         const CompareSettings& settings, bool force) {
-  check_run(run_a);
-  check_run(run_b);
-  const bool same = (&run_a == &run_b) || (!str_or(run_a, "run_id").empty() &&
-                                           str_or(run_a, "run_id") == str_or(run_b, "run_id"));
+  const results::RunResult ra = results::result_from_json(run_a);
+  const results::RunResult rb = results::result_from_json(run_b);
+  const bool same = (&run_a == &run_b) || (ra.run_id.value_or("") != "" && ra.run_id == rb.run_id);
   if (same && variant_a == variant_b) {
     throw Error("A and B are the same variant '" + variant_a + "' of the same run");
   }
-  VariantData a = extract_variant(run_a, variant_a);
-  VariantData b = extract_variant(run_b, variant_b);
+  VariantData a = extract_variant(ra, variant_a);
+  VariantData b = extract_variant(rb, variant_b);
   Comparison cmp = comparison_header(run_a, variant_a, run_b, variant_b, a, b, force);
-  add_gate_rows(run_a, variant_a, 0, cmp.gate);
-  add_gate_rows(run_b, variant_b, 1, cmp.gate);
-  add_latency_traces(run_a, variant_a, 0, cmp.latency_traces);
-  add_latency_traces(run_b, variant_b, 1, cmp.latency_traces);
+  add_gate_rows(ra, variant_a, 0, cmp.gate);
+  add_gate_rows(rb, variant_b, 1, cmp.gate);
+  add_latency_traces(ra, variant_a, 0, cmp.latency_traces);
+  add_latency_traces(rb, variant_b, 1, cmp.latency_traces);
   cmp.settings = settings;
   if (a.build_warnings && b.build_warnings)
     cmp.new_warnings = new_build_warnings(*a.build_warnings, *b.build_warnings, b.touched_files);
-  cmp.hosts = host_summaries(a, b, run_a, run_b);
+  cmp.hosts = host_summaries(a, b);
   cmp.stratified = cmp.hosts.size() >= 2;
   if (auto hd = host_fingerprint_differences(cmp.hosts, a, b); !hd.empty()) {
     if (!settings.pool_hosts) throw ComparisonRefused(hd, "--pool-hosts");
     cmp.pooled_unlike_hosts = true;
     cmp.host_differences = hd;
   }
-  cmp.metrics = build_rows(a, b, settings);
-  for (auto& row : cmp.metrics) test_row(row, a, b, cmp, settings);
-  adjust_primary(cmp);
-  adjust_secondary(cmp, a, b, settings);
-  for (auto& row : cmp.metrics) decide_row(row, settings);
-  add_tails(cmp, a, b);
+  test_and_decide(cmp, a, b, settings);
   cmp.profile_changes = profile_changes(run_a, variant_a, run_b, variant_b);
   add_issues(cmp, a, b);
   weigh_outcomes(cmp, a, b, settings);
@@ -1117,15 +1087,12 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
 }
 
 Comparison compare_run_variants(const nlohmann::json& run, const CompareSettings& settings) {
-  check_run(run);
-  auto it = run.find("variant_order");
-  if (it == run.end() || !it->is_array() || it->size() < 2 || !(*it)[0].is_string() ||
-      !(*it)[1].is_string()) {
+  const results::RunResult r = results::result_from_json(run);
+  if (!r.variant_order || r.variant_order->size() < 2) {
     throw SpecError("/variant_order",
                     "a one-run comparison needs variant_order with two variant names");
   }
-  return compare_runs(run, (*it)[0].get<std::string>(), run, (*it)[1].get<std::string>(), settings,
-                      false);
+  return compare_runs(run, (*r.variant_order)[0], run, (*r.variant_order)[1], settings, false);
 }
 
 }  // namespace isolab

@@ -1,4 +1,5 @@
-// A/B comparison of result.json documents (schema_version 1, see RESULT_SCHEMA.md).
+// A/B comparison of result.json documents (schema_version 1, see docs/RESULT_SCHEMA.md), read
+// through results/result.h.
 //
 // Per metric, the sample of a variant is one value per cell: aggregate(values) of that cell's
 // metric (mean|max|min|sum; JSON null values are missing and skipped, a cell whose values are
@@ -56,6 +57,7 @@
 #include "compare/stats.h"
 #include "compare/verdict.h"
 #include "kernel/build_log.h"
+#include "results/result.h"
 
 namespace isolab {
 
@@ -150,8 +152,11 @@ struct VariantData {
 // that is neither a number nor null, an unknown aggregate, an unknown status, a "kind" other
 // than "count"/"timing"/"instructions", a "cpus" entry that is not a CPU number (0..8191), a
 // negative value of a count or instruction metric, or unit/better/kind differing between cells
-// of the variant.
+// of the variant; and for whatever results::result_from_json refuses (results/result.h).
 VariantData extract_variant(const nlohmann::json& run, const std::string& variant);
+// The same from a document already read (results::result_from_json has then refused what is
+// malformed outside the metrics; the rest is checked here as above).
+VariantData extract_variant(const results::RunResult& run, const std::string& variant);
 
 // True for the failure classes that are the kernel's fault (build, boot, panic, oops, warning,
 // rcu_stall, lockup).

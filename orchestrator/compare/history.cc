@@ -13,6 +13,7 @@
 #include "base/files.h"
 #include "base/json_text.h"
 #include "compare/report.h"
+#include "results/result.h"
 
 namespace isolab {
 
@@ -222,6 +223,92 @@ HistoryDb HistoryDb::open_in(const std::filesystem::path& results_dir) {
 
 int HistoryDb::schema_version() const { return read_schema_version(db_.get()); }
 
+namespace {
+
+// The runs row. The accelerator is the host's, else the comparison key's.
+void insert_run(sqlite3* h, const results::RunResult& r, const std::vector<std::string>& variants,
+                const std::filesystem::path& run_dir, const std::string& sha) {
+  std::string accelerator = s_or(r.host.value_or(nullptr), "accelerator");
+  if (accelerator.empty()) accelerator = s_or(r.comparison_key.value_or(nullptr), "accelerator");
+  const std::string status = r.status ? std::string(results::to_string(*r.status)) : "";
+  Stmt(h,
+       "INSERT OR REPLACE INTO runs(run_id, spec_name, spec_sha256, started_at, finished_at, "
+       "status, accelerator, path, result_sha256, variant_a, variant_b, indexed_at) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")
+      .bind(1, *r.run_id)
+      .bind(2, r.spec_name.value_or(""))
+      .bind(3, r.spec_sha256.value_or(""))
+      .bind(4, r.started_at.value_or(""))
+      .bind(5, r.finished_at.value_or(""))
+      .bind(6, status)
+      .bind(7, accelerator)
+      .bind(8, run_dir.string())
+      .bind(9, sha)
+      .bind(10, variants.size() > 0 ? variants[0] : std::string())
+      .bind(11, variants.size() > 1 ? variants[1] : std::string())
+      .bind(12, now_utc())
+      .run();
+}
+
+// One run_variants row per variant ("" for what a variant does not record).
+void insert_variants(sqlite3* h, const results::RunResult& r,
+                     const std::vector<std::string>& variants) {
+  Stmt ins(h,
+           "INSERT OR REPLACE INTO run_variants(run_id, variant, kernel_release, "
+           "build_key, config_sha256) VALUES (?1, ?2, ?3, ?4, ?5)");
+  for (const auto& v : variants) {
+    const results::VariantRecord none;
+    const results::VariantRecord* vr = r.variant(v) ? r.variant(v) : &none;
+    ins.bind(1, *r.run_id)
+        .bind(2, v)
+        .bind(3, vr->kernel_release.value_or(""))
+        .bind(4, vr->build_key.value_or(""))
+        .bind(5, vr->config_sha256.value_or(""))
+        .run();
+  }
+}
+
+// One cells row per cell, whatever its status ("cell <i>" for a cell without an id).
+void insert_cells(sqlite3* h, const results::RunResult& r) {
+  Stmt ins(h,
+           "INSERT OR REPLACE INTO cells(run_id, cell_id, variant, repetition, warmup, "
+           "status, failure_class, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  for (std::size_t i = 0; i < r.cells.size(); ++i) {
+    const results::CellRecord& c = r.cells[i];
+    ins.bind(1, *r.run_id).bind(2, c.id_or("cell " + std::to_string(i)));
+    ins.bind(3, c.variant.value_or(""));
+    if (c.repetition)
+      ins.bind(4, *c.repetition);
+    else
+      ins.bind_null(4);
+    ins.bind(5, std::int64_t{c.is_warmup()})
+        .bind(6, c.status ? std::string(results::to_string(*c.status)) : "")
+        .bind(7, c.failure_class_name())
+        .bind(8, c.reason.value_or(""))
+        .run();
+  }
+}
+
+// The cell_values rows: each contributing cell's aggregate of each metric.
+void insert_values(sqlite3* h, const std::string& run_id, const std::vector<VariantData>& data) {
+  Stmt ins(h,
+           "INSERT OR REPLACE INTO cell_values(run_id, cell_id, variant, metric, unit, "
+           "better, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  for (const auto& d : data)
+    for (const auto& [metric, s] : d.metrics)
+      for (std::size_t k = 0; k < s.values.size(); ++k)
+        ins.bind(1, run_id)
+            .bind(2, s.cell_ids[k])
+            .bind(3, d.variant)
+            .bind(4, metric)
+            .bind(5, s.unit)
+            .bind(6, s.better)
+            .bind(7, s.values[k])
+            .run();
+}
+
+}  // namespace
+
 bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesystem::path& run_dir) {
   if (!result.is_object()) throw Error("index: result.json top level must be an object");
   const std::string run_id = s_or(result, "run_id");
@@ -234,111 +321,20 @@ bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesyste
     q.bind(1, run_id);
     if (q.step() && q.text(0) == sha && q.text(1) == run_dir.string()) return false;
   }
-
-  if (auto it = result.find("cells"); it == result.end() || !it->is_array()) {
-    throw SpecError("/cells", "result.json must have a cells array");
-  }
-  // Gather everything first so a malformed document writes nothing.
-  std::vector<std::string> variants;
-  if (auto it = result.find("variant_order"); it != result.end() && it->is_array()) {
-    for (const auto& v : *it) {
-      if (v.is_string()) variants.push_back(v.get<std::string>());
-    }
-  }
-  if (auto it = result.find("variants"); it != result.end() && it->is_object()) {
-    for (const auto& [k, v] : it->items()) {
-      if (std::find(variants.begin(), variants.end(), k) == variants.end()) variants.push_back(k);
-    }
-  }
-  if (auto it = result.find("cells"); it != result.end() && it->is_array()) {
-    for (const auto& c : *it) {
-      const std::string v = s_or(c, "variant");
-      if (!v.empty() && std::find(variants.begin(), variants.end(), v) == variants.end()) {
-        variants.push_back(v);
-      }
-    }
-  }
+  // Read and gather everything first so a malformed document writes nothing.
+  const results::RunResult r = results::result_from_json(result);
+  const std::vector<std::string> variants = r.variant_names();
   std::vector<VariantData> data;
-  for (const auto& v : variants) data.push_back(extract_variant(result, v));
+  for (const auto& v : variants) data.push_back(extract_variant(r, v));
 
   Transaction tx(h);
   Stmt(h, "DELETE FROM cell_values WHERE run_id = ?1").bind(1, run_id).run();
   Stmt(h, "DELETE FROM cells WHERE run_id = ?1").bind(1, run_id).run();
   Stmt(h, "DELETE FROM run_variants WHERE run_id = ?1").bind(1, run_id).run();
-  const nlohmann::json host = result.value("host", nlohmann::json::object());
-  const nlohmann::json key = result.value("comparison_key", nlohmann::json::object());
-  std::string accelerator = s_or(host, "accelerator");
-  if (accelerator.empty()) accelerator = s_or(key, "accelerator");
-  Stmt(h,
-       "INSERT OR REPLACE INTO runs(run_id, spec_name, spec_sha256, started_at, finished_at, "
-       "status, accelerator, path, result_sha256, variant_a, variant_b, indexed_at) "
-       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")
-      .bind(1, run_id)
-      .bind(2, s_or(result, "spec_name"))
-      .bind(3, s_or(result, "spec_sha256"))
-      .bind(4, s_or(result, "started_at"))
-      .bind(5, s_or(result, "finished_at"))
-      .bind(6, s_or(result, "status"))
-      .bind(7, accelerator)
-      .bind(8, run_dir.string())
-      .bind(9, sha)
-      .bind(10, variants.size() > 0 ? variants[0] : std::string())
-      .bind(11, variants.size() > 1 ? variants[1] : std::string())
-      .bind(12, now_utc())
-      .run();
-  Stmt ins_variant(h,
-                   "INSERT OR REPLACE INTO run_variants(run_id, variant, kernel_release, "
-                   "build_key, config_sha256) VALUES (?1, ?2, ?3, ?4, ?5)");
-  const nlohmann::json vs = result.value("variants", nlohmann::json::object());
-  for (const auto& v : variants) {
-    const nlohmann::json vj =
-        vs.is_object() ? vs.value(v, nlohmann::json::object()) : nlohmann::json();
-    ins_variant.bind(1, run_id)
-        .bind(2, v)
-        .bind(3, s_or(vj, "kernel_release"))
-        .bind(4, s_or(vj, "build_key"))
-        .bind(5, s_or(vj, "config_sha256"))
-        .run();
-  }
-  Stmt ins_cell(h,
-                "INSERT OR REPLACE INTO cells(run_id, cell_id, variant, repetition, warmup, "
-                "status, failure_class, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  const auto& cells = result["cells"];
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const auto& c = cells[i];
-    std::string id = s_or(c, "id");
-    if (id.empty()) id = "cell " + std::to_string(i);
-    const auto rep = c.find("repetition");
-    ins_cell.bind(1, run_id).bind(2, id).bind(3, s_or(c, "variant"));
-    if (rep != c.end() && rep->is_number_integer()) {
-      ins_cell.bind(4, rep->get<std::int64_t>());
-    } else {
-      ins_cell.bind_null(4);
-    }
-    const auto wu = c.find("warmup");
-    ins_cell.bind(5, std::int64_t{wu != c.end() && wu->is_boolean() && wu->get<bool>()})
-        .bind(6, s_or(c, "status"))
-        .bind(7, s_or(c, "failure_class"))
-        .bind(8, s_or(c, "reason"))
-        .run();
-  }
-  Stmt ins_value(h,
-                 "INSERT OR REPLACE INTO cell_values(run_id, cell_id, variant, metric, unit, "
-                 "better, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  for (const auto& d : data) {
-    for (const auto& [metric, s] : d.metrics) {
-      for (std::size_t k = 0; k < s.values.size(); ++k) {
-        ins_value.bind(1, run_id)
-            .bind(2, s.cell_ids[k])
-            .bind(3, d.variant)
-            .bind(4, metric)
-            .bind(5, s.unit)
-            .bind(6, s.better)
-            .bind(7, s.values[k])
-            .run();
-      }
-    }
-  }
+  insert_run(h, r, variants, run_dir, sha);
+  insert_variants(h, r, variants);
+  insert_cells(h, r);
+  insert_values(h, run_id, data);
   tx.commit();
   return true;
 }

@@ -1,6 +1,6 @@
 // Typed metric samples produced by every parser and stored in result.json.
 //
-// Shape in JSON (see RESULT_SCHEMA.md, cells[].metrics):
+// Shape in JSON (see docs/RESULT_SCHEMA.md, cells[].metrics):
 //   {"unit": "us", "better": "lower"|"higher", "aggregate": "mean"|"max"|"min"|"sum",
 //    "values": [ ...finite numbers... ]}
 // JSON has no NaN, so a value that is not finite is never stored: the parsers skip it, and a

@@ -18,6 +18,7 @@
 #include "pipeline/cell_classify.h"
 #include "pipeline/guest_setup.h"
 #include "pipeline/host_sample.h"
+#include "results/result.h"
 #include "vm/qemu.h"
 #include "workload/insn_metrics.h"
 #include "workload/pmu_metrics.h"
@@ -367,22 +368,34 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   return apply_verdict(std::move(c), v);
 }
 
+namespace {
+
+// The cell's record before it boots: who it is, where it runs, nothing measured, no failure.
+results::CellRecord cell_header(const CellContext& cx, const CellPlan& cell, const Slot& slot,
+                                const PreparedCell& p, int attempt) {
+  results::CellRecord c;
+  c.id = cell.id;
+  c.variant = cell.variant;
+  c.repetition = cell.repetition;
+  c.warmup = cell.warmup;
+  c.attempt = attempt;
+  c.accelerator = accel_name(cx.accel.accel);
+  c.raw_dir = rel(p.dir, cx.run_dir);
+  c.rest["slot"] = slot.index;
+  c.overcommitted = slot.local() ? results::Nullable<bool>(slot.overcommitted) : std::nullopt;
+  c.metrics = json::object();
+  c.histograms = json::object();
+  c.failure_class = results::Nullable<results::FailureClass>();
+  c.reason = "";
+  return c;
+}
+
+}  // namespace
+
 json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
               const VariantSpec& variant, const json& vdoc, int attempt) {
   PreparedCell p = prepare_image(cx, cell, variant);
-  json c = {{"id", cell.id},
-            {"variant", cell.variant},
-            {"repetition", cell.repetition},
-            {"warmup", cell.warmup},
-            {"attempt", attempt},
-            {"accelerator", accel_name(cx.accel.accel)},
-            {"raw_dir", rel(p.dir, cx.run_dir)},
-            {"slot", slot.index},
-            {"overcommitted", slot.local() ? json(slot.overcommitted) : json(nullptr)},
-            {"metrics", json::object()},
-            {"histograms", json::object()},
-            {"failure_class", nullptr},
-            {"reason", ""}};
+  json c = results::to_json(cell_header(cx, cell, slot, p, attempt));
   VmConfig vm = cell_vm_config(cx, cell, slot, p, variant, vdoc);
   c["cmdline_requested"] = vm.cmdline;
   if (cx.opt.progress)

@@ -14,6 +14,7 @@
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "results/host.h"
+#include "results/result.h"
 #include "workload/noise.h"
 
 namespace fs = std::filesystem;
@@ -378,92 +379,115 @@ json host_doc(const ImportOptions& o, const std::string& source_dir) {
   return host;
 }
 
-json cell_doc(const ImportOptions& o, std::size_t k, ImportedCell cell) {
+// The cell of FILE k: ok, or invalid when the file measured nothing.
+results::CellRecord cell_record(const ImportOptions& o, std::size_t k, ImportedCell cell) {
   const std::string id = o.label + "-r" + std::to_string(k);
-  json c = {
-      {"id", id},
-      {"variant", o.label},
-      {"repetition", k},
-      {"warmup", false},
-      {"status", cell.invalid_reason.empty() ? "ok" : "invalid"},
-      {"failure_class", nullptr},
-      {"reason", cell.invalid_reason},
-      {"accelerator", "bare-metal"},
-      {"imported_from", fs::absolute(o.files[k]).string()},
-      {"gate", {{"pass", true}, {"reason", "not checked: imported"}, {"rows", json::array()}}},
-      {"metrics", json::object()},
-      {"histograms", std::move(cell.histograms)},
-      {"raw_dir", "cells/" + id}};
-  for (const auto& [name, m] : cell.metrics) c["metrics"][name] = m;
+  results::CellRecord c;
+  c.id = id;
+  c.variant = o.label;
+  c.repetition = static_cast<std::int64_t>(k);
+  c.warmup = false;
+  c.status = cell.invalid_reason.empty() ? results::CellStatus::ok : results::CellStatus::invalid;
+  c.failure_class = results::Nullable<results::FailureClass>();
+  c.reason = cell.invalid_reason;
+  c.accelerator = "bare-metal";
+  c.raw_dir = "cells/" + id;
+  c.metrics = json::object();
+  for (const auto& [name, m] : cell.metrics) (*c.metrics)[name] = m;
+  c.histograms = std::move(cell.histograms);
+  c.rest["imported_from"] = fs::absolute(o.files[k]).string();
+  c.rest["gate"] = {{"pass", true}, {"reason", "not checked: imported"}, {"rows", json::array()}};
   const std::string wl = prefix_of(o).substr(0, prefix_of(o).size() - 1);
-  if (!cell.notes.empty()) c["notes"][wl] = cell.notes;
-  if (!cell.tool_versions.empty()) c["tool_versions"][wl] = cell.tool_versions;
-  if (!cell.noise.is_null()) c["noise"][wl] = std::move(cell.noise);
+  if (!cell.notes.empty()) c.rest["notes"][wl] = cell.notes;
+  if (!cell.tool_versions.empty()) c.rest["tool_versions"][wl] = cell.tool_versions;
+  if (!cell.noise.is_null()) c.rest["noise"][wl] = std::move(cell.noise);
   return c;
 }
 
-}  // namespace
-
-json import_result(const ImportOptions& o, const std::string& source_dir) {
-  const ImportParser parse = parser_for(o.tool);
-  check_label(o.label);
-  if (o.files.empty()) throw Error("import: give at least one FILE");
-  cpus_option(o);  // a bad --cpus is refused for every tool, not only where it selects CPUs
+json import_spec(const ImportOptions& o) {
   const std::string wl = prefix_of(o).substr(0, prefix_of(o).size() - 1);
   json spec = {{"name", o.label},
                {"imported", {{"tool", o.tool}}},
                {"workloads", json::array({{{"name", wl}, {"tool", o.tool}, {"imported", true}}})}};
   if (o.window_s) spec["imported"]["window_s"] = *o.window_s;
   if (!o.cpus.empty()) spec["imported"]["cpus"] = o.cpus;
-  json cells = json::array();
+  return spec;
+}
+
+// The one variant: the machine's kernel and command line.
+results::VariantRecord import_variant(const ImportOptions& o) {
+  results::VariantRecord v;
+  v.kernel_release = o.kernel_release.empty() ? "unknown" : o.kernel_release;
+  v.patches = json::array();
+  v.cmdline = o.cmdline;
+  v.rest["imported"] = true;
+  return v;
+}
+
+// The run around the cells (see import.h for the comparison key).
+results::RunResult import_run_record(const ImportOptions& o, const std::string& source_dir) {
+  results::RunResult r;
+  const json spec = import_spec(o);
+  const json host = host_doc(o, source_dir);
+  const std::string t = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  r.run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + o.label + "-import";
+  r.spec_name = o.label;
+  r.spec = spec;
+  r.spec_sha256 = sha256_hex(json_text(spec));
+  r.started_at = t;
+  r.finished_at = t;
+  r.status = results::RunStatus::complete;
+  r.rest["imported"] = true;
+  r.host = host;
+  r.comparison_key = {{"accelerator", "bare-metal"},
+                      {"cmdline", o.cmdline},
+                      {"vcpus", host["nproc"]},
+                      {"memory_mib", nullptr},
+                      {"workloads_sha256", sha256_hex(json_text(spec["workloads"]))},
+                      {"host_fingerprint_sha256", host_fingerprint_sha256(host)}};
+  r.variants.emplace();
+  (*r.variants)[o.label] = import_variant(o);
+  r.variant_order = std::vector<std::string>{o.label};
+  return r;
+}
+
+}  // namespace
+
+results::RunResult import_record(const ImportOptions& o, const std::string& source_dir) {
+  const ImportParser parse = parser_for(o.tool);
+  check_label(o.label);
+  if (o.files.empty()) throw Error("import: give at least one FILE");
+  cpus_option(o);  // a bad --cpus is refused for every tool, not only where it selects CPUs
+  std::vector<results::CellRecord> cells;
   for (std::size_t k = 0; k < o.files.size(); ++k) {
     const std::string text = read_input(o.files[k]);
-    cells.push_back(cell_doc(o, k, parse(text, o.files[k].string(), o)));
+    cells.push_back(cell_record(o, k, parse(text, o.files[k].string(), o)));
   }
-  json host = host_doc(o, source_dir);
-  const std::string t = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  return {{"schema_version", 1},
-          {"run_id", utc_now("%Y%m%dT%H%M%SZ") + "-" + o.label + "-import"},
-          {"spec_name", o.label},
-          {"spec", spec},
-          {"spec_sha256", sha256_hex(json_text(spec))},
-          {"started_at", t},
-          {"finished_at", t},
-          {"status", "complete"},
-          {"imported", true},
-          {"host", host},
-          {"comparison_key",
-           {{"accelerator", "bare-metal"},
-            {"cmdline", o.cmdline},
-            {"vcpus", host["nproc"]},
-            {"memory_mib", nullptr},
-            {"workloads_sha256", sha256_hex(json_text(spec["workloads"]))},
-            {"host_fingerprint_sha256", host_fingerprint_sha256(host)}}},
-          {"variants",
-           {{o.label,
-             {{"kernel_release", o.kernel_release.empty() ? "unknown" : o.kernel_release},
-              {"imported", true},
-              {"patches", json::array()},
-              {"cmdline", o.cmdline}}}}},
-          {"variant_order", json::array({o.label})},
-          {"cells", cells}};
+  results::RunResult r = import_run_record(o, source_dir);
+  r.cells = std::move(cells);
+  return r;
+}
+
+json import_result(const ImportOptions& o, const std::string& source_dir) {
+  return results::to_json(import_record(o, source_dir));
 }
 
 fs::path import_run(const ImportOptions& o, fs::path run_dir, const fs::path& results_dir,
                     const std::string& source_dir) {
-  json doc = import_result(o, source_dir);
-  if (run_dir.empty()) run_dir = results_dir / doc["run_id"].get<std::string>();
+  const results::RunResult r = import_record(o, source_dir);
+  if (run_dir.empty()) run_dir = results_dir / *r.run_id;
   std::error_code ec;
   if (fs::exists(run_dir, ec) && !fs::is_empty(run_dir, ec))
     throw Error("-o " + run_dir.string() + ": exists and is not empty");
   fs::create_directories(run_dir, ec);
   if (ec) throw Error(run_dir.string() + ": cannot create: " + ec.message());
   for (std::size_t k = 0; k < o.files.size(); ++k) {
-    const fs::path cdir = run_dir / doc["cells"][k]["raw_dir"].get<std::string>();
+    const fs::path cdir = run_dir / *r.cells[k].raw_dir;
     fs::create_directories(cdir);
     fs::copy_file(o.files[k], cdir / o.files[k].filename(), fs::copy_options::overwrite_existing);
   }
-  write_file_atomic(run_dir / "result.json", json_text(doc, 1) + "\n");
+  // One space per level: the layout imported runs have always had.
+  results::write_result(run_dir / "result.json", r, 1);
   return run_dir;
 }
 

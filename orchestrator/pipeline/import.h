@@ -1,6 +1,7 @@
 // `isolab import`: outputs captured on a real machine (a customer's cyclictest, stress-ng,
 // trace or /proc/interrupts) made into a run directory with the result.json schema of
-// `isolab run` (schema_version 1), so that compare, report and history take it.
+// `isolab run` (schema_version 1, docs/RESULT_SCHEMA.md), so that compare, report and history
+// take it.
 //
 // Shape of the run: one variant named after --label; one cell per FILE ("<label>-r<k>", status
 // "ok", or "invalid" when the file holds no sample; accelerator "bare-metal"), each FILE being one
@@ -41,6 +42,7 @@
 
 #include "cmdline/gate.h"
 #include "parse/metrics.h"
+#include "results/result.h"
 
 namespace isolab {
 
@@ -98,14 +100,18 @@ const std::map<std::string, ImportParser>& import_tools();
 Metrics interrupts_noise(const InterruptsSnapshot& before, const InterruptsSnapshot& after,
                          const std::vector<int>& cpus, double window_s);
 
-// The result.json document for the import (no files written; cells[].raw_dir named as
-// import_run writes them). Throws isolab::Error for an unknown tool, a bad label, a missing or
-// unreadable FILE, or a parser's error (naming the file and line).
+// The run of the import as a typed record (results/result.h; no files written; cells[].raw_dir
+// named as import_run writes them). Throws isolab::Error for an unknown tool, a bad label, a
+// missing or unreadable FILE, or a parser's error (naming the file and line).
+results::RunResult import_record(const ImportOptions& options, const std::string& source_dir);
+
+// results::to_json(import_record(...)): the result.json document. Throws as import_record.
 nlohmann::json import_result(const ImportOptions& options, const std::string& source_dir);
 
 // Writes the run: `run_dir` (empty: results_dir/<UTC time>-<label>-import) with result.json and
 // every FILE copied to cells/<cell id>/. Returns the run directory. Throws isolab::Error as
-// import_result, or when run_dir exists and is not empty.
+// import_record, or when run_dir exists and is not empty. result.json is written by
+// results::write_result with one space of indentation per level.
 std::filesystem::path import_run(const ImportOptions& options, std::filesystem::path run_dir,
                                  const std::filesystem::path& results_dir,
                                  const std::string& source_dir);

@@ -35,6 +35,7 @@
 #include "pipeline/plan_facts.h"
 #include "pipeline/scheduler.h"
 #include "results/host.h"
+#include "results/result.h"
 #include "vm/backend.h"
 #include "vm/libvirt.h"
 #include "vm/libvirt_host.h"
@@ -52,7 +53,8 @@ class RunDoc {
  public:
   RunDoc(fs::path dir, json doc) : dir_(std::move(dir)), doc_(std::move(doc)) {}
   json& doc() { return doc_; }
-  void save() { write_file_atomic(dir_ / "result.json", json_text(doc_, 2) + "\n"); }
+  // Through the one result.json writer (results/result.h), which also checks the document.
+  void save() { results::write_result(dir_ / "result.json", results::result_from_json(doc_), 2); }
   const fs::path& dir() const { return dir_; }
   bool cell_done(const std::string& id) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -296,9 +298,8 @@ bool uses_load_tool(const Spec& spec, const std::string& tool) {
 
 // The "failed"/"build" cell of a variant whose kernel could not be built.
 json build_failed_cell(const CellPlan& cell, const std::string& error) {
-  return {{"id", cell.id},         {"variant", cell.variant},  {"repetition", cell.repetition},
-          {"warmup", cell.warmup}, {"status", "failed"},       {"failure_class", "build"},
-          {"reason", error},       {"metrics", json::object()}};
+  return results::to_json(results::unbooted_cell(cell.id, cell.variant, cell.repetition,
+                                                 cell.warmup, results::FailureClass::build, error));
 }
 
 // What the slots share while cells run: the variants by name, a read-only copy of the
@@ -596,16 +597,13 @@ void fail_unplaceable(RunDoc& doc, const BlockPlan& bp) {
   for (std::size_t b = 0; b < bp.blocks.size(); ++b) {
     if (bp.done[b] || bp.where[b] != kNoHost) continue;
     for (const auto& cell : bp.blocks[b].cells)
-      if (!doc.cell_done(cell.id))
-        doc.add_cell({{"id", cell.id},
-                      {"variant", cell.variant},
-                      {"repetition", cell.repetition},
-                      {"warmup", cell.warmup},
-                      {"block", bp.blocks[b].key},
-                      {"status", "failed"},
-                      {"failure_class", "host_lost"},
-                      {"reason", "no usable host left (" + bp.last_loss + ")"},
-                      {"metrics", json::object()}});
+      if (!doc.cell_done(cell.id)) {
+        results::CellRecord c = results::unbooted_cell(
+            cell.id, cell.variant, cell.repetition, cell.warmup, results::FailureClass::host_lost,
+            "no usable host left (" + bp.last_loss + ")");
+        c.block = bp.blocks[b].key;
+        doc.add_cell(results::to_json(c));
+      }
   }
 }
 
@@ -675,6 +673,24 @@ std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt)
   return doc;
 }
 
+// The first result.json of a run: no cells yet, status running.
+results::RunResult first_record(const Spec& spec, const GuestDerivation& guest,
+                                const std::string& run_id) {
+  results::RunResult r;
+  r.run_id = run_id;
+  r.spec_name = spec.name;
+  r.spec = spec.raw;
+  r.spec_sha256 = sha256_hex(json_text(spec.raw));
+  r.rest["spec_path"] = spec.spec_path.string();
+  r.started_at = utc_now();
+  r.status = results::RunStatus::running;
+  r.rest["guest"] = guest.analysis;
+  r.variants.emplace();
+  r.variant_order.emplace();
+  for (const auto& v : spec.variants) r.variant_order->push_back(v.name);
+  return r;
+}
+
 // A new run directory <results-dir>/<UTC time>-<spec name>-<token> with its first result.json.
 std::unique_ptr<RunDoc> new_run_dir(const Spec& spec, const GuestDerivation& guest,
                                     const RunOptions& opt) {
@@ -685,20 +701,7 @@ std::unique_ptr<RunDoc> new_run_dir(const Spec& spec, const GuestDerivation& gue
   if (ec || !fs::is_directory(dir))
     throw Error("--results-dir " + opt.results_dir.string() + ": cannot create " + dir.string() +
                 ": " + (ec ? ec.message() : "not a directory"));
-  json d = {{"schema_version", 1},
-            {"run_id", run_id},
-            {"spec_name", spec.name},
-            {"spec", spec.raw},
-            {"spec_sha256", sha256_hex(json_text(spec.raw))},
-            {"spec_path", spec.spec_path.string()},
-            {"started_at", utc_now()},
-            {"status", "running"},
-            {"guest", guest.analysis},
-            {"variants", json::object()},
-            {"variant_order", json::array()},
-            {"cells", json::array()}};
-  for (const auto& v : spec.variants) d["variant_order"].push_back(v.name);
-  auto doc = std::make_unique<RunDoc>(dir, d);
+  auto doc = std::make_unique<RunDoc>(dir, results::to_json(first_record(spec, guest, run_id)));
   doc->save();
   return doc;
 }
@@ -812,23 +815,23 @@ void check_insn_plugin(const RunOptions& opt, const AccelChoice& accel,
 json variant_record(const Spec& spec, const GuestDerivation& guest, const VariantSpec& v,
                     const KernelArtifact& k) {
   const std::optional<unsigned> nr_cpus = check_kernel_nr_cpus(spec, guest, v, k);
-  json patches = json::array();
+  results::VariantRecord rec;
+  rec.kernel_release = k.kernel_release;
+  rec.build_key = k.build_key;
+  rec.config_sha256 = k.config_sha256;
+  rec.patches = json::array();
   for (const auto& p : k.patches)
-    patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
-  json rec = {{"kernel_release", k.kernel_release},
-              {"build_key", k.build_key},
-              {"config_sha256", k.config_sha256},
-              {"patches", patches},
-              {"from_cache", k.from_cache},
-              {"build_seconds", k.build_seconds},
-              {"bzimage", k.bzimage.string()},
-              {"system_map", k.system_map.string()},
-              {"build_log", k.log.string()},
-              {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
-              {"sysctls", v.sysctls},
-              {"cmdline", guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline)}};
-  rec.update(build_facts(k));
-  return rec;
+    rec.patches->push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
+  rec.cmdline = guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline);
+  const json facts = build_facts(k);
+  rec.build_warnings = facts["build_warnings"];
+  rec.touched_files = facts["touched_files"];
+  rec.rest = {
+      {"from_cache", k.from_cache},    {"build_seconds", k.build_seconds},
+      {"bzimage", k.bzimage.string()}, {"system_map", k.system_map.string()},
+      {"build_log", k.log.string()},   {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
+      {"sysctls", v.sysctls}};
+  return results::to_json(rec);
 }
 
 // Every variant's kernel (built or from the cache), each held in use (shared lock, in `held`)
@@ -859,7 +862,9 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
     } catch (const Error& e) {
       check_interrupt();  // a make killed by the signal is no build failure
       build_failure[v.name] = e.what();
-      d["variants"][v.name] = {{"build_error", e.what()}};
+      results::VariantRecord failed;
+      failed.build_error = e.what();
+      d["variants"][v.name] = results::to_json(failed);
       say(opt, std::string("variant ") + v.name + ": build failed: " + e.what());
     }
     doc.save();

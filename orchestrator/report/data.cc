@@ -7,6 +7,7 @@
 
 #include "base/files.h"
 #include "parse/trace.h"
+#include "results/result.h"
 
 namespace isolab {
 
@@ -26,24 +27,33 @@ std::string str_of(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-bool bool_of(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() && it->get<bool>();
-}
-
 // Cells of `variant` in run order; contributing only (status ok) when ok_only. Warm-up cells
-// never.
-std::vector<ReportCell> cells_of(const nlohmann::json& run, const std::string& variant,
-                                 const std::string& side, bool ok_only) {
+// never. `doc` is the document `run` was read from: each ReportCell points at its cells[] entry.
+std::vector<ReportCell> cells_of(const results::RunResult& run, const nlohmann::json& doc,
+                                 const std::string& variant, const std::string& side,
+                                 bool ok_only) {
   std::vector<ReportCell> out;
-  auto cells = run.find("cells");
-  if (cells == run.end() || !cells->is_array()) return out;
-  for (const auto& c : *cells) {
-    if (!c.is_object() || str_of(c, "variant") != variant || bool_of(c, "warmup")) continue;
-    if (ok_only && str_of(c, "status") != "ok") continue;
-    out.push_back({side, str_of(c, "id"), &c});
+  for (std::size_t i = 0; i < run.cells.size(); ++i) {
+    const results::CellRecord& c = run.cells[i];
+    if (c.variant.value_or("") != variant || c.is_warmup()) continue;
+    if (ok_only && !c.is_ok()) continue;
+    out.push_back({side, c.id.value_or(""), &doc["cells"][i]});
   }
   return out;
+}
+
+// The two sides as ReportData has them: samples, contributing cells, every non-warm-up cell.
+void gather_sides(ReportData& d) {
+  const LoadedComparison& l = d.loaded;
+  const results::RunResult ra = results::result_from_json(l.run_a);
+  const results::RunResult rb = results::result_from_json(l.run_b);
+  d.side_a = extract_variant(ra, l.variant_a);
+  d.side_b = extract_variant(rb, l.variant_b);
+  d.cells = cells_of(ra, l.run_a, l.variant_a, "A", true);
+  const auto b = cells_of(rb, l.run_b, l.variant_b, "B", true);
+  d.cells.insert(d.cells.end(), b.begin(), b.end());
+  d.all_a = cells_of(ra, l.run_a, l.variant_a, "A", false);
+  d.all_b = cells_of(rb, l.run_b, l.variant_b, "B", false);
 }
 
 // "<start> <end>" seconds; nullopt when malformed.
@@ -136,13 +146,7 @@ ReportData gather_report(const CompareCommandOptions& options) {
   ReportData d;
   d.loaded = load_comparison(options);
   const LoadedComparison& l = d.loaded;
-  d.side_a = extract_variant(l.run_a, l.variant_a);
-  d.side_b = extract_variant(l.run_b, l.variant_b);
-  d.cells = cells_of(l.run_a, l.variant_a, "A", true);
-  const auto b = cells_of(l.run_b, l.variant_b, "B", true);
-  d.cells.insert(d.cells.end(), b.begin(), b.end());
-  d.all_a = cells_of(l.run_a, l.variant_a, "A", false);
-  d.all_b = cells_of(l.run_b, l.variant_b, "B", false);
+  gather_sides(d);
   d.timeline_workload = choose_timeline_workload(l.comparison);
   if (d.timeline_workload.empty()) return d;
   for (const char* side : {"A", "B"}) {

@@ -1,4 +1,4 @@
-// Host fingerprint recorded in every result.json (RESULT_SCHEMA: "host").
+// Host fingerprint recorded in every result.json (docs/RESULT_SCHEMA.md: "host").
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -83,7 +83,7 @@ for t in "${targets[@]}"; do
     -timeout=25 -print_final_stats=1 -artifact_prefix="$work/$t/crashes/" >"$log" 2>&1
   rc=$?
   set -e
-  crash="$(ls -1 "$work/$t/crashes" 2>/dev/null | head -n 1 || true)"
+  crash="$(find "$work/$t/crashes" -maxdepth 1 -type f -printf '%f\n' 2>/dev/null | head -n 1 || true)"
   if [ "$rc" -ne 0 ] || [ -n "$crash" ]; then
     echo "CRASH (exit $rc)"
     [ -n "$crash" ] && echo "fuzz:   crash file: $work/$t/crashes/$crash"
@@ -92,7 +92,7 @@ for t in "${targets[@]}"; do
     failed+=("$t")
   else
     runs="$(grep -m 1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')"
-    echo "ok ($runs runs, $(ls -1 "$work/$t/new" | wc -l) new corpus entries)"
+    echo "ok ($runs runs, $(find "$work/$t/new" -maxdepth 1 -type f | wc -l) new corpus entries)"
   fi
 done
 

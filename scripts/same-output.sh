@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-[ $# -ge 1 ] && [ $# -le 2 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then sed -n '2,10p' "$0" >&2; exit 2; fi
 work=$(mktemp -d)
 trap 'git -C "$repo" worktree prune; rm -rf "$work"' EXIT
 

@@ -2,6 +2,7 @@
 # Installs every build and run dependency of isolab from Debian 12's archive and builds it
 # into ./build. Safe to run again. Needs root (or sudo) for apt-get.
 # Usage: scripts/setup.sh [NINJA_TARGET...]   (no target: everything, the tests too)
+#        scripts/setup.sh --packages-only      (install only: no build, no plugin check)
 # Nothing under /etc is written except by apt-get (see the libvirt note below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-
 # libvirt: isolab uses its own private libvirt (the QEMU driver embedded in isolab, with its
 # configuration and state under $ISOLAB_CACHE_DIR/libvirt or a test's temporary directory), so
 # /etc/libvirt is neither read nor changed and no libvirt daemon is needed. The one thing that
@@ -49,6 +49,8 @@ if ! getent passwd libvirt-qemu >/dev/null; then
   getent group libvirt-qemu >/dev/null || $SUDO groupadd -r libvirt-qemu
   $SUDO useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 fi
+
+[ "${1:-}" = --packages-only ] && exit 0
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build "$@"

@@ -65,7 +65,7 @@ namespace {
 std::string to_hex(const unsigned char* d, unsigned n) {
   static const char* digits = "0123456789abcdef";
   std::string s;
-  s.reserve(n * 2);
+  s.reserve(std::size_t{n} * 2);
   for (unsigned i = 0; i < n; ++i) {
     s.push_back(digits[d[i] >> 4]);
     s.push_back(digits[d[i] & 15]);

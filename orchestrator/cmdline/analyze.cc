@@ -35,6 +35,7 @@ constexpr std::string_view kHostUserspace = "host userspace (systemd / locale) s
 
 // The one classification table. Patterns are normalized names ('-' -> '_'); a pattern ending in
 // '.' or '*' is a prefix.
+// NOLINTNEXTLINE(readability-function-size): a data table, one row per parameter
 const std::vector<ParamRule>& classification_table() {
   static const std::vector<ParamRule> table = {
       // Isolation.

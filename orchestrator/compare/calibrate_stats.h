@@ -87,32 +87,30 @@ struct BinomialInterval {
 BinomialInterval clopper_pearson(std::size_t k, std::size_t n, double level = 0.95);
 
 // The spread of a metric's boots within one run, pooled over its strata (variants) so that a
-// level difference between variants does not count: within_sd = sqrt(sum_h sum_i (x_hi -
-// mean_h)^2 / (N - H)), cv = within_sd / |grand mean|, dispersion = within_sd^2 / grand mean
-// (the index of dispersion: 1 for Poisson counts per boot; for a rate in 1/s it scales with
-// 1 / the measured window). NaN where undefined (N - H < 1, grand mean 0).
+// level difference between variants does not count: N boots in H non-empty strata, x_hi the
+// i-th boot of stratum h, mean_h its mean. NaN where undefined (N - H < 1, grand mean 0).
 struct WithinRunSpread {
-  std::size_t n = 0;
-  double mean = 0;
-  double within_sd = 0;
-  double cv = 0;
-  double dispersion = 0;
+  std::size_t n = 0;      // N
+  double mean = 0;        // grand mean over the N boots
+  double within_sd = 0;   // sqrt(sum_h sum_i (x_hi - mean_h)^2 / (N - H))
+  double cv = 0;          // within_sd / |mean|
+  double dispersion = 0;  // within_sd^2 / mean, the index of dispersion: 1 for Poisson counts
+                          // per boot; for a rate in 1/s it scales with 1 / the measured window
 };
 WithinRunSpread within_run_spread(const std::vector<std::vector<double>>& strata);
 
-// The one-way random-effects variance split of a metric over runs (groups = runs, each the
-// run's boots after removing its strata's level differences): ANOVA (method of moments)
-// estimators for unbalanced groups (Searle, Casella & McCulloch 1992, "Variance Components",
-// sec. 3.5): MSB = sum_k n_k (m_k - m)^2 / (K - 1), MSW = sum_k sum_i (x_ki - m_k)^2 / (N - K),
-// n0 = (N - sum_k n_k^2 / N) / (K - 1), between_var = max(0, (MSB - MSW) / n0), within_var =
-// MSW, icc = between_var / (between_var + within_var). Also the spread of the run means:
-// means_cv = sd(m_k) / |mean of m_k|. NaN where undefined (K < 2, N - K < 1, mean 0).
+// The one-way random-effects variance split of a metric over K runs (groups = runs, each the
+// run's boots after removing its strata's level differences; N boots, n_k in run k of mean m_k,
+// grand mean m): ANOVA (method of moments) estimators for unbalanced groups (Searle, Casella &
+// McCulloch 1992, "Variance Components", sec. 3.5) with MSB = sum_k n_k (m_k - m)^2 / (K - 1),
+// MSW = sum_k sum_i (x_ki - m_k)^2 / (N - K), n0 = (N - sum_k n_k^2 / N) / (K - 1) and
+// between_var = max(0, (MSB - MSW) / n0). NaN where undefined (K < 2, N - K < 1, mean 0).
 struct BetweenRunSpread {
-  std::vector<double> run_means;
-  double means_cv = 0;
-  double within_sd = 0;
-  double between_sd = 0;
-  double icc = 0;
+  std::vector<double> run_means;  // m_k, one per non-empty run, in order
+  double means_cv = 0;            // sd(m_k) / |mean of m_k|, the spread of the run means
+  double within_sd = 0;           // sqrt(MSW)
+  double between_sd = 0;          // sqrt(between_var)
+  double icc = 0;                 // between_var / (between_var + MSW)
 };
 BetweenRunSpread between_run_spread(const std::vector<std::vector<double>>& runs);
 

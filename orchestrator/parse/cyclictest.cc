@@ -92,7 +92,10 @@ std::optional<double> json_number(const nlohmann::json& j, const std::string& fi
 
 }  // namespace
 
-CyclictestResult parse_cyclictest_json(std::string_view text) {
+namespace {
+
+// The document, checked for size and syntax; throws naming the byte where parsing stopped.
+nlohmann::json parse_json_document(std::string_view text) {
   if (text.size() > kMaxJsonBytes)
     throw Error("cyclictest json: " + std::to_string(text.size()) +
                 " bytes is more than the 64 MiB limit; starts with " + quote(text.substr(0, 80)));
@@ -110,7 +113,74 @@ CyclictestResult parse_cyclictest_json(std::string_view text) {
                 quote(std::string_view(clean).substr(from, 120)));
   }
   if (!doc.is_object()) throw Error("cyclictest json: top level is not an object: " + dump(doc));
+  return doc;
+}
 
+// "<base>/histogram" (bucket -> count) into th.histogram and th.overflows.
+void read_json_histogram(const nlohmann::json& h, const std::string& base, CyclictestThread& th) {
+  if (!h.is_object())
+    throw Error("cyclictest json: field \"" + base + "/histogram\" must be an object");
+  long total = 0;
+  for (const auto& [bucket, count] : h.items()) {
+    auto b = to_long(bucket);
+    if (!b || *b < 0 || *b > std::numeric_limits<int>::max())
+      throw Error("cyclictest json: histogram bucket " + quote(bucket) + " in \"" + base +
+                  "/histogram\" is not a non-negative integer");
+    long n = json_long(count, base + "/histogram/" + bucket);
+    if (n < 0)
+      throw Error("cyclictest json: negative count in \"" + base + "/histogram/" + bucket + "\"");
+    if (n > 0) th.histogram[static_cast<int>(*b)] += n;
+    total += n;
+  }
+  // The JSON has no overflow count, but every cycle lands in a bucket or overflows.
+  if (!th.histogram.empty()) {
+    if (total > th.cycles)
+      throw Error("cyclictest json: \"" + base + "/histogram\" counts " + std::to_string(total) +
+                  " samples, more than its " + std::to_string(th.cycles) + " cycles");
+    th.overflows = th.cycles - total;
+  }
+}
+
+// The thread object "thread/<key>"; scale turns its values into microseconds.
+CyclictestThread read_json_thread(const std::string& key, const nlohmann::json& t, double scale,
+                                  std::vector<std::string>& notes) {
+  const std::string base = "thread/" + key;
+  auto idx = to_long(key);
+  if (!idx || *idx < 0 || *idx > 1'000'000)
+    throw Error("cyclictest json: thread key " + quote(key) + " is not a thread number");
+  if (!t.is_object()) throw Error("cyclictest json: field \"" + base + "\" is not an object");
+  CyclictestThread th;
+  th.index = static_cast<int>(*idx);
+  auto cyc = t.find("cycles");
+  if (cyc == t.end()) throw Error("cyclictest json: field \"" + base + "/cycles\" is missing");
+  th.cycles = json_long(*cyc, base + "/cycles");
+  if (th.cycles < 0)
+    throw Error("cyclictest json: field \"" + base + "/cycles\" is negative: " + dump(*cyc));
+  if (auto c = t.find("cpu"); c != t.end()) th.cpu = static_cast<int>(json_long(*c, base + "/cpu"));
+  if (th.cycles > 0) {
+    for (auto [name, slot] : {std::pair{"min", &th.min_us}, std::pair{"avg", &th.avg_us},
+                              std::pair{"max", &th.max_us}}) {
+      auto f = t.find(name);
+      if (f == t.end())
+        throw Error("cyclictest json: field \"" + base + "/" + name + "\" is missing");
+      auto v = json_number(*f, base + "/" + name);
+      if (v) {
+        *slot = *v * scale;
+      } else {
+        notes.push_back("thread " + key + ": " + name + " is not a number");
+      }
+    }
+  } else {
+    notes.push_back("thread " + key + ": no samples (0 cycles)");
+  }
+  if (auto h = t.find("histogram"); h != t.end()) read_json_histogram(*h, base, th);
+  return th;
+}
+
+}  // namespace
+
+CyclictestResult parse_cyclictest_json(std::string_view text) {
+  const nlohmann::json doc = parse_json_document(text);
   CyclictestResult r;
   r.format = "json";
   if (auto* v = find_key(doc, {"rt_test_version:", "rt_test_version"}); v && v->is_string())
@@ -128,64 +198,8 @@ CyclictestResult parse_cyclictest_json(std::string_view text) {
   if (!threads) throw Error("cyclictest json: no \"thread\" object");
   if (!threads->is_object())
     throw Error("cyclictest json: field \"thread\" must be an object, got " + dump(*threads));
-  for (const auto& [key, t] : threads->items()) {
-    const std::string base = "thread/" + key;
-    auto idx = to_long(key);
-    if (!idx || *idx < 0 || *idx > 1'000'000)
-      throw Error("cyclictest json: thread key " + quote(key) + " is not a thread number");
-    if (!t.is_object()) throw Error("cyclictest json: field \"" + base + "\" is not an object");
-    CyclictestThread th;
-    th.index = static_cast<int>(*idx);
-    auto cyc = t.find("cycles");
-    if (cyc == t.end()) throw Error("cyclictest json: field \"" + base + "/cycles\" is missing");
-    th.cycles = json_long(*cyc, base + "/cycles");
-    if (th.cycles < 0)
-      throw Error("cyclictest json: field \"" + base + "/cycles\" is negative: " + dump(*cyc));
-    if (auto c = t.find("cpu"); c != t.end())
-      th.cpu = static_cast<int>(json_long(*c, base + "/cpu"));
-    if (th.cycles > 0) {
-      for (auto [name, slot] : {std::pair{"min", &th.min_us}, std::pair{"avg", &th.avg_us},
-                                std::pair{"max", &th.max_us}}) {
-        auto f = t.find(name);
-        if (f == t.end())
-          throw Error("cyclictest json: field \"" + base + "/" + name + "\" is missing");
-        auto v = json_number(*f, base + "/" + name);
-        if (v) {
-          *slot = *v * scale;
-        } else {
-          r.notes.push_back("thread " + key + ": " + name + " is not a number");
-        }
-      }
-    } else {
-      r.notes.push_back("thread " + key + ": no samples (0 cycles)");
-    }
-    if (auto h = t.find("histogram"); h != t.end()) {
-      if (!h->is_object())
-        throw Error("cyclictest json: field \"" + base + "/histogram\" must be an object");
-      long total = 0;
-      for (const auto& [bucket, count] : h->items()) {
-        auto b = to_long(bucket);
-        if (!b || *b < 0 || *b > std::numeric_limits<int>::max())
-          throw Error("cyclictest json: histogram bucket " + quote(bucket) + " in \"" + base +
-                      "/histogram\" is not a non-negative integer");
-        long n = json_long(count, base + "/histogram/" + bucket);
-        if (n < 0)
-          throw Error("cyclictest json: negative count in \"" + base + "/histogram/" + bucket +
-                      "\"");
-        if (n > 0) th.histogram[static_cast<int>(*b)] += n;
-        total += n;
-      }
-      // The JSON has no overflow count, but every cycle lands in a bucket or overflows.
-      if (!th.histogram.empty()) {
-        if (total > th.cycles)
-          throw Error("cyclictest json: \"" + base + "/histogram\" counts " +
-                      std::to_string(total) + " samples, more than its " +
-                      std::to_string(th.cycles) + " cycles");
-        th.overflows = th.cycles - total;
-      }
-    }
-    r.threads.push_back(std::move(th));
-  }
+  for (const auto& [key, t] : threads->items())
+    r.threads.push_back(read_json_thread(key, t, scale, r.notes));
   std::sort(r.threads.begin(), r.threads.end(),
             [](const auto& a, const auto& b) { return a.index < b.index; });
   for (std::size_t i = 1; i < r.threads.size(); ++i)
@@ -203,18 +217,13 @@ CyclictestResult parse_cyclictest_json(std::string_view text) {
 
 namespace {
 
-// One "T:" summary line. Returns the thread; throws naming line_no on any malformed field.
-CyclictestThread parse_t_line(std::string_view line, std::size_t line_no, double scale) {
-  auto fail = [&](const std::string& why) -> Error {
-    return Error("cyclictest text: line " + std::to_string(line_no) + ": " + why + ": " +
-                 quote(line));
-  };
-  std::string_view s = trim(line);
-  s.remove_prefix(2);  // "T:"
-  auto skip_ws = [&] {
+// Reads a T: line left to right: blanks, then numbers ("12", "-3", "1.5").
+struct TLineCursor {
+  std::string_view s;
+  void skip_ws() {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  };
-  auto take_number = [&]() -> std::string_view {
+  }
+  std::string_view take_number() {
     skip_ws();
     std::size_t n = 0;
     while (n < s.size() &&
@@ -223,30 +232,47 @@ CyclictestThread parse_t_line(std::string_view line, std::size_t line_no, double
     std::string_view num = s.substr(0, n);
     s.remove_prefix(n);
     return num;
+  }
+};
+
+// The latency fields of a T: line, in the line's unit (times scale gives microseconds).
+constexpr std::pair<std::string_view, std::optional<double> CyclictestThread::*> kTLatencies[] = {
+    {"Min", &CyclictestThread::min_us},
+    {"Act", &CyclictestThread::act_us},
+    {"Avg", &CyclictestThread::avg_us},
+    {"Max", &CyclictestThread::max_us}};
+
+// One "T:" summary line. Returns the thread; throws naming line_no on any malformed field.
+CyclictestThread parse_t_line(std::string_view line, std::size_t line_no, double scale) {
+  auto fail = [&](const std::string& why) -> Error {
+    return Error("cyclictest text: line " + std::to_string(line_no) + ": " + why + ": " +
+                 quote(line));
   };
+  TLineCursor c{trim(line)};
+  c.s.remove_prefix(2);  // "T:"
   CyclictestThread th;
-  auto idx = to_long(take_number());
+  auto idx = to_long(c.take_number());
   if (!idx || *idx < 0 || *idx > 1'000'000) throw fail("bad thread number");
   th.index = static_cast<int>(*idx);
-  skip_ws();
-  if (!s.empty() && s.front() == '(') {
-    s.remove_prefix(1);
-    auto tid = to_long(take_number());
-    skip_ws();
-    if (!tid || s.empty() || s.front() != ')') throw fail("bad thread id");
-    s.remove_prefix(1);
+  c.skip_ws();
+  if (!c.s.empty() && c.s.front() == '(') {
+    c.s.remove_prefix(1);
+    auto tid = to_long(c.take_number());
+    c.skip_ws();
+    if (!tid || c.s.empty() || c.s.front() != ')') throw fail("bad thread id");
+    c.s.remove_prefix(1);
     th.tid = *tid;
   }
   bool have_c = false;
   while (true) {
-    skip_ws();
-    if (s.empty()) break;
-    std::size_t colon = s.find(':');
+    c.skip_ws();
+    if (c.s.empty()) break;
+    std::size_t colon = c.s.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon > 8)
       throw fail("expected Key:value");
-    std::string_view key = s.substr(0, colon);
-    s.remove_prefix(colon + 1);
-    std::string_view num = take_number();
+    std::string_view key = c.s.substr(0, colon);
+    c.s.remove_prefix(colon + 1);
+    std::string_view num = c.take_number();
     if (num.empty()) throw fail("no number after \"" + std::string(key) + ":\"");
     auto v = to_double(num);
     if (!v || *v < 0) throw fail("bad value for \"" + std::string(key) + ":\"");
@@ -259,28 +285,19 @@ CyclictestThread parse_t_line(std::string_view line, std::size_t line_no, double
     } else if (key == "I") {
       th.interval_us = static_cast<long>(*v);
     } else if (key == "C") {
-      auto c = to_long(num);
-      if (!c) throw fail("bad cycle count");
-      th.cycles = *c;
+      auto cycles = to_long(num);
+      if (!cycles) throw fail("bad cycle count");
+      th.cycles = *cycles;
       have_c = true;
-    } else if (key == "Min") {
-      th.min_us = *v * scale;
-    } else if (key == "Act") {
-      th.act_us = *v * scale;
-    } else if (key == "Avg") {
-      th.avg_us = *v * scale;
-    } else if (key == "Max") {
-      th.max_us = *v * scale;
     }
+    for (const auto& [name, field] : kTLatencies)
+      if (key == name) th.*field = *v * scale;
     // Other keys (SMI:, ...) are accepted and ignored.
   }
   if (!have_c) throw fail("no \"C:\" field");
   if (th.cycles == 0) {
     // 0 cycles: cyclictest prints its initial Min 1000000 and zeros, which are not samples.
-    th.min_us.reset();
-    th.act_us.reset();
-    th.avg_us.reset();
-    th.max_us.reset();
+    for (const auto& latency : kTLatencies) (th.*latency.second).reset();
   } else if (!th.min_us || !th.avg_us || !th.max_us) {
     throw fail("missing Min:, Avg: or Max:");
   }
@@ -298,6 +315,93 @@ std::vector<long> hist_columns(std::string_view rest, std::string_view line, std
     out.push_back(*v);
   }
   return out;
+}
+
+// What the lines of a text output hold, before threads are assembled.
+struct TextScan {
+  std::map<int, CyclictestThread> threads;           // from "T:" lines
+  std::map<std::string, std::vector<long>> summary;  // "Min", "Avg", "Max", "Overflows", "Total"
+  std::map<int, std::vector<long>> hist_rows;        // bucket -> count per thread
+  bool in_histogram = false;
+};
+
+// One "#" comment line: "# Histogram" or a summary row; other comments ("/dev/cpu_dma_latency
+// set to 0us", "Thread 0: ...") are ignored.
+void scan_comment(std::string_view line, std::size_t line_no, TextScan& scan) {
+  std::string_view body = trim(line.substr(1));
+  if (body == "Histogram") {
+    scan.in_histogram = true;
+    return;
+  }
+  static const std::pair<std::string_view, const char*> keys[] = {
+      {"Total:", "Total"},
+      {"Min Latencies:", "Min"},
+      {"Avg Latencies:", "Avg"},
+      {"Max Latencies:", "Max"},
+      {"Histogram Overflows:", "Overflows"}};
+  for (auto [prefix, name] : keys)
+    if (body.substr(0, prefix.size()) == prefix)
+      scan.summary[name] = hist_columns(body.substr(prefix.size()), line, line_no);
+}
+
+// Reads one trimmed, non-empty line into scan; false when the line is not recognised.
+bool scan_line(std::string_view line, std::size_t line_no, double scale, TextScan& scan,
+               CyclictestResult& r) {
+  if (line.substr(0, 2) == "T:") {
+    auto th = parse_t_line(line, line_no, scale);
+    if (scan.threads.count(th.index))
+      r.notes.push_back("thread " + std::to_string(th.index) + " repeated at line " +
+                        std::to_string(line_no) + "; using the later line");
+    scan.threads[th.index] = std::move(th);
+    return true;
+  }
+  if (line.front() == '#') {
+    scan_comment(line, line_no, scan);
+    return true;
+  }
+  if (line.substr(0, 7) == "policy:") return true;
+  if (scan.in_histogram && std::isdigit(static_cast<unsigned char>(line.front()))) {
+    auto cols = hist_columns(line, line, line_no);
+    if (cols.size() < 2 || cols[0] > std::numeric_limits<int>::max())
+      throw Error("cyclictest text: line " + std::to_string(line_no) +
+                  ": histogram row needs a bucket and at least one count: " + quote(line));
+    int bucket = static_cast<int>(cols[0]);
+    cols.erase(cols.begin());
+    scan.hist_rows[bucket] = std::move(cols);
+    return true;
+  }
+  return false;
+}
+
+// Histogram-only output (-q -h) has no "T:" lines: thread t from the summary rows.
+CyclictestThread thread_from_histogram(const TextScan& scan, std::size_t t, double scale) {
+  auto col = [&](const char* name) -> std::optional<long> {
+    auto it = scan.summary.find(name);
+    if (it == scan.summary.end() || t >= it->second.size()) return std::nullopt;
+    return it->second[t];
+  };
+  CyclictestThread th;
+  th.index = static_cast<int>(t);
+  // rt-tests 2.7 dropped "# Total:" (it restated the bucket sum; docs/sources.md [t5]): add the
+  // rows.
+  std::optional<long> total = col("Total");
+  if (!total && !scan.hist_rows.empty()) {
+    total = 0;
+    for (const auto& [_, cols] : scan.hist_rows)
+      if (t < cols.size()) *total += cols[t];
+  }
+  if (!total || !col("Overflows"))
+    throw Error(
+        "cyclictest text: histogram output without \"# Total:\" or histogram rows, or "
+        "without \"# Histogram Overflows:\", for thread " +
+        std::to_string(t));
+  th.cycles = *total + *col("Overflows");
+  if (th.cycles > 0) {
+    if (auto v = col("Min")) th.min_us = *v * scale;
+    if (auto v = col("Avg")) th.avg_us = *v * scale;
+    if (auto v = col("Max")) th.max_us = *v * scale;
+  }
+  return th;
 }
 
 }  // namespace
@@ -319,57 +423,17 @@ CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns)
                       std::to_string(first_line) + ")");
   }
 
-  std::map<int, CyclictestThread> threads;
-  std::map<std::string, std::vector<long>> summary;  // "Min", "Avg", "Max", "Overflows", "Total"
-  std::map<int, std::vector<long>> hist_rows;
-  bool in_histogram = false;
+  TextScan scan;
   std::size_t skipped = 0;
   std::string first_skipped;
   auto lines = split_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::size_t line_no = first_line + i;
     std::string_view line = trim(lines[i]);
-    if (i == 0 && esc != std::string_view::npos) {
-      // Rest of the cursor-movement sequence ("[4A") followed by the policy line.
-      continue;
-    }
-    if (line.empty()) continue;
-    if (line.substr(0, 2) == "T:") {
-      auto th = parse_t_line(line, line_no, scale);
-      if (threads.count(th.index))
-        r.notes.push_back("thread " + std::to_string(th.index) + " repeated at line " +
-                          std::to_string(line_no) + "; using the later line");
-      threads[th.index] = std::move(th);
-      continue;
-    }
-    if (line.front() == '#') {
-      std::string_view body = trim(line.substr(1));
-      if (body == "Histogram") {
-        in_histogram = true;
-        continue;
-      }
-      static const std::pair<std::string_view, const char*> keys[] = {
-          {"Total:", "Total"},
-          {"Min Latencies:", "Min"},
-          {"Avg Latencies:", "Avg"},
-          {"Max Latencies:", "Max"},
-          {"Histogram Overflows:", "Overflows"}};
-      for (auto [prefix, name] : keys)
-        if (body.substr(0, prefix.size()) == prefix)
-          summary[name] = hist_columns(body.substr(prefix.size()), line, line_no);
-      continue;  // other comments: "/dev/cpu_dma_latency set to 0us", "Thread 0: ..."
-    }
-    if (line.substr(0, 7) == "policy:") continue;
-    if (in_histogram && std::isdigit(static_cast<unsigned char>(line.front()))) {
-      auto cols = hist_columns(line, line, line_no);
-      if (cols.size() < 2 || cols[0] > std::numeric_limits<int>::max())
-        throw Error("cyclictest text: line " + std::to_string(line_no) +
-                    ": histogram row needs a bucket and at least one count: " + quote(line));
-      int bucket = static_cast<int>(cols[0]);
-      cols.erase(cols.begin());
-      hist_rows[bucket] = std::move(cols);
-      continue;
-    }
+    // After an ESC the first line is the rest of the cursor-movement sequence ("[4A") followed
+    // by the policy line.
+    if ((i == 0 && esc != std::string_view::npos) || line.empty()) continue;
+    if (scan_line(line, line_no, scale, scan, r)) continue;
     if (skipped++ == 0) {
       first_skipped = std::to_string(line_no) + ": " + quote(line, 100);
       r.first_skipped_line = line_no;
@@ -379,49 +443,21 @@ CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns)
     r.notes.push_back("skipped " + std::to_string(skipped) +
                       " unrecognised line(s), first at line " + first_skipped);
 
-  // Histogram-only output (-q -h) has no "T:" lines: build threads from the summary rows.
   std::size_t hist_threads = 0;
-  for (const auto& [_, cols] : hist_rows) hist_threads = std::max(hist_threads, cols.size());
-  for (const auto& [_, cols] : summary) hist_threads = std::max(hist_threads, cols.size());
-  if (threads.empty() && hist_threads > 0) {
-    for (std::size_t t = 0; t < hist_threads; ++t) {
-      auto col = [&](const char* name) -> std::optional<long> {
-        auto it = summary.find(name);
-        if (it == summary.end() || t >= it->second.size()) return std::nullopt;
-        return it->second[t];
-      };
-      CyclictestThread th;
-      th.index = static_cast<int>(t);
-      // rt-tests 2.7 dropped "# Total:" (it restated the bucket sum; docs/sources.md [t5]):
-      // add the rows.
-      std::optional<long> total = col("Total");
-      if (!total && !hist_rows.empty()) {
-        total = 0;
-        for (const auto& [_, cols] : hist_rows)
-          if (t < cols.size()) *total += cols[t];
-      }
-      if (!total || !col("Overflows"))
-        throw Error(
-            "cyclictest text: histogram output without \"# Total:\" or histogram rows, or "
-            "without \"# Histogram Overflows:\", for thread " +
-            std::to_string(t));
-      th.cycles = *total + *col("Overflows");
-      if (th.cycles > 0) {
-        if (auto v = col("Min")) th.min_us = *v * scale;
-        if (auto v = col("Avg")) th.avg_us = *v * scale;
-        if (auto v = col("Max")) th.max_us = *v * scale;
-      }
-      threads[th.index] = std::move(th);
-    }
-  }
-  if (threads.empty())
+  for (const auto& [_, cols] : scan.hist_rows) hist_threads = std::max(hist_threads, cols.size());
+  for (const auto& [_, cols] : scan.summary) hist_threads = std::max(hist_threads, cols.size());
+  if (scan.threads.empty())
+    for (std::size_t t = 0; t < hist_threads; ++t)
+      scan.threads[static_cast<int>(t)] = thread_from_histogram(scan, t, scale);
+  if (scan.threads.empty())
     throw Error("cyclictest text: no \"T:\" summary lines and no histogram summary in " +
                 quote(text, 200));
-  for (auto& [idx, th] : threads) {
+  for (auto& [idx, th] : scan.threads) {
     std::size_t col = static_cast<std::size_t>(idx);
-    for (const auto& [bucket, cols] : hist_rows)
+    for (const auto& [bucket, cols] : scan.hist_rows)
       if (col < cols.size() && cols[col] > 0) th.histogram[bucket] = cols[col];
-    if (auto it = summary.find("Overflows"); it != summary.end() && col < it->second.size())
+    if (auto it = scan.summary.find("Overflows");
+        it != scan.summary.end() && col < it->second.size())
       th.overflows = it->second[col];
     if (!th.has_samples())
       r.notes.push_back("thread " + std::to_string(idx) + ": no samples (0 cycles)");

@@ -159,10 +159,21 @@ void parse_step(const std::vector<std::string_view>& f, InsnCountFile& out) {
   s.ended = true;
 }
 
-InsnStep& ended_step(InsnCountFile& out, std::string_view seq) {
-  InsnStep& s = last_step(out, seq);
+// A region or prof record "<kind> <seq> vcpu=<v> ...": its step (ended), keys and vCPU.
+struct StepRecord {
+  InsnStep& step;
+  Keys keys;
+  unsigned vcpu;
+};
+
+StepRecord step_record(const std::vector<std::string_view>& f, InsnCountFile& out,
+                       std::string_view kind) {
+  if (f.size() < 2) throw LineError{std::string(kind) + " record without seq"};
+  InsnStep& s = last_step(out, f[1]);
   if (!s.ended) throw LineError{"region/prof record before the end of its step"};
-  return s;
+  Keys k = keys_of(f, 2);
+  const unsigned vcpu = need_vcpu(k, out.vcpus);
+  return {s, std::move(k), vcpu};
 }
 
 // class=: absent for class 0; 1..3 and only in version 2.
@@ -177,11 +188,9 @@ unsigned region_class_of(const Keys& k, int version) {
 }
 
 void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
-  if (f.size() < 2) throw LineError{"region record without seq"};
-  InsnStep& s = ended_step(out, f[1]);
-  Keys k = keys_of(f, 2);
+  auto [s, k, vcpu] = step_record(f, out, "region");
   InsnRegionTotals r;
-  r.vcpu = need_vcpu(k, out.vcpus);
+  r.vcpu = vcpu;
   r.region_class = region_class_of(k, out.version);
   r.regions = need_u64(k, "n");
   r.user = need_u64(k, "user");
@@ -200,11 +209,9 @@ void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
 }
 
 void parse_prof(const std::vector<std::string_view>& f, InsnCountFile& out) {
-  if (f.size() < 2) throw LineError{"prof record without seq"};
-  InsnStep& s = ended_step(out, f[1]);
-  Keys k = keys_of(f, 2);
+  auto [s, k, vcpu] = step_record(f, out, "prof");
   InsnProfileEntry e;
-  e.vcpu = need_vcpu(k, out.vcpus);
+  e.vcpu = vcpu;
   std::string_view pc = need(k, "pc");
   if (pc.size() < 3 || pc.substr(0, 2) != "0x") throw LineError{"pc: not 0x<hex>"};
   e.pc = to_u64(pc.substr(2), "pc", 16);

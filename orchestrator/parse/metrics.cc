@@ -22,7 +22,8 @@ bool add_metric_value(Metrics& metrics, const std::string& name, const std::stri
   if (!std::isfinite(value)) return false;
   auto it = metrics.find(name);
   if (it == metrics.end()) {
-    metrics.emplace(name, Metric{unit, lower_is_better, aggregate, {value}, std::nullopt, {}, {}, {}});
+    metrics.emplace(name,
+                    Metric{unit, lower_is_better, aggregate, {value}, std::nullopt, {}, {}, {}});
     return true;
   }
   Metric& m = it->second;

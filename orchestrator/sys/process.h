@@ -34,7 +34,7 @@ struct ProcessSpec {
   bool stderr_to_stdout = false;                         // both streams into stdout's sink
   bool append = false;                                   // append to the output files
   std::chrono::milliseconds timeout{0};                  // 0: no limit
-  std::size_t capture_limit = 16 * 1024 * 1024;
+  std::size_t capture_limit = std::size_t{16} * 1024 * 1024;
 };
 
 struct ProcessResult {

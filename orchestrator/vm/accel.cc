@@ -156,30 +156,16 @@ KvmProbeMarkers parse_kvm_probe_log(std::string_view log) {
 std::vector<std::string> kvm_probe_argv(Accel accel, const std::string& cpu_model,
                                         const fs::path& image, const fs::path& debug_log) {
   const QemuArchQuirks& q = x86_64_quirks();
-  return {q.binary,
-          "-machine",
-          q.machine,
-          "-accel",
-          accel == Accel::kvm ? "kvm" : q.tcg_accel,
-          "-cpu",
-          cpu_model,
-          "-m",
-          "128",
-          "-nodefaults",
-          "-no-user-config",
-          "-display",
-          "none",
-          "-monitor",
-          "none",
-          "-chardev",
-          "file,id=dbg,path=" + qemu_escape_option_value(debug_log.string()),
-          "-device",
-          "isa-debugcon,iobase=0x402,chardev=dbg",
-          "-device",
-          "isa-debug-exit,iobase=0xf4,iosize=0x04",
-          "-kernel",
-          image.string(),
-          "-no-reboot"};
+  std::vector<std::string> a = {
+      q.binary, "-machine", q.machine, "-accel", accel == Accel::kvm ? "kvm" : q.tcg_accel,
+      "-cpu",   cpu_model,  "-m",      "128"};
+  const std::vector<std::string> bare = qemu_bare_options();
+  a.insert(a.end(), bare.begin(), bare.end());
+  a.insert(a.end(),
+           {"-chardev", "file,id=dbg,path=" + qemu_escape_option_value(debug_log.string()),
+            "-device", "isa-debugcon,iobase=0x402,chardev=dbg", "-device",
+            "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", image.string(), "-no-reboot"});
+  return a;
 }
 
 KvmProbeResult probe_kvm(ProcessRunner& runner, const fs::path& work_dir,

@@ -79,26 +79,24 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
           std::to_string(effective_cores(cfg)) + ",threads=" + std::to_string(cfg.threads),
       "-m",
       std::to_string(cfg.memory_mib),
-      // -nodefaults drops the default NIC, VGA, serial/parallel ports and monitor; the guest
-      // needs only the two serial ports added below (q35 keeps its built-in LPC/AHCI).
-      "-nodefaults",
-      "-no-user-config",
-      "-display",
-      "none",
-      "-monitor",
-      "none",
-      // File chardevs are opened with O_TRUNC by QEMU; the first -serial is ttyS0.
-      "-chardev",
-      "file,id=con,path=" + qemu_escape_option_value(cfg.console_log.string()),
-      "-serial",
-      "chardev:con",
-      "-chardev",
-      "file,id=res,path=" + qemu_escape_option_value(cfg.result_channel.string()),
-      "-serial",
-      "chardev:res",
-      "-kernel",
-      cfg.kernel.string(),
   };
+  // The guest needs only the two serial ports added below.
+  const std::vector<std::string> bare = qemu_bare_options();
+  a.insert(a.end(), bare.begin(), bare.end());
+  a.insert(a.end(),
+           {
+               // File chardevs are opened with O_TRUNC by QEMU; the first -serial is ttyS0.
+               "-chardev",
+               "file,id=con,path=" + qemu_escape_option_value(cfg.console_log.string()),
+               "-serial",
+               "chardev:con",
+               "-chardev",
+               "file,id=res,path=" + qemu_escape_option_value(cfg.result_channel.string()),
+               "-serial",
+               "chardev:res",
+               "-kernel",
+               cfg.kernel.string(),
+           });
   append_numa_args(a, cfg);
   if (!cfg.initrd.empty()) {
     a.push_back("-initrd");
@@ -119,6 +117,10 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
     a.push_back(insn_plugin_qemu_option(*cfg.insn_plugin));
   }
   return a;
+}
+
+std::vector<std::string> qemu_bare_options() {
+  return {"-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none"};
 }
 
 std::string insn_plugin_qemu_option(const InsnPluginConfig& p) {

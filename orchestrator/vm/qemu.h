@@ -34,6 +34,11 @@ const QemuArchQuirks& x86_64_quirks();
 // -chardev path=... go through this. "a,b" -> "a,,b".
 std::string qemu_escape_option_value(std::string_view v);
 
+// The options that give QEMU no default devices, no user configuration, no display and no
+// monitor (pure): -nodefaults -no-user-config -display none -monitor none. -nodefaults drops the
+// default NIC, VGA, serial/parallel ports and monitor (q35 keeps its built-in LPC/AHCI).
+std::vector<std::string> qemu_bare_options();
+
 // The value of QEMU's -plugin option for p (pure):
 //   file=<plugin>,out=<output>[,profile_cpus=<vm_cpu_list>][,profile_top=<N>]
 // with every comma inside a value doubled (qemu_escape_option_value); QEMU hands the plugin

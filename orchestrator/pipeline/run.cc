@@ -39,6 +39,7 @@
 #include "vm/backend.h"
 #include "vm/libvirt.h"
 #include "vm/libvirt_host.h"
+#include "workload/registry.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -157,14 +158,6 @@ void reopen_interrupted(json& d) {
 }
 
 // True when the bzImage is a kernel cache entry (not a prebuilt image elsewhere).
-// rtla (and its libtracefs/libtraceevent) goes into the guest image only when a workload runs
-// it, so the default image and its cache key stay as they were.
-bool uses_rtla(const Spec& spec) {
-  for (const auto& w : spec.workloads)
-    if (w.tool.rfind("rtla-", 0) == 0) return true;
-  return false;
-}
-
 // What a kernel build says beside the kernel, as a kernel test robot reports it
 // (docs/examples/madvise-latency.md): its compiler and kbuild warnings, from the build log
 // (kernel/build_log.h), and the files its patches change, so that compare can tell which warnings B
@@ -287,13 +280,6 @@ std::vector<Slot> make_slots(const HostPlan& plan, const RunOptions& opt, Proces
     slots.push_back({sp.index, "local", sp, plan.overcommitted, backends.back().get()});
   }
   return slots;
-}
-
-// True when a cyclictest load of the spec runs `tool`.
-bool uses_load_tool(const Spec& spec, const std::string& tool) {
-  for (const auto& w : spec.workloads)
-    if (w.load && w.load->front().tool == tool) return true;
-  return false;
 }
 
 // The "failed"/"build" cell of a variant whose kernel could not be built.
@@ -872,6 +858,16 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
   return build_failure;
 }
 
+// A tool's guest binary (workload/registry.h guest_binaries): a host path, or one of isolab's
+// own guest tools, found where the options say.
+fs::path guest_binary_path(const std::string& binary, const RunOptions& opt) {
+  const std::map<std::string, fs::path> own = {{"vmstat-overhead", opt.vmstat_overhead},
+                                               {"madvise-pressure", opt.madvise_pressure},
+                                               {"page-fault-bench", opt.page_fault_bench}};
+  const auto it = own.find(binary);
+  return it == own.end() ? fs::path(binary) : it->second;
+}
+
 // The guest image: busybox, cyclictest, stress-ng, vmstat-overhead, isolab-mark and their
 // libraries, plus rtla, madvise-pressure and page-fault-bench only when the spec uses them (the
 // images of the other specs, and their cache entries, stay as they were).
@@ -881,13 +877,11 @@ BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& ru
                       const fs::path& cache, RunDoc& doc) {
   check_interrupt();
   BaseImageInputs bi;
-  bi.tools = {"/usr/bin/cyclictest", "/usr/bin/stress-ng", opt.vmstat_overhead};
+  for (const auto& b : guest_binaries(spec.workloads, true))
+    bi.tools.push_back(guest_binary_path(b, opt));
   if (!opt.isolab_mark.empty()) bi.tools.push_back(opt.isolab_mark);
-  if (uses_rtla(spec)) bi.tools.push_back("/usr/bin/rtla");
-  if (uses_load_tool(spec, "madvise-pressure")) bi.tools.push_back(opt.madvise_pressure);
-  if (std::any_of(spec.workloads.begin(), spec.workloads.end(),
-                  [](const WorkloadSpec& w) { return w.tool == "page-fault-bench"; }))
-    bi.tools.push_back(opt.page_fault_bench);
+  for (const auto& b : guest_binaries(spec.workloads, false))
+    bi.tools.push_back(guest_binary_path(b, opt));
   BaseImage base = ensure_base_image(runner, bi, cache);
   doc.doc()["guest_image"] = {{"sha256", base.sha256}, {"from_cache", base.from_cache}};
   doc.doc()["comparison_key"]["guest_image_sha256"] = base.sha256;

@@ -11,7 +11,10 @@
 #include "base/json_text.h"
 #include "cmdline/analyze.h"
 #include "cmdline/cpulist.h"
-#include "spec/primary.h"
+#include "spec/compare_settings.h"
+#include "spec/json_object.h"
+#include "spec/workloads.h"
+#include "workload/registry.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -19,83 +22,6 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
-
-std::string child(const std::string& ptr, const std::string& key) {
-  return ptr + "/" + json_pointer_token(key);
-}
-std::string child(const std::string& ptr, std::size_t i) { return ptr + "/" + std::to_string(i); }
-
-// A JSON object reader that remembers which keys were consumed so that unknown keys can be
-// reported with their pointer.
-class Obj {
- public:
-  Obj(const json& j, std::string ptr) : j_(j), ptr_(std::move(ptr)) {
-    if (!j.is_object())
-      throw SpecError(ptr_.empty() ? "/" : ptr_,
-                      "expected an object, got " + std::string(j.type_name()));
-  }
-  bool has(const std::string& k) const { return j_.contains(k); }
-  const json* get(const std::string& k) {
-    seen_.insert(k);
-    auto it = j_.find(k);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  std::string ptr(const std::string& k) const { return child(ptr_, k); }
-  const std::string& ptr() const { return ptr_; }
-
-  std::string str(const std::string& k, std::string def = "") {
-    const json* v = get(k);
-    if (!v) return def;
-    if (!v->is_string())
-      throw SpecError(ptr(k), "expected a string, got " + std::string(v->type_name()));
-    return v->get<std::string>();
-  }
-  long integer(const std::string& k, long def, long lo, long hi) {
-    const json* v = get(k);
-    if (!v) return def;
-    if (!v->is_number_integer())
-      throw SpecError(ptr(k), "expected an integer, got " + std::string(v->type_name()));
-    long x = v->get<long>();
-    if (x < lo || x > hi)
-      throw SpecError(ptr(k), "value " + std::to_string(x) + " out of range [" +
-                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    return x;
-  }
-  bool boolean(const std::string& k, bool def) {
-    const json* v = get(k);
-    if (!v) return def;
-    if (!v->is_boolean())
-      throw SpecError(ptr(k), "expected true or false, got " + std::string(v->type_name()));
-    return v->get<bool>();
-  }
-  std::vector<std::string> strings(const std::string& k) {
-    std::vector<std::string> out;
-    const json* v = get(k);
-    if (!v) return out;
-    if (!v->is_array()) throw SpecError(ptr(k), "expected an array of strings");
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      if (!(*v)[i].is_string()) throw SpecError(child(ptr(k), i), "expected a string");
-      out.push_back((*v)[i].get<std::string>());
-    }
-    return out;
-  }
-  void finish() const {
-    for (auto it = j_.begin(); it != j_.end(); ++it)
-      if (!seen_.count(it.key())) throw SpecError(ptr(it.key()), "unknown field");
-  }
-
- private:
-  const json& j_;
-  std::string ptr_;
-  std::set<std::string> seen_;
-};
-
-void check_name(const std::string& name, const std::string& ptr, const char* what) {
-  static const std::regex re("[A-Za-z0-9_.-]{1,40}");
-  if (!std::regex_match(name, re) || name == "." || name == "..")
-    throw SpecError(ptr, std::string(what) + " name '" + sanitize_excerpt(name, 60) +
-                             "' must be 1-40 characters of A-Z a-z 0-9 _ . -");
-}
 
 fs::path resolve_existing(const std::string& p, const fs::path& base, const std::string& ptr) {
   if (p.empty()) throw SpecError(ptr, "empty path");
@@ -135,113 +61,6 @@ void add_patches(const std::string& entry, const fs::path& base, const std::stri
   }
 }
 
-// latency_tracer and count_calls (cyclictest only).
-void parse_cyclictest_tracing(Obj& o, WorkloadSpec& w) {
-  for (const char* k : {"latency_tracer", "count_calls"})
-    if (w.tool != "cyclictest" && o.has(k))
-      throw SpecError(o.ptr(k), "only a cyclictest workload takes this field");
-  w.latency_tracer = o.str("latency_tracer", "");
-  if (!w.latency_tracer.empty() && w.latency_tracer != "wakeup_rt")
-    throw SpecError(o.ptr("latency_tracer"),
-                    "expected wakeup_rt, got '" + sanitize_excerpt(w.latency_tracer, 40) + "'");
-  w.count_calls = o.strings("count_calls");
-  static const std::regex fn_re("[A-Za-z_][A-Za-z0-9_.]{0,79}");
-  for (std::size_t i = 0; i < w.count_calls.size(); ++i)
-    if (!std::regex_match(w.count_calls[i], fn_re))
-      throw SpecError(
-          child(o.ptr("count_calls"), i),
-          "not a kernel function name: '" + sanitize_excerpt(w.count_calls[i], 80) + "'");
-  // The function profiler prints names cut to 30 characters (workload.cc): two names that
-  // agree on those could not be told apart.
-  for (std::size_t i = 0; i < w.count_calls.size(); ++i)
-    for (std::size_t k = 0; k < i; ++k)
-      if (w.count_calls[i].substr(0, 30) == w.count_calls[k].substr(0, 30))
-        throw SpecError(child(o.ptr("count_calls"), i),
-                        "its first 30 characters are those of count_calls[" + std::to_string(k) +
-                            "]: the function profiler prints names cut to 30");
-}
-
-WorkloadSpec parse_workload(const json& j, const std::string& ptr, bool is_load) {
-  Obj o(j, ptr);
-  WorkloadSpec w;
-  w.pointer = ptr;
-  w.name = o.str("name", is_load ? "load" : "");
-  check_name(w.name, o.ptr("name"), "workload");
-  w.tool = o.str("tool");
-  static const std::set<std::string> tools = {
-      "cyclictest",    "stress-ng",        "vmstat-overhead", "rtla-osnoise",
-      "rtla-timerlat", "madvise-pressure", "page-fault-bench"};
-  if (!tools.count(w.tool))
-    throw SpecError(o.ptr("tool"), "unknown tool '" + sanitize_excerpt(w.tool, 40) +
-                                       "' (known: cyclictest, stress-ng, vmstat-overhead, "
-                                       "rtla-osnoise, rtla-timerlat, madvise-pressure, "
-                                       "page-fault-bench)");
-  if (!is_load && w.tool == "madvise-pressure")
-    throw SpecError(o.ptr("tool"), "madvise-pressure runs only as the load of a cyclictest");
-  if (is_load && w.tool != "stress-ng" && w.tool != "madvise-pressure")
-    throw SpecError(o.ptr("tool"), "a load must be stress-ng or madvise-pressure");
-  const bool pfb = w.tool == "page-fault-bench";
-  w.cpus = o.str("cpus", is_load || w.tool == "stress-ng" ? "housekeeping"
-                         : pfb                            ? "all"
-                                                          : "isolated");
-  static const std::regex cpus_re("isolated|housekeeping|all|[0-9N, :/-]+");
-  if (!std::regex_match(w.cpus, cpus_re))
-    throw SpecError(o.ptr("cpus"), "expected isolated, housekeeping, all or a cpulist, got '" +
-                                       sanitize_excerpt(w.cpus, 40) + "'");
-  w.duration_s = static_cast<int>(o.integer("duration_s",
-                                            w.tool == "vmstat-overhead" ? 0
-                                            : pfb                       ? 2
-                                                                        : 10,
-                                            pfb ? 1 : 0, 86400));
-  if (w.tool.rfind("rtla-", 0) == 0 && w.duration_s < 1)
-    throw SpecError(o.ptr("duration_s"), "an rtla workload needs a duration of at least 1 s");
-  w.interval_us = static_cast<int>(o.integer("interval_us", 1000, 50, 1000000));
-  w.priority = static_cast<int>(o.integer("priority", 95, 1, 99));
-  w.histogram_us = static_cast<int>(o.integer("histogram_us", 1000, 0, 100000));
-  if (const json* s = o.get("stressors")) {
-    if (!s->is_object() || s->empty())
-      throw SpecError(o.ptr("stressors"), "expected an object {stressor: instances}");
-    static const std::regex st_re("[a-z0-9-]{1,30}");
-    for (auto it = s->begin(); it != s->end(); ++it) {
-      std::string p = child(o.ptr("stressors"), it.key());
-      if (!std::regex_match(it.key(), st_re)) throw SpecError(p, "bad stressor name");
-      if (!it->is_number_integer() || it->get<int>() < 0 || it->get<int>() > 1024)
-        throw SpecError(p, "expected an instance count 0-1024 (0 = one per selected CPU)");
-      w.stressors[it.key()] = it->get<int>();
-    }
-  } else if (w.tool == "stress-ng") {
-    w.stressors["cpu"] = 0;
-  }
-  w.extra_args = o.strings("extra_args");
-  for (std::size_t i = 0; i < w.extra_args.size(); ++i)
-    if (w.extra_args[i].find_first_of("\n\r'") != std::string::npos || w.extra_args[i].size() > 200)
-      throw SpecError(child(o.ptr("extra_args"), i),
-                      "argument has a newline or quote or is too long");
-  w.mode = o.str("mode", w.tool == "vmstat-overhead" ? "syscall" : "");
-  if (w.tool == "vmstat-overhead" && w.mode != "syscall" && w.mode != "idle")
-    throw SpecError(o.ptr("mode"), "expected syscall or idle");
-  long def_iter = w.mode == "idle" ? 2000 : 100000;
-  w.iterations = o.integer("iterations", w.tool == "vmstat-overhead" ? def_iter : 0, 0, 1000000000);
-  w.warmup_iterations =
-      o.integer("warmup_iterations", pfb ? 20 : w.iterations / 10, 0, pfb ? 1000000 : 1000000000);
-  w.touch_pages = o.boolean("touch_pages", false);
-  w.sleep_us = static_cast<int>(o.integer("sleep_us", 10, 0, 1000000));
-  for (const char* k : {"touch_pages", "sleep_us"})
-    if (w.tool != "vmstat-overhead" && o.has(k))
-      throw SpecError(o.ptr(k), "only a vmstat-overhead workload takes this field");
-  parse_cyclictest_tracing(o, w);
-  w.timeout_s = static_cast<int>(o.integer("timeout_s", 0, 0, 86400));
-  if (const json* l = o.get("load")) {
-    if (is_load) throw SpecError(o.ptr("load"), "a load cannot have a load");
-    if (w.tool != "cyclictest")
-      throw SpecError(o.ptr("load"), "only a cyclictest workload takes a load");
-    w.load = std::vector<WorkloadSpec>{parse_workload(*l, o.ptr("load"), true)};
-    w.load->front().duration_s = w.duration_s;
-  }
-  o.finish();
-  return w;
-}
-
 // "sysctls": {"vm.numa_stat": 0, "kernel.foo": "1 2"}: names as sysctl(8) writes them, values
 // that a shell word and /proc/sys can carry without quoting surprises.
 std::map<std::string, std::string> parse_sysctls(const json& j, const std::string& ptr) {
@@ -250,7 +69,7 @@ std::map<std::string, std::string> parse_sysctls(const json& j, const std::strin
   static const std::regex value_re("[A-Za-z0-9 _.,:+=-]{0,100}");
   std::map<std::string, std::string> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string p = child(ptr, it.key());
+    std::string p = json_child(ptr, it.key());
     if (it.key().size() > 100 || !std::regex_match(it.key(), name_re))
       throw SpecError(p, "sysctl name '" + sanitize_excerpt(it.key(), 60) +
                              "' is not a dotted name such as vm.numa_stat");
@@ -281,7 +100,7 @@ std::vector<NumaNodeSpec> parse_numa_nodes(const json& j, const std::string& ptr
   CpuSet seen(static_cast<unsigned>(vcpus));
   long total = 0;
   for (std::size_t i = 0; i < j.size(); ++i) {
-    Obj no(j[i], child(ptr, i));
+    SpecObject no(j[i], json_child(ptr, i));
     std::string text = no.str("cpus");
     CpuListParse r = try_parse_cpulist(text, static_cast<unsigned>(vcpus));
     if (text.empty() || !r.ok() || r.set.empty())
@@ -314,19 +133,19 @@ std::vector<HostSpec> parse_hosts(const json& hosts, const std::string& pointer)
   if (!hosts.is_array()) throw SpecError(pointer, "expected an array of libvirt URIs");
   std::vector<HostSpec> out;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
-    const std::string p = child(pointer, i);
+    const std::string p = json_child(pointer, i);
     HostSpec h;
     if (hosts[i].is_string()) {
       h.uri = hosts[i].get<std::string>();
     } else {
-      Obj ho(hosts[i], p);
+      SpecObject ho(hosts[i], p);
       h.uri = ho.str("uri");
       h.pool_dir = ho.str("pool_dir");
       if (!h.pool_dir.empty() && h.pool_dir.front() != '/')
         throw SpecError(ho.ptr("pool_dir"), "pool_dir must be an absolute path");
       ho.finish();
     }
-    const std::string up = hosts[i].is_string() ? p : child(p, "uri");
+    const std::string up = hosts[i].is_string() ? p : json_child(p, "uri");
     if (h.uri.find("://") == std::string::npos)
       throw SpecError(up, "'" + sanitize_excerpt(h.uri, 80) +
                               "' is not a libvirt URI (qemu+ssh://host/system, qemu:///system)");
@@ -339,83 +158,122 @@ std::vector<HostSpec> parse_hosts(const json& hosts, const std::string& pointer)
   return out;
 }
 
-Spec parse_spec(const json& doc, const fs::path& base_dir) {
-  Spec s;
-  s.raw = doc;
-  Obj o(doc, "");
-  s.name = o.str("name");
-  check_name(s.name, "/name", "spec");
-  s.description = o.str("description");
+namespace {
 
-  if (const json* k = o.get("kernel")) {
-    Obj ko(*k, "/kernel");
-    if (const json* src = ko.get("source")) {
-      Obj so(*src, "/kernel/source");
-      int kinds = so.has("tarball") + so.has("git") + so.has("prebuilt");
-      if (kinds != 1)
-        throw SpecError("/kernel/source", "give exactly one of tarball, git, prebuilt");
-      if (so.has("tarball")) {
-        s.source.kind = KernelSourceSpec::Kind::tarball;
-        s.source.tarball = resolve_existing(so.str("tarball"), base_dir, "/kernel/source/tarball");
-      } else if (so.has("git")) {
-        s.source.kind = KernelSourceSpec::Kind::git;
-        s.source.git = so.str("git");
-        s.source.ref = so.str("ref", "HEAD");
-        if (s.source.git.empty()) throw SpecError("/kernel/source/git", "empty");
-        if (!s.source.git.empty() && s.source.git[0] == '-')
-          throw SpecError("/kernel/source/git", "must not start with '-'");
-        if (!s.source.ref.empty() && s.source.ref[0] == '-')
-          throw SpecError("/kernel/source/ref", "must not start with '-'");
-        if (s.source.git.find("://") == std::string::npos &&
-            s.source.git.find('@') == std::string::npos)
-          s.source.git = resolve_existing(s.source.git, base_dir, "/kernel/source/git").string();
-      } else {
-        s.source.kind = KernelSourceSpec::Kind::prebuilt;
-        s.source.prebuilt =
-            resolve_existing(so.str("prebuilt"), base_dir, "/kernel/source/prebuilt");
-      }
-      so.finish();
-    }
-    s.base_config = ko.str("base_config", "tinyconfig");
-    static const std::regex target_re("[a-z0-9_]+config");
-    if (!std::regex_match(s.base_config, target_re))
-      throw SpecError("/kernel/base_config",
-                      "expected a make *config target such as tinyconfig or defconfig");
-    auto frags = ko.strings("config_fragments");
-    for (std::size_t i = 0; i < frags.size(); ++i)
-      s.config_fragments.push_back(
-          resolve_existing(frags[i], base_dir, child("/kernel/config_fragments", i)));
-    ko.finish();
+// /kernel/source: exactly one of tarball, git (+ ref), prebuilt.
+KernelSourceSpec parse_source(const json& src, const fs::path& base_dir) {
+  SpecObject so(src, "/kernel/source");
+  KernelSourceSpec k;
+  int kinds = so.has("tarball") + so.has("git") + so.has("prebuilt");
+  if (kinds != 1) throw SpecError("/kernel/source", "give exactly one of tarball, git, prebuilt");
+  if (so.has("tarball")) {
+    k.kind = KernelSourceSpec::Kind::tarball;
+    k.tarball = resolve_existing(so.str("tarball"), base_dir, "/kernel/source/tarball");
+  } else if (so.has("git")) {
+    k.kind = KernelSourceSpec::Kind::git;
+    k.git = so.str("git");
+    k.ref = so.str("ref", "HEAD");
+    if (k.git.empty()) throw SpecError("/kernel/source/git", "empty");
+    if (k.git[0] == '-') throw SpecError("/kernel/source/git", "must not start with '-'");
+    if (!k.ref.empty() && k.ref[0] == '-')
+      throw SpecError("/kernel/source/ref", "must not start with '-'");
+    if (k.git.find("://") == std::string::npos && k.git.find('@') == std::string::npos)
+      k.git = resolve_existing(k.git, base_dir, "/kernel/source/git").string();
+  } else {
+    k.kind = KernelSourceSpec::Kind::prebuilt;
+    k.prebuilt = resolve_existing(so.str("prebuilt"), base_dir, "/kernel/source/prebuilt");
   }
+  so.finish();
+  return k;
+}
 
-  const json* vars = o.get("variants");
+// /kernel: source, base_config, config_fragments.
+void parse_kernel(const json& k, const fs::path& base_dir, Spec& s) {
+  SpecObject ko(k, "/kernel");
+  if (const json* src = ko.get("source")) s.source = parse_source(*src, base_dir);
+  s.base_config = ko.str("base_config", "tinyconfig");
+  static const std::regex target_re("[a-z0-9_]+config");
+  if (!std::regex_match(s.base_config, target_re))
+    throw SpecError("/kernel/base_config",
+                    "expected a make *config target such as tinyconfig or defconfig");
+  auto frags = ko.strings("config_fragments");
+  for (std::size_t i = 0; i < frags.size(); ++i)
+    s.config_fragments.push_back(
+        resolve_existing(frags[i], base_dir, json_child("/kernel/config_fragments", i)));
+  ko.finish();
+}
+
+// One variant; `names` holds the earlier variants' names.
+VariantSpec parse_variant(const json& j, const std::string& p, const fs::path& base_dir,
+                          std::set<std::string>& names) {
+  SpecObject vo(j, p);
+  VariantSpec v;
+  v.name = vo.str("name");
+  check_spec_name(v.name, vo.ptr("name"), "variant");
+  if (!names.insert(v.name).second)
+    throw SpecError(vo.ptr("name"), "duplicate variant name " + v.name);
+  auto patches = vo.strings("patches");
+  for (std::size_t j = 0; j < patches.size(); ++j)
+    add_patches(patches[j], base_dir, json_child(vo.ptr("patches"), j), v.patches);
+  auto frags = vo.strings("config_fragments");
+  for (std::size_t j = 0; j < frags.size(); ++j)
+    v.config_fragments.push_back(
+        resolve_existing(frags[j], base_dir, json_child(vo.ptr("config_fragments"), j)));
+  v.extra_cmdline = vo.str("extra_cmdline");
+  if (const json* sc = vo.get("sysctls")) v.sysctls = parse_sysctls(*sc, vo.ptr("sysctls"));
+  vo.finish();
+  return v;
+}
+
+// /variants: 1 to 16, names unique.
+std::vector<VariantSpec> parse_variants(const json* vars, const fs::path& base_dir) {
   if (!vars || !vars->is_array() || vars->empty())
     throw SpecError("/variants", "expected a non-empty array of variants");
   if (vars->size() > 16) throw SpecError("/variants", "at most 16 variants");
+  std::vector<VariantSpec> out;
   std::set<std::string> names;
-  for (std::size_t i = 0; i < vars->size(); ++i) {
-    std::string p = child("/variants", i);
-    Obj vo((*vars)[i], p);
-    VariantSpec v;
-    v.name = vo.str("name");
-    check_name(v.name, vo.ptr("name"), "variant");
-    if (!names.insert(v.name).second)
-      throw SpecError(vo.ptr("name"), "duplicate variant name " + v.name);
-    auto patches = vo.strings("patches");
-    for (std::size_t j = 0; j < patches.size(); ++j)
-      add_patches(patches[j], base_dir, child(vo.ptr("patches"), j), v.patches);
-    auto frags = vo.strings("config_fragments");
-    for (std::size_t j = 0; j < frags.size(); ++j)
-      v.config_fragments.push_back(
-          resolve_existing(frags[j], base_dir, child(vo.ptr("config_fragments"), j)));
-    v.extra_cmdline = vo.str("extra_cmdline");
-    if (const json* sc = vo.get("sysctls")) v.sysctls = parse_sysctls(*sc, vo.ptr("sysctls"));
-    vo.finish();
-    s.variants.push_back(std::move(v));
-  }
+  for (std::size_t i = 0; i < vars->size(); ++i)
+    out.push_back(parse_variant((*vars)[i], json_child("/variants", i), base_dir, names));
+  return out;
+}
 
-  if (const json* g = o.get("guest")) {
-    Obj go(*g, "/guest");
+// /guest/topology: sockets, cores, threads, each > 0 when given.
+GuestTopologySpec parse_topology(const json& t) {
+  SpecObject to(t, "/guest/topology");
+  GuestTopologySpec g;
+  g.given = true;
+  g.sockets = static_cast<int>(to.integer("sockets", 1, 0, 255));
+  g.cores = static_cast<int>(to.integer("cores", 0, 0, 255));
+  g.threads = static_cast<int>(to.integer("threads", 1, 0, 255));
+  if (to.has("cores") && g.cores == 0)
+    throw SpecError("/guest/topology/cores", "CPU topology parameters must be greater than zero");
+  for (const char* k : {"sockets", "threads"})
+    if ((k[0] == 's' ? g.sockets : g.threads) == 0)
+      throw SpecError(to.ptr(k), "CPU topology parameters must be greater than zero");
+  to.finish();
+  return g;
+}
+
+// /guest/vcpus, memory_mib and numa_nodes.
+void parse_guest_size(SpecObject& go, Spec& s) {
+  s.vcpus = static_cast<int>(go.integer("vcpus", 0, 0, 1 << 20));
+  if (s.vcpus > static_cast<int>(kMaxGuestVcpus))
+    throw SpecError("/guest/vcpus", std::to_string(s.vcpus) + " vCPUs: QEMU 7.2 boots at most " +
+                                        std::to_string(kMaxGuestVcpus) +
+                                        " (see cmdline/analyze.h kMaxGuestVcpus)");
+  s.memory_mib = static_cast<int>(go.integer("memory_mib", 512, 128, 16384));
+  if (const json* nn = go.get("numa_nodes")) {
+    s.numa_nodes = parse_numa_nodes(*nn, go.ptr("numa_nodes"), s.vcpus,
+                                    go.has("memory_mib") ? s.memory_mib : 0);
+    s.memory_mib = 0;
+    for (const auto& n : s.numa_nodes) s.memory_mib += n.memory_mib;
+  }
+}
+
+// /guest: one of cmdline, customer_cmdline, customer_dmesg; its size; topology.
+void parse_guest(const json* g, const fs::path& base_dir, Spec& s) {
+  if (g) {
+    SpecObject go(*g, "/guest");
     s.cmdline = go.str("cmdline");
     s.customer_cmdline = go.str("customer_cmdline");
     std::string dm = go.str("customer_dmesg");
@@ -423,32 +281,8 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
     int given = !s.cmdline.empty() + !s.customer_cmdline.empty() + !dm.empty();
     if (given > 1)
       throw SpecError("/guest", "give one of cmdline, customer_cmdline, customer_dmesg");
-    s.vcpus = static_cast<int>(go.integer("vcpus", 0, 0, 1 << 20));
-    if (s.vcpus > static_cast<int>(kMaxGuestVcpus))
-      throw SpecError("/guest/vcpus", std::to_string(s.vcpus) + " vCPUs: QEMU 7.2 boots at most " +
-                                          std::to_string(kMaxGuestVcpus) +
-                                          " (see cmdline/analyze.h kMaxGuestVcpus)");
-    s.memory_mib = static_cast<int>(go.integer("memory_mib", 512, 128, 16384));
-    if (const json* nn = go.get("numa_nodes")) {
-      s.numa_nodes = parse_numa_nodes(*nn, go.ptr("numa_nodes"), s.vcpus,
-                                      go.has("memory_mib") ? s.memory_mib : 0);
-      s.memory_mib = 0;
-      for (const auto& n : s.numa_nodes) s.memory_mib += n.memory_mib;
-    }
-    if (const json* t = go.get("topology")) {
-      Obj to(*t, "/guest/topology");
-      s.topology.given = true;
-      s.topology.sockets = static_cast<int>(to.integer("sockets", 1, 0, 255));
-      s.topology.cores = static_cast<int>(to.integer("cores", 0, 0, 255));
-      s.topology.threads = static_cast<int>(to.integer("threads", 1, 0, 255));
-      if (to.has("cores") && s.topology.cores == 0)
-        throw SpecError("/guest/topology/cores",
-                        "CPU topology parameters must be greater than zero");
-      for (const char* k : {"sockets", "threads"})
-        if ((k[0] == 's' ? s.topology.sockets : s.topology.threads) == 0)
-          throw SpecError(to.ptr(k), "CPU topology parameters must be greater than zero");
-      to.finish();
-    }
+    parse_guest_size(go, s);
+    if (const json* t = go.get("topology")) s.topology = parse_topology(*t);
     s.gate_expect_fail = go.strings("gate_expect_fail");
     go.finish();
   }
@@ -456,19 +290,10 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
     for (unsigned char ch : *c)
       if (ch < 0x20 && ch != '\t')
         throw SpecError("/guest", "command line contains a control character");
+}
 
-  const json* wls = o.get("workloads");
-  if (!wls || !wls->is_array() || wls->empty())
-    throw SpecError("/workloads", "expected a non-empty array of workloads");
-  std::set<std::string> wnames;
-  for (std::size_t i = 0; i < wls->size(); ++i) {
-    std::string p = child("/workloads", i);
-    WorkloadSpec w = parse_workload((*wls)[i], p, false);
-    if (!wnames.insert(w.name).second)
-      throw SpecError(p + "/name", "duplicate workload name " + w.name);
-    s.workloads.push_back(std::move(w));
-  }
-
+// repetitions, warmup_repetitions, boot_order_seed, overcommit, parallel.
+void parse_run_fields(SpecObject& o, Spec& s) {
   s.repetitions = static_cast<int>(o.integer("repetitions", 3, 1, 1000));
   s.warmup_repetitions = static_cast<int>(o.integer("warmup_repetitions", 0, 0, 100));
   if (o.has("boot_order_seed"))
@@ -483,39 +308,94 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
     else
       throw SpecError("/parallel", "expected \"auto\" or an integer in [1, 256]");
   }
-  if (const json* t = o.get("timeouts")) {
-    Obj to(*t, "/timeouts");
-    s.timeouts.build_s = static_cast<int>(to.integer("build_s", s.timeouts.build_s, 60, 86400));
-    s.timeouts.boot_s = static_cast<int>(to.integer("boot_s", s.timeouts.boot_s, 5, 3600));
-    s.timeouts.silence_s = static_cast<int>(to.integer("silence_s", s.timeouts.silence_s, 5, 3600));
-    s.timeouts.shutdown_s =
-        static_cast<int>(to.integer("shutdown_s", s.timeouts.shutdown_s, 5, 3600));
-    s.timeouts.workload_margin_s =
-        static_cast<int>(to.integer("workload_margin_s", s.timeouts.workload_margin_s, 0, 3600));
-    to.finish();
+}
+
+TimeoutSpec parse_timeouts(const json& t) {
+  SpecObject to(t, "/timeouts");
+  TimeoutSpec d;
+  d.build_s = static_cast<int>(to.integer("build_s", d.build_s, 60, 86400));
+  d.boot_s = static_cast<int>(to.integer("boot_s", d.boot_s, 5, 3600));
+  d.silence_s = static_cast<int>(to.integer("silence_s", d.silence_s, 5, 3600));
+  d.shutdown_s = static_cast<int>(to.integer("shutdown_s", d.shutdown_s, 5, 3600));
+  d.workload_margin_s =
+      static_cast<int>(to.integer("workload_margin_s", d.workload_margin_s, 0, 3600));
+  to.finish();
+  return d;
+}
+
+// /baseline: run (a run directory) or last_good, and the variant compared.
+void parse_baseline(const json& b, const fs::path& base_dir, Spec& s) {
+  SpecObject bo(b, "/baseline");
+  s.baseline_last_good =
+      bo.has("last_good") && bo.get("last_good")->is_boolean() && bo.get("last_good")->get<bool>();
+  if (bo.has("last_good") && !bo.get("last_good")->is_boolean())
+    throw SpecError("/baseline/last_good", "expected true or false");
+  std::string run = bo.str("run");
+  if (!run.empty()) s.baseline_run = resolve_existing(run, base_dir, "/baseline/run");
+  if (s.baseline_last_good == !run.empty())
+    throw SpecError("/baseline", "give exactly one of run (a run directory) or last_good: true");
+  s.baseline_variant = bo.str("variant", s.variants.back().name);
+  if (std::none_of(s.variants.begin(), s.variants.end(),
+                   [&](const VariantSpec& v) { return v.name == s.baseline_variant; }))
+    throw SpecError("/baseline/variant",
+                    "no variant named '" + sanitize_excerpt(s.baseline_variant, 40) + "'");
+  bo.finish();
+}
+
+// Whether some metric a workload gives is `name` (prefix: starts with it).
+bool workloads_give(const std::vector<WorkloadSpec>& ws, const std::string& name, bool prefix) {
+  for (const auto& w : ws)
+    for (const auto& pattern : workload_metric_patterns(w))
+      if (metric_pattern_matches(pattern, name, prefix)) return true;
+  return false;
+}
+
+// "<wl>.*" for each workload: what an error about a metric name offers.
+std::string workload_prefixes(const std::vector<WorkloadSpec>& ws) {
+  std::string out;
+  for (const auto& w : ws) out += (out.empty() ? "" : ", ") + w.name + ".*";
+  return out;
+}
+
+// /compare: the settings as compare reads them (compare_settings.h), and every metric they
+// name (a thresholds_pct key, exact or prefix, and a primary metric) one the workloads give.
+void parse_compare(const json& c, const std::vector<WorkloadSpec>& ws) {
+  if (!c.is_object()) throw SpecError("/compare", "expected an object");
+  const CompareSettings settings = settings_from_json(c, "/compare");
+  for (const auto& [key, pct] : settings.thresholds_pct) {
+    const bool prefix = key.back() == '*';
+    if (!workloads_give(ws, prefix ? key.substr(0, key.size() - 1) : key, prefix))
+      throw SpecError(json_child("/compare/thresholds_pct", key),
+                      "'" + sanitize_excerpt(key, 80) + "' " +
+                          (prefix ? "is the prefix of" : "names") +
+                          " no metric the spec's workloads give (" + workload_prefixes(ws) + ")");
   }
-  if (const json* b = o.get("baseline")) {
-    Obj bo(*b, "/baseline");
-    s.baseline_last_good = bo.has("last_good") && bo.get("last_good")->is_boolean() &&
-                           bo.get("last_good")->get<bool>();
-    if (bo.has("last_good") && !bo.get("last_good")->is_boolean())
-      throw SpecError("/baseline/last_good", "expected true or false");
-    std::string run = bo.str("run");
-    if (!run.empty()) s.baseline_run = resolve_existing(run, base_dir, "/baseline/run");
-    if (s.baseline_last_good == !run.empty())
-      throw SpecError("/baseline", "give exactly one of run (a run directory) or last_good: true");
-    s.baseline_variant = bo.str("variant", s.variants.back().name);
-    if (std::none_of(s.variants.begin(), s.variants.end(),
-                     [&](const VariantSpec& v) { return v.name == s.baseline_variant; }))
-      throw SpecError("/baseline/variant",
-                      "no variant named '" + sanitize_excerpt(s.baseline_variant, 40) + "'");
-    bo.finish();
-  }
+  for (std::size_t i = 0; i < settings.primary.size(); ++i)
+    if (!workloads_give(ws, settings.primary[i].metric, false))
+      throw SpecError(json_child(json_child("/compare/primary", i), "metric"),
+                      "'" + sanitize_excerpt(settings.primary[i].metric, 80) +
+                          "' is no metric the spec's workloads give (" + workload_prefixes(ws) +
+                          ")");
+}
+
+}  // namespace
+
+Spec parse_spec(const json& doc, const fs::path& base_dir) {
+  Spec s;
+  s.raw = doc;
+  SpecObject o(doc, "");
+  s.name = o.str("name");
+  check_spec_name(s.name, "/name", "spec");
+  s.description = o.str("description");
+  if (const json* k = o.get("kernel")) parse_kernel(*k, base_dir, s);
+  s.variants = parse_variants(o.get("variants"), base_dir);
+  parse_guest(o.get("guest"), base_dir, s);
+  s.workloads = parse_workloads(o.get("workloads"));
+  parse_run_fields(o, s);
+  if (const json* t = o.get("timeouts")) s.timeouts = parse_timeouts(*t);
+  if (const json* b = o.get("baseline")) parse_baseline(*b, base_dir, s);
   if (const json* c = o.get("compare")) {
-    if (!c->is_object()) throw SpecError("/compare", "expected an object");
-    // The primary metrics decide compare's exit status: a bad declaration is refused before
-    // anything is built (compare's settings_from_json reads the rest of the section).
-    if (auto p = c->find("primary"); p != c->end()) primary_from_json(*p, "/compare/primary");
+    parse_compare(*c, s.workloads);
     s.compare = *c;
   }
   if (const json* h = o.get("hosts")) s.hosts = parse_hosts(*h, "/hosts");

@@ -52,9 +52,9 @@ struct WorkloadSpec {
   // Where it stands in the spec, for errors found after parsing: "/workloads/0",
   // "/workloads/2/load"; "" for a workload not read from a spec (isolab import).
   std::string pointer;
-  // "cyclictest" | "stress-ng" | "vmstat-overhead" | "rtla-osnoise" | "rtla-timerlat" |
-  // "page-fault-bench"; a cyclictest load: "stress-ng" or "madvise-pressure"
-  // (guest-tools/madvise-pressure.c, argv from extra_args)
+  // A tool of the workload registry (workload/registry.h: cyclictest, stress-ng,
+  // vmstat-overhead, rtla-osnoise, rtla-timerlat, page-fault-bench; a cyclictest load:
+  // stress-ng or madvise-pressure), which reads its fields and checks them.
   std::string tool;
   std::string cpus = "isolated";
   // cyclictest, rtla-*
@@ -155,8 +155,10 @@ struct Spec {
   TimeoutSpec timeouts;
   // Gate checks that are allowed to fail because the mismatch is the point of the test.
   std::vector<std::string> gate_expect_fail;
-  nlohmann::json compare;  // passed to compare::settings_from_json; its "primary" is checked
-                           // here (spec/primary.h)
+  // The compare section as given, read by settings_from_json (spec/compare_settings.h) when
+  // the spec is loaded and again by compare. Loading also refuses a thresholds_pct key or a
+  // primary metric that no metric of the workloads (workload/registry.h) can match.
+  nlohmann::json compare;
   // Several libvirt hosts: cells are placed on them in whole A/B blocks (pipeline/placement.h).
   // Empty: one host, the --backend of the command line.
   std::vector<HostSpec> hosts;

@@ -81,6 +81,9 @@ struct InsnCellOutcome {
   nlohmann::json record;
 };
 
+// The "source" of the metrics counted by isolab's QEMU TCG plugin.
+inline constexpr const char* kPluginSource = "tcg-plugin";
+
 // One instruction-count value as a metric: "kind": "instructions", lower is better, aggregate
 // mean, `unit` ("instructions" or "instructions/s") and `source` ("tcg-plugin" or "pmu").
 Metric instruction_metric(const std::string& unit, double value, const std::string& source);

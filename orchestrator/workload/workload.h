@@ -1,7 +1,6 @@
-// The workload table: how each tool of a spec runs in the guest and how its raw output
-// becomes metrics. Tools: cyclictest (optionally with a stress-ng load on other CPUs),
-// stress-ng, vmstat-overhead (our guest-tools/vmstat-overhead.c), page-fault-bench (our
-// guest-tools/page-fault-bench.c: cycles per page fault and the numa_* vmstat deltas).
+// A spec's workload in the guest and back: its guest step and the metrics of what the step
+// sent. What is particular to a tool is its definition in the registry (workload/registry.h,
+// one file per tool in workload/tools/); this is the part every tool shares.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-#include "pipeline/hostplan.h"
+#include "pipeline/host_cpu_plan.h"
 
 #include <algorithm>
 #include <map>

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "cmdline/cpulist.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 
 namespace isolab {

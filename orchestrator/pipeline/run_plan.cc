@@ -1,4 +1,4 @@
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 
 #include <algorithm>
 #include <cstdlib>

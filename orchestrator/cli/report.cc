@@ -1,4 +1,7 @@
-#include "report/command.h"
+#include "cli/report.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "base/files.h"
 #include "report/data.h"
@@ -29,5 +32,35 @@ int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostrea
     return 2;
   }
 }
+
+namespace {
+
+// isolab report RUN_DIR | RUN_A RUN_B: the HTML page.
+struct ReportCommand {
+  isolab::ReportCommandOptions opt;
+  std::string output, noise_floor;
+
+  void declare(CLI::App& rep) {
+    rep.add_option("runs", opt.compare.run_dirs, "RUN_DIR, or RUN_A RUN_B")
+        ->required()
+        ->expected(1, 2);
+    rep.add_option("-o,--output", output, "Write the page here (default: stdout)");
+    rep.add_option("--variant-a", opt.compare.variant_a, "As for compare");
+    rep.add_option("--variant-b", opt.compare.variant_b, "As for compare");
+    rep.add_option("--noise-floor", noise_floor, "As for compare");
+    rep.add_flag("--force", opt.compare.force, "As for compare");
+    rep.add_option("--primary", opt.compare.primary, "As for compare");
+  }
+
+  int run() {
+    if (!noise_floor.empty()) opt.compare.noise_floor_file = noise_floor;
+    if (!output.empty()) opt.output = output;
+    return isolab::report_command(opt, std::cout, std::cerr);
+  }
+};
+
+}  // namespace
+
+Action declare_report(CLI::App& sub) { return declare_command<ReportCommand>(sub); }
 
 }  // namespace isolab

@@ -1,11 +1,13 @@
-// The `isolab report` subcommand and `isolab compare --format html` (main.cc parses argv).
+// isolab report RUN_DIR | RUN_A RUN_B: one self-contained HTML page of a comparison
+// (report/html.h); also `isolab compare --format html`.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <ostream>
 
-#include "compare/commands.h"
+#include "cli/subcommand.h"
+#include "compare/load.h"
 
 namespace isolab {
 
@@ -21,5 +23,9 @@ struct ReportCommandOptions {
 // Writes the page (report/html.h) and, with an output file, its path on `err`. Errors go to
 // `err` ("isolab report: error: ..."); returns 2 on error or a refused comparison.
 int report_command(const ReportCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// Declares `isolab report`'s options (CLI11) on `sub`; the action runs it and returns its exit
+// status.
+Action declare_report(CLI::App& sub);
 
 }  // namespace isolab

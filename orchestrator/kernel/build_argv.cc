@@ -1,4 +1,4 @@
-#include "kernel/commands.h"
+#include "kernel/build_argv.h"
 
 #include "base/error.h"
 #include "base/files.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
-#include "pipeline/hostplan.h"
+#include "pipeline/host_cpu_plan.h"
 #include "vm/isolab_run.h"
 
 namespace fs = std::filesystem;

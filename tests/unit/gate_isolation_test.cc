@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "cmdline/gate.h"
+#include "gate/gate.h"
 
 namespace isolab {
 namespace {

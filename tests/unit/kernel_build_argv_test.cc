@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "kernel/commands.h"
+#include "kernel/build_argv.h"
 
 using namespace isolab;
 using V = std::vector<std::string>;

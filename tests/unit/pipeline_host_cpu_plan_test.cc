@@ -1,11 +1,11 @@
-// The host CPU planner (pipeline/hostplan.h) on table-driven host topologies, and the sysfs
+// The host CPU planner (pipeline/host_cpu_plan.h) on table-driven host topologies, and the sysfs
 // reader on a sysfs-shaped tree.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "base/files.h"
-#include "pipeline/hostplan.h"
+#include "pipeline/host_cpu_plan.h"
 
 namespace fs = std::filesystem;
 using namespace isolab;

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 
 namespace isolab {

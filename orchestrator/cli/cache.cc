@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "kernel/cache.h"
@@ -12,7 +11,6 @@
 namespace isolab {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 

@@ -1,9 +1,7 @@
 #include "cli/cmdline.h"
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/json_text.h"
@@ -11,9 +9,6 @@
 #include "cmdline/analyze.h"
 
 namespace isolab {
-
-namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 

@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "cli/common.h"
@@ -14,7 +13,6 @@
 namespace isolab {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/files.h"
-#include "compare/commands.h"
+#include "compare/load.h"
 
 namespace isolab {
 

@@ -44,7 +44,7 @@
 //     the guest kernel needs NR_CPUS >= P as well.
 //  The guest kernel: nr_cpus_required = max(vcpus, possible_cpus=) (at most kMaxGuestNrCpus) is
 //  the CONFIG_NR_CPUS the guest kernel needs for nr_cpu_ids to equal the guest's possible
-//  CPUs; isolab builds its guest kernels with at least that (pipeline/plan.h). The analysis
+//  CPUs; isolab builds its guest kernels with at least that (pipeline/run_plan.h). The analysis
 //  uses options.kernel.nr_cpus_config when given (the NR_CPUS of the .config that will boot),
 //  else nr_cpus_required (a kernel built for this guest).
 //

@@ -12,7 +12,6 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
-#include "compare/report.h"
 #include "results/result.h"
 
 namespace isolab {
@@ -339,7 +338,7 @@ bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesyste
   return true;
 }
 
-void record_comparison(HistoryDb& db, const Comparison& c) {
+void record_comparison(HistoryDb& db, const Comparison& c, const nlohmann::json& summary) {
   Stmt(db.handle(),
        "INSERT OR REPLACE INTO comparisons(run_id, baseline_run_id, variant_a, variant_b, "
        "regressions, forced, summary_json, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
@@ -349,7 +348,7 @@ void record_comparison(HistoryDb& db, const Comparison& c) {
       .bind(4, c.variant_b)
       .bind(5, static_cast<std::int64_t>(c.regressions()))
       .bind(6, std::int64_t{c.forced})
-      .bind(7, json_text(render_json(c)["summary"]))
+      .bind(7, json_text(summary))
       .bind(8, now_utc())
       .run();
 }

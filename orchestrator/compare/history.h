@@ -67,8 +67,9 @@ class HistoryDb {
 bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesystem::path& run_dir);
 
 // Records the outcome of a comparison of run c.run_b against c.run_a (regressions count, forced,
-// summary JSON). Replaces an earlier record of the same pair and variants.
-void record_comparison(HistoryDb& db, const Comparison& c);
+// summary JSON: the "summary" object of report/json.h render_json(c)). Replaces an earlier
+// record of the same pair and variants.
+void record_comparison(HistoryDb& db, const Comparison& c, const nlohmann::json& summary);
 
 struct HistoryRow {
   std::string run_id;

@@ -6,7 +6,7 @@
 // the guest plainly did not get the CPUs or isolation asked for, runs each step under a
 // timeout with its output captured to files, sends those files as records, sends DONE and
 // powers off. Record names sent before the steps are the fact names read by
-// cmdline/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
+// gate/gate.h parse_guest_facts(): cmdline, uname_r, cpu_online, cpu_possible, isolated,
 // nohz_full (only if the sysfs file exists), dmesg, irq_affinity ("<irq> <list>" lines),
 // cpu_topology ("<cpu> <package> <core> <thread_siblings_list>" lines, from sysfs topology/),
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,

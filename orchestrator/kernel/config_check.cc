@@ -4,16 +4,11 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 
 namespace isolab {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool valid_symbol(std::string_view name) {
   if (name.size() <= 7 || name.substr(0, 7) != "CONFIG_") return false;
@@ -25,7 +20,7 @@ bool valid_symbol(std::string_view name) {
 // "# CONFIG_X is not set" -> "CONFIG_X"; anything else -> "".
 std::string not_set_symbol(std::string_view line) {
   if (line.empty() || line.front() != '#') return "";
-  line = trim(line.substr(1));
+  line = trim_space(line.substr(1));
   constexpr std::string_view kSuffix = " is not set";
   if (line.size() <= kSuffix.size() || line.substr(line.size() - kSuffix.size()) != kSuffix)
     return "";
@@ -45,7 +40,7 @@ std::vector<ConfigAssignment> parse_kconfig_text(std::string_view text, const st
         text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
     ++lineno;
-    std::string_view line = trim(raw);
+    std::string_view line = trim_space(raw);
     if (line.empty()) continue;
     if (line.front() == '#') {
       std::string name = not_set_symbol(line);
@@ -53,11 +48,11 @@ std::vector<ConfigAssignment> parse_kconfig_text(std::string_view text, const st
       continue;
     }
     std::size_t eq = line.find('=');
-    std::string_view name = eq == std::string_view::npos ? line : trim(line.substr(0, eq));
+    std::string_view name = eq == std::string_view::npos ? line : trim_space(line.substr(0, eq));
     if (eq == std::string_view::npos || !valid_symbol(name))
       throw Error(origin + ":" + std::to_string(lineno) + ": not a Kconfig assignment: '" +
                   sanitize_excerpt(line, 200) + "'");
-    out.push_back({std::string(name), std::string(trim(line.substr(eq + 1))), lineno});
+    out.push_back({std::string(name), std::string(trim_space(line.substr(eq + 1))), lineno});
   }
   return out;
 }

@@ -54,10 +54,10 @@ struct KernelRequest {
   std::vector<std::filesystem::path> fragments;  // merged in order after base_target
   std::string variant_name;                      // for logs and messages ("vanilla", "patched")
   // When set, a generated fragment "CONFIG_NR_CPUS=<nr_cpus>" is merged after `fragments` (the
-  // guest's CPU count, see pipeline/plan.h guest_kernel_nr_cpus()); it must survive olddefconfig
-  // like any fragment (x86-64 accepts 2..512 without CPUMASK_OFFSTACK). It is part of the index
-  // inputs and of the final .config, hence of the build key, but not of the build slot: guests
-  // of every size share one worktree and build dir.
+  // guest's CPU count, see pipeline/run_plan.h guest_kernel_nr_cpus()); it must survive
+  // olddefconfig like any fragment (x86-64 accepts 2..512 without CPUMASK_OFFSTACK). It is part of
+  // the index inputs and of the final .config, hence of the build key, but not of the build slot:
+  // guests of every size share one worktree and build dir.
   std::optional<unsigned> nr_cpus;
 };
 
@@ -88,7 +88,7 @@ struct PatchId {
 struct KernelArtifact {
   std::filesystem::path bzimage;      // in the cache entry (or the prebuilt path)
   std::string kernel_release;         // `make -s kernelrelease`, e.g. "6.1.158-isolab-3fa2c0d1e9b4"
-  std::string build_key;              // 64 hex, see compute_build_key (kernel/commands.h)
+  std::string build_key;              // 64 hex, see compute_build_key (kernel/build_argv.h)
   std::string config_sha256;          // of the final .config ("" for prebuilt)
   std::vector<PatchId> patches;       // in application order
   std::filesystem::path config_path;  // final .config in the cache entry ("" for prebuilt)

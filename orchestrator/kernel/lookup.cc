@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "kernel/commands.h"
+#include "kernel/build_argv.h"
 #include "kernel/source.h"
 
 namespace fs = std::filesystem;

@@ -21,7 +21,7 @@ struct KernelInputs {
   std::string compiler_version;  // host_compiler_version()
   bool ccache = false;           // make runs with CC="ccache gcc"
   // The texts of the request's fragments in merge order, then kIsolabRequiredFragment
-  // (kernel/commands.h); without the generated NR_CPUS fragment, which nr_cpus stands for.
+  // (kernel/build_argv.h); without the generated NR_CPUS fragment, which nr_cpus stands for.
   std::vector<std::string> fragment_texts;
   std::optional<unsigned> nr_cpus;        // KernelRequest::nr_cpus
   std::vector<std::string> patch_sha256;  // in application order

@@ -11,7 +11,7 @@
 
 #include "base/files.h"
 #include "base/random_token.h"
-#include "cmdline/gate.h"
+#include "gate/gate.h"
 #include "guest/initramfs.h"
 #include "parse/console.h"
 #include "parse/system_map.h"

@@ -6,7 +6,7 @@
 // Shape of the run: one variant named after --label; one cell per FILE ("<label>-r<k>", status
 // "ok", or "invalid" when the file holds no sample; accelerator "bare-metal"), each FILE being one
 // boot or one measurement; the raw FILEs are copied to cells/<cell>/. Metrics come from the parsers
-// the guest path uses (parse/cyclictest.h, parse/stressng.h, parse/trace.h, cmdline/gate.h
+// the guest path uses (parse/cyclictest.h, parse/stressng.h, parse/trace.h, gate/gate.h
 // parse_proc_interrupts) and are named as the guest path names them, prefixed "<workload>."
 // (--workload, default the tool's name), so that an import compares with a guest run of a workload
 // of that name:
@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "cmdline/gate.h"
+#include "gate/gate.h"
 #include "parse/metrics.h"
 #include "results/result.h"
 

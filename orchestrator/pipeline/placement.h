@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 
 namespace isolab {
 

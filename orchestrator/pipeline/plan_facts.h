@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kernel/kernel.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 #include "pipeline/plan_text.h"
 #include "spec/spec.h"
 #include "sys/process.h"

@@ -1,12 +1,12 @@
 // `isolab run --dry-run`: the plan of a run in words, for a person deciding whether to run it.
-// The JSON form (`--dry-run --json`) is describe_plan() in pipeline/plan.h.
+// The JSON form (`--dry-run --json`) is describe_plan() in pipeline/run_plan.h.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "kernel/lookup.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 
 namespace isolab {

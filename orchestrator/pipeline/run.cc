@@ -19,7 +19,7 @@
 #include "base/json_text.h"
 #include "base/random_token.h"
 #include "base/utc_time.h"
-#include "cmdline/gate.h"
+#include "gate/gate.h"
 #include "guest/channel.h"
 #include "guest/init_script.h"
 #include "guest/initramfs.h"
@@ -29,10 +29,11 @@
 #include "kernel/kernel.h"
 #include "parse/console.h"
 #include "pipeline/cell.h"
-#include "pipeline/hostplan.h"
-#include "pipeline/placement.h"
-#include "pipeline/plan.h"
+#include "pipeline/host_cpu_plan.h"
+#include "pipeline/multi_host.h"
 #include "pipeline/plan_facts.h"
+#include "pipeline/run_doc.h"
+#include "pipeline/run_plan.h"
 #include "pipeline/scheduler.h"
 #include "results/host.h"
 #include "results/result.h"
@@ -48,66 +49,6 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
-
-// The run's document, saved atomically after every change.
-class RunDoc {
- public:
-  RunDoc(fs::path dir, json doc) : dir_(std::move(dir)), doc_(std::move(doc)) {}
-  json& doc() { return doc_; }
-  // Through the one result.json writer (results/result.h), which also checks the document.
-  void save() { results::write_result(dir_ / "result.json", results::result_from_json(doc_), 2); }
-  const fs::path& dir() const { return dir_; }
-  bool cell_done(const std::string& id) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& c : doc_["cells"])
-      if (c.value("id", "") == id) return true;
-    return false;
-  }
-  // cell_done, except for a cell recorded as failed for want of a host (host_lost): a --resume
-  // runs it again.
-  bool cell_measured(const std::string& id) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& c : doc_["cells"])
-      if (c.value("id", "") == id) return c.value("failure_class", json()) != "host_lost";
-    return false;
-  }
-  // Removes the cell with this id from "cells" and returns it (null when absent); not saved.
-  json take_cell(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& cells = doc_["cells"];
-    for (auto it = cells.begin(); it != cells.end(); ++it)
-      if (it->value("id", "") == id) {
-        json c = *it;
-        cells.erase(it);
-        return c;
-      }
-    return nullptr;
-  }
-  // Thread-safe: changes the document with f and saves it.
-  void edit(const std::function<void(json&)>& f) {
-    std::lock_guard<std::mutex> lock(mu_);
-    f(doc_);
-    save();
-  }
-  // Thread-safe: slots add their cells concurrently.
-  void add_cell(json cell) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto& cells = doc_["cells"];
-    for (auto& c : cells)
-      if (c.value("id", "") == cell.value("id", "")) {
-        c = std::move(cell);
-        save();
-        return;
-      }
-    cells.push_back(std::move(cell));
-    save();
-  }
-
- private:
-  fs::path dir_;
-  json doc_;
-  mutable std::mutex mu_;
-};
 
 // Serializes progress lines and meter updates from the slots' threads.
 std::mutex g_output_mu;
@@ -264,7 +205,7 @@ std::optional<unsigned> check_kernel_nr_cpus(const Spec& spec, const GuestDeriva
   return nr;
 }
 
-// The host plan for the spec's guest on this host (pipeline/hostplan.h); parallel: the
+// The host plan for the spec's guest on this host (pipeline/host_cpu_plan.h); parallel: the
 // --parallel override (-1: the spec's).
 HostPlan plan_for(const Spec& spec, const GuestDerivation& guest, int parallel) {
   return plan_host(read_host_topology(), guest_cpu_needs(spec, guest, parallel));
@@ -375,239 +316,20 @@ HostPlan checked_host_plan(const Spec& spec, const GuestDerivation& guest, const
   return p;
 }
 
-// ---- Several libvirt hosts (RunOptions::hosts or the spec's "hosts") ----
-
-// One libvirt host of a multi-host run: its connection, the backend that boots cells there and
-// its record in "hosts".
-struct HostConn {
-  HostSpec spec;
-  std::unique_ptr<LibvirtHost> host;
-  std::unique_ptr<LibvirtHostBackend> backend;
-  json info;  // to_json(fingerprint) with "pool_dir", or {"uri", "error"}; "lost", "lost_at"
-  bool usable = false;
-};
-
-// The hosts of the run: --host replaces the spec's list (keeping a listed URI's pool_dir).
-std::vector<HostSpec> run_hosts(const Spec& spec, const RunOptions& opt) {
-  if (opt.hosts.empty()) return spec.hosts;
-  parse_hosts(json(opt.hosts), "--host");  // the same checks as the spec's list
-  std::vector<HostSpec> out;
-  for (const auto& uri : opt.hosts) {
-    HostSpec h{uri, ""};
-    for (const auto& s : spec.hosts)
-      if (s.uri == uri) h.pool_dir = s.pool_dir;
-    out.push_back(h);
-  }
-  return out;
-}
-
-// Connects one host; one that cannot be reached is recorded with its error, not thrown.
-HostConn connect_host(const HostSpec& hs, const RunOptions& opt) {
-  HostConn h;
-  h.spec = hs;
-  try {
-    h.host = std::make_unique<LibvirtHost>(LibvirtHostSpec{hs.uri, hs.pool_dir});
-    h.backend = std::make_unique<LibvirtHostBackend>(*h.host);
-    const HostFingerprint& fp = h.host->fingerprint();
-    h.info = to_json(fp);
-    h.info["pool_dir"] = h.host->pool_dir();
-    h.usable = true;
-    if (opt.progress)
-      opt.progress("host " + hs.uri + ": " + fp.hostname + ", " + fp.cpu_model + ", libvirt " +
-                   fp.libvirt_version + ", " + fp.hypervisor + " " + fp.hypervisor_version);
-  } catch (const Error& e) {
-    h.info = {{"uri", hs.uri}, {"error", e.what()}};
-    if (opt.progress) opt.progress("host " + hs.uri + ": unusable: " + e.what());
-  }
-  return h;
-}
-
-// Every host, connected; throws isolab::Error when none can be reached.
-std::vector<HostConn> connect_hosts(const std::vector<HostSpec>& specs, const RunOptions& opt) {
-  std::vector<HostConn> hosts;
-  for (const auto& hs : specs) hosts.push_back(connect_host(hs, opt));
-  if (std::none_of(hosts.begin(), hosts.end(), [](const HostConn& h) { return h.usable; }))
-    throw Error("no libvirt host is reachable: " + hosts.front().info.value("error", ""));
-  return hosts;
-}
-
-// KVM when every usable host offers it and the request allows, else TCG (no local probe: the
-// guests run elsewhere).
-AccelChoice hosts_accelerator(const std::vector<HostConn>& hosts, AccelRequest req) {
-  std::string without;
-  for (const auto& h : hosts)
-    if (h.usable && !h.host->fingerprint().kvm) without = h.spec.uri;
-  if (req == AccelRequest::kvm && !without.empty())
-    throw Error("--accel kvm: host " + without + " offers no KVM domains");
-  AccelChoice a;
-  a.accel = req == AccelRequest::tcg || !without.empty() ? Accel::tcg : Accel::kvm;
-  a.reason = req == AccelRequest::automatic
-                 ? (without.empty() ? "every libvirt host offers KVM"
-                                    : "libvirt host " + without + " offers no KVM domains")
-                 : "requested";
-  return a;
-}
-
-// The blocks of a multi-host run and where they go; shared by the hosts' threads, guarded by
-// mu (run_on_slots calls the pick under its own lock, lose_host takes mu).
-struct BlockPlan {
-  std::vector<CellBlock> blocks;
-  std::vector<std::size_t> where;  // host index per block, or kNoHost
-  std::vector<bool> done;
-  std::vector<bool> usable;  // per host
-  std::string last_loss;     // what the last lost host said
-  std::mutex mu;
-};
-
-json placement_json(const BlockPlan& bp, const std::vector<HostConn>& hosts) {
-  json p = json::array();
-  for (std::size_t b = 0; b < bp.blocks.size(); ++b)
-    p.push_back(
-        {{"block", bp.blocks[b].key},
-         {"host", bp.where[b] == kNoHost ? json(nullptr) : json(hosts[bp.where[b]].spec.uri)}});
-  return p;
-}
-
-// --resume: a block with cells recorded on a host that is usable now stays on that host, so
-// that a block is never split across hosts.
-void keep_resumed_blocks_on_their_host(RunDoc& doc, const std::vector<HostConn>& hosts,
-                                       BlockPlan& bp) {
-  for (const auto& c : doc.doc()["cells"]) {
-    const std::string uri = c.value("host", json::object()).value("uri", "");
-    const std::string block = c.value("block", "");
-    for (std::size_t b = 0; b < bp.blocks.size(); ++b)
-      for (std::size_t h = 0; h < hosts.size(); ++h)
-        if (bp.blocks[b].key == block && hosts[h].usable && hosts[h].spec.uri == uri)
-          bp.where[b] = h;
-  }
-}
-
-// The first placement: round robin over the usable hosts, resumed blocks kept in place.
-void place(BlockPlan& bp, const Spec& spec, RunDoc& doc, const std::vector<HostConn>& hosts) {
-  bp.blocks = group_blocks(plan_cells(spec, spec.boot_order_seed));
-  bp.done.assign(bp.blocks.size(), false);
-  for (const auto& h : hosts) bp.usable.push_back(h.usable);
-  bp.where = place_blocks(bp.blocks.size(), bp.usable);
-  keep_resumed_blocks_on_their_host(doc, hosts, bp);
-  doc.edit([&](json& d) { d["placement"] = placement_json(bp, hosts); });
-}
-
-// Runs one block's cells not yet measured on the host's slot; throws LibvirtHostLost.
-void run_block(RunDoc& doc, const CellContext& cx, const CellInputs& in, const Slot& slot,
-               const HostConn& host, const CellBlock& block, const std::vector<CellPlan>& all) {
-  for (const auto& cell : block.cells) {
-    if (doc.cell_measured(cell.id)) continue;
-    json cj = cell_result(cx, in, slot, cell);
-    cj["host"] = host.info;
-    cj["block"] = block.key;
-    report_cell(cx.opt, cj);
-    doc.add_cell(cj);
-    show_cells(cx.opt, doc, all);
-  }
-}
-
-// The host h of block b was lost: the host is marked, the block's finished cells move to
-// "superseded_cells", and the unfinished blocks are re-planned onto the remaining hosts.
-void lose_host(RunDoc& doc, BlockPlan& bp, std::vector<HostConn>& hosts, std::size_t h,
-               std::size_t b, const LibvirtHostLost& e, const RunOptions& opt) {
-  std::lock_guard<std::mutex> lock(bp.mu);
-  HostConn& host = hosts[h];
-  bp.last_loss = e.what();
-  host.usable = false;
-  host.info["lost"] = e.what();
-  host.info["lost_at"] = utc_now();
-  bp.usable[h] = false;
-  bp.where = replan_blocks(bp.where, bp.done, bp.usable);
-  std::vector<json> superseded;
-  for (const auto& cell : bp.blocks[b].cells)
-    if (json c = doc.take_cell(cell.id); !c.is_null()) {
-      c["superseded_reason"] = e.what();
-      superseded.push_back(std::move(c));
-    }
-  doc.edit([&](json& d) {
-    d["hosts"][h] = host.info;
-    for (auto& c : superseded) d["superseded_cells"].push_back(std::move(c));
-    d["placement"] = placement_json(bp, hosts);
-  });
-  if (opt.progress)
-    opt.progress(std::string(e.what()) + "; block " + bp.blocks[b].key + " moves to " +
-                 (bp.where[b] == kNoHost ? "no host" : hosts[bp.where[b]].spec.uri));
-}
-
-// One slot per usable host: the host's backend, no CPUs of this machine (no pinning).
-std::vector<Slot> host_slots(const std::vector<HostConn>& hosts) {
-  std::vector<Slot> slots;
-  for (std::size_t h = 0; h < hosts.size(); ++h)
-    if (hosts[h].usable)
-      slots.push_back(
-          {static_cast<int>(h), hosts[h].spec.uri, SlotPlan{}, false, hosts[h].backend.get()});
-  return slots;
-}
-
-// All hosts at once, each host's slot taking only the blocks placed on it (block affinity),
-// until no block is left for a usable host's slot. A lost host's block is re-planned (its new
-// host runs it in the next round).
-void run_blocks_round(RunDoc& doc, const CellContext& cx, const CellInputs& in,
-                      std::vector<HostConn>& hosts, BlockPlan& bp,
-                      const std::vector<CellPlan>& all) {
-  std::vector<Slot> slots = host_slots(hosts);
-  auto pick = [&](const std::vector<std::size_t>& pending, const Slot& slot) {
-    std::lock_guard<std::mutex> lock(bp.mu);
-    for (std::size_t k = 0; k < pending.size(); ++k)
-      if (!bp.done[pending[k]] && bp.where[pending[k]] == static_cast<std::size_t>(slot.index))
-        return static_cast<int>(k);
-    return -1;
-  };
-  auto work = [&](Slot& slot, std::size_t b) {
-    const auto h = static_cast<std::size_t>(slot.index);
-    try {
-      run_block(doc, cx, in, slot, hosts[h], bp.blocks[b], all);
-      std::lock_guard<std::mutex> lock(bp.mu);
-      bp.done[b] = true;
-    } catch (const LibvirtHostLost& e) {
-      lose_host(doc, bp, hosts, h, b, e, cx.opt);
-    }
-  };
-  run_on_slots(bp.blocks.size(), slots, pick, work, [] { return interrupt_requested(); });
-}
-
-// True while a block that is not done sits on a (usable) host.
-bool blocks_left(const BlockPlan& bp) {
-  for (std::size_t b = 0; b < bp.blocks.size(); ++b)
-    if (!bp.done[b] && bp.where[b] != kNoHost) return true;
-  return false;
-}
-
-// Every cell of the blocks no host can run any more: failed, host_lost.
-void fail_unplaceable(RunDoc& doc, const BlockPlan& bp) {
-  for (std::size_t b = 0; b < bp.blocks.size(); ++b) {
-    if (bp.done[b] || bp.where[b] != kNoHost) continue;
-    for (const auto& cell : bp.blocks[b].cells)
-      if (!doc.cell_done(cell.id)) {
-        results::CellRecord c = results::unbooted_cell(
-            cell.id, cell.variant, cell.repetition, cell.warmup, results::FailureClass::host_lost,
-            "no usable host left (" + bp.last_loss + ")");
-        c.block = bp.blocks[b].key;
-        doc.add_cell(results::to_json(c));
-      }
-  }
-}
-
-// The cells of the plan on the hosts, whole blocks per host, hosts at once (see run_spec in
-// run.h). Throws Interrupted after a signal.
-void run_on_hosts(const Spec& spec, const CellContext& cx, std::vector<HostConn>& hosts,
-                  const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
+// The cells of the plan on the hosts of a multi-host run (pipeline/multi_host.h), each measured
+// and reported as on this machine's slots. Throws Interrupted after a signal.
+void run_cells_on_hosts(const Spec& spec, const CellContext& cx, std::vector<HostConn>& hosts,
+                        const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
   const CellInputs in = cell_inputs(spec, doc, build_failure);
   const std::vector<CellPlan> all = plan_cells(spec, spec.boot_order_seed);
-  BlockPlan bp;
-  place(bp, spec, doc, hosts);
-  show_cells(cx.opt, doc, all);
-  while (blocks_left(bp)) {
-    run_blocks_round(doc, cx, in, hosts, bp, all);
-    check_interrupt();
-  }
-  fail_unplaceable(doc, bp);
-  if (cx.opt.meter) cx.opt.meter->finish("cells");
+  HostCells cells;
+  cells.measure = [&](const Slot& slot, const CellPlan& cell) {
+    return cell_result(cx, in, slot, cell);
+  };
+  cells.report = [&](const json& cj) { report_cell(cx.opt, cj); };
+  cells.show = [&] { show_cells(cx.opt, doc, all); };
+  run_on_hosts(spec, cx.opt, hosts, doc, cells);
+  check_interrupt();
 }
 
 // ---- run_spec's stages, in the order run_spec_in calls them ----
@@ -713,31 +435,6 @@ Spec with_boot_order(const Spec& spec, RunDoc& doc) {
                       "mt19937_64(seed)"}};
   doc.save();
   return seeded;
-}
-
-// Connects the hosts of a multi-host run (none: an empty list) and records them in "hosts".
-std::vector<HostConn> record_hosts(const std::vector<HostSpec>& host_specs, const RunOptions& opt,
-                                   RunDoc& doc) {
-  std::vector<HostConn> hosts;
-  if (host_specs.empty()) return hosts;
-  hosts = connect_hosts(host_specs, opt);
-  json& d = doc.doc();
-  d["hosts"] = json::array();
-  for (const auto& h : hosts) d["hosts"].push_back(h.info);
-  return hosts;
-}
-
-// What the cells of a multi-host run were measured on: sha256 (hex) of the sorted
-// fingerprint_sha256 (vm/libvirt_host.h) of every reachable host, one per line, and the
-// accelerator. This machine only orchestrates, so its own fingerprint does not enter.
-std::string hosts_fingerprint_sha256(const std::vector<HostConn>& hosts, Accel accel) {
-  std::vector<std::string> prints;
-  for (const auto& h : hosts)
-    if (h.usable) prints.push_back(fingerprint_sha256(h.host->fingerprint()));
-  std::sort(prints.begin(), prints.end());
-  std::string s;
-  for (const auto& p : prints) s += p + "\n";
-  return sha256_hex(s + "accelerator=" + accel_name(accel) + "\n");
 }
 
 // The accelerator (a KVM that does not run guests within seconds falls back to TCG; the hosts'
@@ -948,7 +645,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
 
   const CellContext cx{seeded, opt, accel, guest, base.path, doc->dir()};
   if (!hosts.empty())
-    run_on_hosts(seeded, cx, hosts, build_failure, *doc);
+    run_cells_on_hosts(seeded, cx, hosts, build_failure, *doc);
   else
     run_here(seeded, cx, *host_plan, runner, cache, build_failure, *doc);
   check_interrupt();

@@ -75,8 +75,8 @@ struct RunSummary {
 // "overcommit": "host CPU plan: the guest needs 8 vCPUs (3 isolated) on dedicated host CPUs;
 // this host has 2 online CPUs ...") before anything is built or measured; once cells run, a
 // cell's failure is recorded, not thrown.
-// Without hosts: cells run on the host plan's slots (pipeline/hostplan.h), several at once when
-// it fits several guests; result.json gets "host_plan" and each cell its "slot",
+// Without hosts: cells run on the host plan's slots (pipeline/host_cpu_plan.h), several at once
+// when it fits several guests; result.json gets "host_plan" and each cell its "slot",
 // "overcommitted" and "host_cpus" (planned and read-back affinity).
 // With hosts (RunOptions::hosts or the spec's): no local host plan; every host is connected
 // first (one that cannot be reached is recorded in "hosts" with its "error" and gets no cells);

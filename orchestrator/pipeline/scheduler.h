@@ -1,13 +1,13 @@
 // Slots and the scheduler: cells run on slots, one guest at a time per slot, each slot with
-// its own host CPUs (pipeline/hostplan.h) and its own VM backend.
+// its own host CPUs (pipeline/host_cpu_plan.h) and its own VM backend.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "pipeline/hostplan.h"
-#include "pipeline/plan.h"
+#include "pipeline/host_cpu_plan.h"
+#include "pipeline/run_plan.h"
 #include "vm/vm.h"
 
 namespace isolab {

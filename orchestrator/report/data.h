@@ -1,5 +1,5 @@
 // What the HTML report shows, gathered from the runs before any HTML is written: the comparison
-// of `isolab compare` (compare/commands.h load_comparison), each side's per-cell samples
+// of `isolab compare` (compare/load.h load_comparison), each side's per-cell samples
 // (compare.h extract_variant), and the interruption timelines read from the trace files beside
 // result.json (cells/<id>/records/<workload>.trace and .window, parse/trace.h).
 #pragma once
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/commands.h"
 #include "compare/compare.h"
+#include "compare/load.h"
 
 namespace isolab {
 

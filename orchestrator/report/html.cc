@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <sstream>
 
-#include "compare/report.h"
+#include "base/xml_text.h"
 #include "report/plots.h"
+#include "report/summary.h"
 #include "report/svg.h"
+#include "report/text.h"
 
 namespace isolab {
 
@@ -139,9 +141,7 @@ std::string section_summary(const Comparison& c) {
     std::string cls = v == "regressed" ? "v-regressed" : v == "improved" ? "v-improved" : "";
     o << "<li" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << esc(l.text) << "</li>\n";
   }
-  o << "</ul>\n<p>" << c.count(Verdict::regressed) << " regressed, " << c.count(Verdict::improved)
-    << " improved, " << c.count(Verdict::no_change) << " no significant change, "
-    << c.count(Verdict::inconclusive) << " inconclusive; " << c.kernel_failures_b()
+  o << "</ul>\n<p>" << verdict_tally(c) << "; " << c.kernel_failures_b()
     << " kernel failure(s) of B; " << c.new_warnings_in_touched_files()
     << " new build warning(s) of B in files it touches; <code>isolab compare</code> exit status "
     << compare_exit_status(c) << ".</p>\n";

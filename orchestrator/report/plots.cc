@@ -5,8 +5,9 @@
 #include <cstdio>
 #include <map>
 
-#include "compare/report.h"
+#include "base/xml_text.h"
 #include "parse/trace.h"
+#include "report/summary.h"
 #include "report/svg.h"
 
 namespace isolab {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "compare/report.h"
+#include "base/xml_text.h"
 
 namespace isolab::svg {
 

@@ -4,7 +4,7 @@
 // Every data mark (a point, bar, tick or heatmap square) carries the attribute data-mark and a
 // <title> child (the browser's tooltip) that names the cell(s) the number came from; the page's
 // check script (html.cc) counts the rendered data-mark elements per plot. All text passes
-// through xml_escape (compare/report.h): strings from guests and specs are untrusted.
+// through xml_escape (base/xml_text.h): strings from guests and specs are untrusted.
 #pragma once
 
 #include <sstream>

@@ -87,7 +87,7 @@ struct WorkloadSpec {
 
 // The guest's CPU topology as QEMU -smp / libvirt <topology> levels. Every level > 0 and
 // sockets * cores * threads == the guest's vCPUs (QEMU refuses any other product; docs/sources.md
-// [q1]; checked by derive_guest(), pipeline/plan.h, once the vCPU count is known).
+// [q1]; checked by derive_guest(), pipeline/run_plan.h, once the vCPU count is known).
 struct GuestTopologySpec {
   int sockets = 1;
   int cores = 0;  // 0: the guest's vCPUs (1 socket of N cores, 1 thread each)
@@ -139,7 +139,7 @@ struct Spec {
   // memory_mib (which defaults to that sum).
   std::vector<NumaNodeSpec> numa_nodes;
   GuestTopologySpec topology;  // /guest/topology {sockets, cores, threads}
-  // /overcommit: a guest that cannot get dedicated host CPUs (pipeline/hostplan.h) still runs,
+  // /overcommit: a guest that cannot get dedicated host CPUs (pipeline/host_cpu_plan.h) still runs,
   // with its vCPUs sharing host CPUs; false: such a run is refused before any build.
   bool overcommit = false;
   // /parallel: guests booted at once, each on its own host CPUs; 0 = "auto" (as many as the
@@ -149,7 +149,7 @@ struct Spec {
   int repetitions = 3;
   int warmup_repetitions = 0;
   // /boot_order_seed: the seed of the variants' order within each block of cells
-  // (pipeline/plan.h plan_cells); absent: a seed drawn when the run starts. Either way the
+  // (pipeline/run_plan.h plan_cells); absent: a seed drawn when the run starts. Either way the
   // run records it in result.json "boot_order".
   std::optional<std::uint64_t> boot_order_seed;
   TimeoutSpec timeouts;

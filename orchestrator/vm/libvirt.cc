@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/xml_text.h"
 #include "sys/process.h"
 #include "vm/libvirt_internal.h"
 #include "vm/qemu.h"
@@ -31,28 +32,14 @@ std::string xml_escape(std::string_view v, std::string_view field) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-          throw Error("libvirt XML: " + std::string(field) + ": control byte " +
-                      std::to_string(static_cast<int>(c)) + " cannot be written in XML");
-        out += c;
+    if (const std::string_view e = xml_entity(c); !e.empty()) {
+      out += e;
+      continue;
     }
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+      throw Error("libvirt XML: " + std::string(field) + ": control byte " +
+                  std::to_string(static_cast<int>(c)) + " cannot be written in XML");
+    out += c;
   }
   return out;
 }

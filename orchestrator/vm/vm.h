@@ -57,13 +57,13 @@ struct VmConfig {
   // sockets * cores * threads == vcpus (docs/sources.md [q1]).
   // cores 0 = vcpus (1 socket, 1 thread).
   int sockets = 1, cores = 0, threads = 1;
-  // Host CPU pinning (pipeline/hostplan.h), as CPU lists; empty vcpu_pin = no pinning. Else one
-  // list per vCPU for its thread, and emulator_pin for QEMU's main loop and other threads.
+  // Host CPU pinning (pipeline/host_cpu_plan.h), as CPU lists; empty vcpu_pin = no pinning. Else
+  // one list per vCPU for its thread, and emulator_pin for QEMU's main loop and other threads.
   std::vector<std::string> vcpu_pin;
   std::string emulator_pin;
   int memory_mib = 512;  // >= 64
   // Guest NUMA topology; empty = none. When set: each vCPU on exactly one node and the nodes'
-  // memory adds up to memory_mib. Keep a socket on one node (pipeline/plan.h gives a NUMA guest
+  // memory adds up to memory_mib. Keep a socket on one node (pipeline/run_plan.h gives a NUMA guest
   // one socket per vCPU by default): a socket split across nodes makes the guest kernel warn
   // in topology_sane().
   std::vector<VmNumaNode> numa_nodes;

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cmdline/gate.h"
+#include "gate/gate.h"
 #include "guest/channel.h"
 #include "parse/metrics.h"
 #include "parse/trace.h"

@@ -12,7 +12,7 @@
 
 #include "cmdline/cpulist.h"
 #include "guest/channel.h"
-#include "guest/plan.h"
+#include "guest/init_script.h"
 #include "parse/insn_count.h"
 #include "parse/metrics.h"
 #include "spec/json_object.h"

@@ -27,8 +27,8 @@
 #include "base/json_text.h"
 #include "cmdline/analyze.h"
 #include "cmdline/cpulist.h"
-#include "cmdline/gate.h"
 #include "cmdline/tokenize.h"
+#include "gate/gate.h"
 #include "guest/channel.h"
 #include "parse/console.h"
 #include "parse/cyclictest.h"
@@ -36,6 +36,7 @@
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"
+#include "parse/yaml_subset.h"
 #include "workload/noise.h"
 
 namespace isolab::fuzz {

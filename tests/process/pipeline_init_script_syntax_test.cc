@@ -13,7 +13,7 @@
 #include "guest/init_script.h"
 #include "guest/initramfs.h"
 #include "pipeline/cell.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 

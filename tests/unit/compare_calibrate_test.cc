@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "base/files.h"
+#include "cli/compare.h"
 #include "compare/calibrate.h"
-#include "compare/commands.h"
 #include "compare/compare.h"
 
 namespace isolab {

@@ -10,8 +10,8 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "compare/commands.h"
-#include "compare/report.h"
+#include "cli/compare.h"
+#include "report/render.h"
 #include "sys/process.h"
 
 namespace isolab {

@@ -4,7 +4,7 @@
 
 #include "base/files.h"
 #include "compare/compare.h"
-#include "compare/report.h"
+#include "report/render.h"
 
 namespace isolab {
 namespace {

@@ -8,9 +8,12 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "cli/calibrate.h"
+#include "cli/compare.h"
+#include "cli/history.h"
 #include "compare/calibrate.h"
-#include "compare/commands.h"
 #include "compare/history.h"
+#include "report/json.h"
 
 namespace isolab {
 namespace {
@@ -162,7 +165,7 @@ TEST_F(HistoryTest, LastGoodRunSkipsPartialAndRegressedRuns) {
   EXPECT_EQ(last_good_run(db, "vmstat-nohz", "patched")->run_id, "run-3");
   const Comparison c = compare_run_variants(regressed, settings_from_json(compare_section()));
   ASSERT_EQ(c.regressions(), 1u);
-  record_comparison(db, c);
+  record_comparison(db, c, render_json(c)["summary"]);
   const auto last = last_good_run(db, "vmstat-nohz", "patched");
   ASSERT_TRUE(last);
   EXPECT_EQ(last->run_id, "run-1");

@@ -4,7 +4,7 @@
 
 #include "compare/compare.h"
 #include "compare/profile_diff.h"
-#include "compare/report.h"
+#include "report/render.h"
 
 namespace isolab {
 namespace {

@@ -11,11 +11,11 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "compare/commands.h"
+#include "cli/compare.h"
 #include "compare/compare.h"
 #include "compare/multiplicity.h"
 #include "compare/relabel_aa.h"
-#include "compare/report.h"
+#include "report/render.h"
 
 namespace isolab {
 namespace {

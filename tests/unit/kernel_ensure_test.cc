@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "kernel/commands.h"
+#include "kernel/build_argv.h"
 #include "kernel/kernel.h"
 #include "sys/fake_runner.h"
 

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/stressng.h"
+#include "parse/yaml_subset.h"
 
 namespace isolab {
 namespace {

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "pipeline/baseline.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 
 namespace isolab {
 namespace {

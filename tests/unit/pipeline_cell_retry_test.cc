@@ -11,7 +11,7 @@
 
 #include "base/files.h"
 #include "pipeline/cell.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 #include "vm/fake_backend.h"
 

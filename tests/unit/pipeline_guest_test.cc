@@ -9,8 +9,8 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "guest/init_script.h"
-#include "pipeline/hostplan.h"
-#include "pipeline/plan.h"
+#include "pipeline/host_cpu_plan.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 
 namespace fs = std::filesystem;

@@ -11,8 +11,8 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "compare/compare.h"
-#include "compare/report.h"
 #include "pipeline/import.h"
+#include "report/render.h"
 
 using namespace isolab;
 using nlohmann::json;

@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "pipeline/placement.h"
-#include "pipeline/plan.h"
+#include "pipeline/run_plan.h"
 
 namespace isolab {
 namespace {

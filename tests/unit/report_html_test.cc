@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
-#include "compare/report.h"
 #include "report/data.h"
 #include "report/html.h"
+#include "report/render.h"
 #include "report_hostile.h"
 
 namespace isolab {

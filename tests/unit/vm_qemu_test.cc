@@ -197,7 +197,7 @@ TEST(AccelNames, RoundTrip) {
 TEST(QemuArgv, NumaNodesUseMemoryBackendsAndOneSocketPerVcpu) {
   VmConfig c = tcg_config();
   c.memory_mib = 1024;
-  c.sockets = 4;  // what pipeline/plan gives a NUMA guest by default
+  c.sockets = 4;  // what pipeline/run_plan gives a NUMA guest by default
   c.numa_nodes = {{{0, 1, 3}, 768}, {{2}, 256}};
   auto a = qemu_argv(c);
   auto at = [&](const std::string& opt) { return std::find(a.begin(), a.end(), opt) - a.begin(); };

@@ -56,11 +56,11 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
 // Kernel tracing around the cyclictest run (tracefs, Documentation/trace/ftrace.rst):
 // count_calls: set_ftrace_filter + function_profile_enabled (per-CPU hit counts in
 // trace_stat/function<N>, read into calls.txt). latency_tracer: the boot-time trace events
-// (guest/plan.h) are silenced with a filter that matches nothing (no text patching, unlike
+// (guest/init_script.h) are silenced with a filter that matches nothing (no text patching, unlike
 // disabling them), the tracer is set with options/function-trace off (its entries are the
 // wakeup and the switch with their stack traces) and tracing_on set (the step resets
 // tracing_max_latency to 0 right before cyclictest). The lock contention stacktrace trigger
-// (guest/plan.h) is removed meanwhile; the stop script sets it and the lock event's filter
+// (guest/init_script.h) is removed meanwhile; the stop script sets it and the lock event's filter
 // again. Failures go to tracing.err (sent as "<step>.tracing_err").
 std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
   if (w.count_calls.empty() && w.latency_tracer.empty()) return "";

@@ -1,0 +1,119 @@
+#include "cli/compare.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "base/error.h"
+#include "cli/report.h"
+#include "compare/history.h"
+#include "compare/host_load.h"
+#include "compare/relabel_aa.h"
+#include "report/json.h"
+#include "report/render.h"
+
+namespace isolab {
+
+namespace {
+
+int relabel_aa_command(const CompareCommandOptions& o, std::ostream& out) {
+  if (o.run_dirs.size() != 1)
+    throw Error("compare --relabel-aa: give one run directory (an A/A run)");
+  if (o.format != "text" && o.format != "json")
+    throw Error("--format: --relabel-aa writes text or json, not '" + o.format + "'");
+  const nlohmann::json run = load_result(o.run_dirs[0]);
+  AaRelabelOptions ro;
+  ro.variant_a = o.variant_a;
+  ro.variant_b = o.variant_b;
+  const AaRelabelResult r = relabel_aa(run, comparison_settings(o, run, run, std::cerr), ro);
+  out << (o.format == "json" ? aa_relabel_to_json(r).dump(2) + "\n" : render_aa_relabel_text(r));
+  return 0;
+}
+
+// compare's host-load flag (compare/host_load.h) as a line of its own; "" when neither side
+// recorded cells[].host_load.
+std::string host_load_line(const LoadedComparison& l) {
+  const auto a = variant_host_loads(l.run_a, l.variant_a);
+  const auto b = variant_host_loads(l.run_b, l.variant_b);
+  if (a.empty() && b.empty()) return "";
+  return host_load_flag_line(compare_host_loads(a, b, l.comparison.settings.alpha)) + "\n";
+}
+
+}  // namespace
+
+int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    if (o.relabel_aa) return relabel_aa_command(o, out);
+    const ReportFormat format = parse_report_format(o.format);
+    LoadedComparison l;
+    try {
+      l = load_comparison(o, err);
+    } catch (const ComparisonRefused& e) {
+      err << "isolab compare: " << e.what() << "\n";
+      return 2;
+    }
+    out << render(l.comparison, format);
+    if (o.format == "text" || o.format == "markdown") out << host_load_line(l);
+    if (o.history_db) {
+      HistoryDb db = HistoryDb::open(*o.history_db);
+      index_run(db, l.run_a, l.dir_a);
+      if (o.run_dirs.size() == 2) index_run(db, l.run_b, l.dir_b);
+      record_comparison(db, l.comparison, render_json(l.comparison)["summary"]);
+    }
+    return compare_exit_status(l.comparison);
+  } catch (const std::exception& e) {
+    err << "isolab compare: error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+namespace {
+
+// isolab compare RUN_DIR | RUN_A RUN_B
+struct CompareCommand {
+  isolab::CompareCommandOptions opt;
+  std::string noise_floor;
+
+  void declare(CLI::App& cmp) {
+    cmp.add_option("runs", opt.run_dirs, "RUN_DIR, or RUN_A RUN_B")->required()->expected(1, 2);
+    cmp.add_option("--format", opt.format,
+                   "text, json, markdown, junit or html (the page of `isolab report`)")
+        ->check(CLI::IsMember({"text", "json", "markdown", "junit", "html"}))
+        ->capture_default_str();
+    cmp.add_option("--variant-a", opt.variant_a,
+                   "Variant of the first run to use as A (default: its first)");
+    cmp.add_option("--variant-b", opt.variant_b,
+                   "Variant to use as B (default: the second of the run)");
+    cmp.add_option("--noise-floor", noise_floor, "Calibration JSON from `isolab calibrate`");
+    cmp.add_flag("--force", opt.force,
+                 "Compare runs with a different accelerator, host, cmdline, workloads, isolab "
+                 "build or guest image (shown in the report), or use a calibration made under "
+                 "another comparison key");
+    cmp.add_flag("--pool-hosts", opt.pool_hosts,
+                 "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and "
+                 "QEMU versions) differ (refused by default)");
+    cmp.add_option("--primary", opt.primary,
+                   "METRIC[@CPUS]:higher|lower (the direction of a regression), repeatable: the "
+                   "primary metrics the exit status rests on, replacing the spec's "
+                   "compare.primary");
+    cmp.add_flag("--relabel-aa", opt.relabel_aa,
+                 "For one A/A run: relabel its boots in every equal way (or a seeded sample) and "
+                 "print how many relabellings would exit 1, and why (text or json)");
+  }
+
+  int run() {
+    if (!noise_floor.empty()) opt.noise_floor_file = noise_floor;
+    if (opt.format == "html") {
+      isolab::ReportCommandOptions r;
+      r.compare = opt;
+      r.compare_status = true;
+      return isolab::report_command(r, std::cout, std::cerr);
+    }
+    return isolab::compare_command(opt, std::cout, std::cerr);
+  }
+};
+
+}  // namespace
+
+Action declare_compare(CLI::App& sub) { return declare_command<CompareCommand>(sub); }
+
+}  // namespace isolab

@@ -1,0 +1,32 @@
+// isolab history METRIC: one metric's trend across the runs indexed in RESULTS_DIR/isolab.db
+// (compare/history.h).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "cli/subcommand.h"
+
+namespace isolab {
+
+struct HistoryCommandOptions {
+  std::filesystem::path results_dir;  // database at results_dir/isolab.db
+  std::string metric;                 // e.g. "latency.latency_max_us"; empty only with last_good
+  std::optional<std::string> variant;
+  std::optional<std::string> spec_name;
+  std::string format = "text";  // text | json
+  // Index every <results_dir>/*/result.json first (idempotent, unchanged runs are skipped).
+  // Unreadable result.json files are reported on `err` and skipped.
+  bool scan = true;
+  // Print last_good_run(spec_name, variant) instead of the trend; needs both set.
+  bool last_good = false;
+};
+int history_command(const HistoryCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// Declares `isolab history`'s options (CLI11) on `sub`; the action runs it and returns its exit
+// status.
+Action declare_history(CLI::App& sub);
+
+}  // namespace isolab

@@ -1,0 +1,66 @@
+#include "cli/report.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "base/files.h"
+#include "report/data.h"
+#include "report/html.h"
+
+namespace isolab {
+
+int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostream& err) {
+  const char* who = o.compare_status ? "isolab compare" : "isolab report";
+  try {
+    ReportData d;
+    try {
+      d = gather_report(o.compare);
+    } catch (const ComparisonRefused& e) {
+      err << who << ": " << e.what() << "\n";
+      return 2;
+    }
+    const std::string page = render_html_report(d);
+    if (!o.output || o.output->string() == "-") {
+      out << page;
+    } else {
+      write_file_atomic(*o.output, page);
+      err << who << ": wrote " << o.output->string() << "\n";
+    }
+    return o.compare_status ? compare_exit_status(d.loaded.comparison) : 0;
+  } catch (const std::exception& e) {
+    err << who << ": error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+namespace {
+
+// isolab report RUN_DIR | RUN_A RUN_B: the HTML page.
+struct ReportCommand {
+  isolab::ReportCommandOptions opt;
+  std::string output, noise_floor;
+
+  void declare(CLI::App& rep) {
+    rep.add_option("runs", opt.compare.run_dirs, "RUN_DIR, or RUN_A RUN_B")
+        ->required()
+        ->expected(1, 2);
+    rep.add_option("-o,--output", output, "Write the page here (default: stdout)");
+    rep.add_option("--variant-a", opt.compare.variant_a, "As for compare");
+    rep.add_option("--variant-b", opt.compare.variant_b, "As for compare");
+    rep.add_option("--noise-floor", noise_floor, "As for compare");
+    rep.add_flag("--force", opt.compare.force, "As for compare");
+    rep.add_option("--primary", opt.compare.primary, "As for compare");
+  }
+
+  int run() {
+    if (!noise_floor.empty()) opt.compare.noise_floor_file = noise_floor;
+    if (!output.empty()) opt.output = output;
+    return isolab::report_command(opt, std::cout, std::cerr);
+  }
+};
+
+}  // namespace
+
+Action declare_report(CLI::App& sub) { return declare_command<ReportCommand>(sub); }
+
+}  // namespace isolab

@@ -1,0 +1,13 @@
+// isolab run SPEC: build, boot and measure every variant of a spec, or print its plan (--dry-run);
+// with a baseline (spec baseline_run or baseline_last_good), nightly mode: boot the baseline's
+// kernel beside tonight's and compare them.
+#pragma once
+
+#include "cli/subcommand.h"
+
+namespace isolab {
+
+// Declares `isolab run`'s options (CLI11) on `sub`; the action runs it and returns its exit status.
+Action declare_run(CLI::App& sub);
+
+}  // namespace isolab

@@ -1,0 +1,51 @@
+// The in-guest isolation gate: did the guest kernel really apply the requested isolation?
+//
+// Contract:
+//  evaluate_gate() is pure. Its rows, one per check in this order (a check with nothing to
+//  say adds no row): guest records (only with problems), cmdline, online CPUs, isolated,
+//  nohz_full, CONFIG_NO_HZ_FULL (only after "Housekeeping: nohz unsupported"), RCU offload,
+//  irq default affinity, irq effective affinity, workqueue cpumask, dmesg isolation messages,
+//  tick stopped, clock. GateReport::reason names the first three failed rows. The tick check: for
+//  each nohz_full CPU the LOC ("Local timer interrupts") delta over the busy window, in interrupts
+//  per second; the tick counts as stopped when the rate is <= kTickStoppedMaxPerSecond (10/s: a
+//  tenth of the lowest CONFIG_HZ, 100, so it holds whatever HZ the guest has; the housekeeping
+//  CPUs' rate is reported beside it as the reference for the running tick). Per case O6 a clock
+//  message (TSC unstable, sched_clock unstable) is recorded but fails the gate only when the tick
+//  did not stop. IRQs whose effective affinity lands on an isolated CPU give a warning row (they
+//  may be managed or per-CPU queue IRQs, which the kernel places there on purpose), not a failure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cmdline/analyze.h"
+#include "gate/guest_facts.h"
+#include "gate/interrupts.h"
+
+namespace isolab {
+
+inline constexpr double kTickStoppedMaxPerSecond = 10.0;
+inline constexpr double kMinBusyWindowS = 1.0;
+
+struct GateRow {
+  std::string check;
+  std::string expected;
+  std::string effective;
+  bool pass = true;
+  bool warning = false;  // pass, but worth a look
+  std::string detail;
+};
+
+struct GateReport {
+  std::vector<GateRow> rows;
+  bool pass = false;
+  std::string reason;  // "PASS" or "FAIL: <check>: <detail>; ..." naming the first failures
+};
+
+GateReport evaluate_gate(const ExpectedIsolation& expected, const GuestFacts& facts);
+
+nlohmann::json to_json(const GateReport& r);
+std::string to_text(const GateReport& r);  // fixed-width table, one row per check
+
+}  // namespace isolab

@@ -1,0 +1,271 @@
+#include "pipeline/run_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "compare/rng.h"
+#include "guest/init_script.h"
+#include "kernel/config_check.h"
+#include "vm/vm.h"
+
+using nlohmann::json;
+
+namespace isolab {
+
+std::vector<CellPlan> plan_cells(const Spec& spec, std::optional<std::uint64_t> seed) {
+  std::vector<CellPlan> cells;
+  std::mt19937_64 rng(seed.value_or(0));
+  auto block = [&](int rep, bool warmup) {
+    std::vector<const VariantSpec*> order;
+    for (const auto& v : spec.variants) order.push_back(&v);
+    if (seed)
+      for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[uniform_index(rng, i)]);
+    for (const VariantSpec* v : order)
+      cells.push_back(
+          {v->name + (warmup ? "-w" : "-r") + std::to_string(rep), v->name, rep, warmup});
+  };
+  for (int w = 0; w < spec.warmup_repetitions; ++w) block(w, true);
+  for (int r = 0; r < spec.repetitions; ++r) block(r, false);
+  return cells;
+}
+
+std::uint64_t draw_boot_order_seed() {
+  std::random_device rd;
+  const std::uint64_t x = (std::uint64_t(rd()) << 32) ^ std::uint64_t(rd());
+  return x & std::uint64_t(kMaxBootOrderSeed);
+}
+
+namespace {
+
+// The spec field that holds the guest's command line, its text, and whether it is a customer's.
+struct GuestSource {
+  std::string text;
+  std::string ptr;
+  bool customer = false;
+};
+
+GuestSource guest_source(const Spec& spec) {
+  if (!spec.customer_cmdline.empty())
+    return {spec.customer_cmdline, "/guest/customer_cmdline", true};
+  if (!spec.customer_dmesg.empty())
+    return {read_file(spec.customer_dmesg, 16u << 20), "/guest/customer_dmesg", true};
+  return {spec.cmdline, "/guest/cmdline", false};
+}
+
+// The vCPU count must be one QEMU boots and must be known (see derive_guest()).
+void check_vcpus(const Spec& spec, const GuestSource& src, const Analysis& a) {
+  const std::string most = std::to_string(kMaxGuestVcpus);
+  if (spec.vcpus > 0) return;  // spec parsing bounds it by kMaxGuestVcpus
+  if (a.vcpus_needed > kMaxGuestVcpus)
+    throw SpecError(src.ptr, a.vcpus_reason + ": no QEMU guest can have " +
+                                 std::to_string(a.vcpus_needed) +
+                                 " CPUs; set guest.vcpus (at most " + most +
+                                 ") to run a smaller guest, whose kernel then rejects that list");
+  if (src.customer && a.cpu_count_unknown)
+    throw SpecError(src.ptr,
+                    "the CPU lists use only N/all, which depend on the customer's CPU count, and "
+                    "the line does not give it: set guest.vcpus");
+}
+
+// The pointer of the field that holds the guest's command line (no file read).
+std::string guest_source_pointer(const Spec& spec) {
+  if (!spec.customer_cmdline.empty()) return "/guest/customer_cmdline";
+  if (!spec.customer_dmesg.empty()) return "/guest/customer_dmesg";
+  return "/guest/cmdline";
+}
+
+}  // namespace
+
+GuestTopology guest_topology(const GuestTopologySpec& t, int vcpus, bool numa) {
+  GuestTopology g{t.sockets, t.cores > 0 ? t.cores : vcpus / std::max(1, t.sockets * t.threads),
+                  t.threads};
+  // Default: one socket of N cores; a NUMA guest one socket per vCPU, so that no socket spans
+  // two nodes (the guest kernel warns in topology_sane()).
+  if (!t.given) return numa ? GuestTopology{vcpus, 1, 1} : GuestTopology{1, vcpus, 1};
+  const long product = static_cast<long>(g.sockets) * g.cores * g.threads;
+  // QEMU's words (hw/core/machine-smp.c), so that the error reads as QEMU's would.
+  if (product != vcpus)
+    throw SpecError("/guest/topology",
+                    "Invalid CPU topology: product of the hierarchy must match maxcpus: sockets (" +
+                        std::to_string(g.sockets) + ") * cores (" + std::to_string(g.cores) +
+                        ") * threads (" + std::to_string(g.threads) + ") != maxcpus (" +
+                        std::to_string(vcpus) + "), the guest's vCPUs");
+  return g;
+}
+
+GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr_cpus) {
+  GuestDerivation g;
+  const GuestSource src = guest_source(spec);
+  AnalyzeOptions ao;
+  if (spec.vcpus > 0) ao.vcpus = static_cast<unsigned>(spec.vcpus);
+  ao.kernel.nr_cpus_config = kernel_nr_cpus;
+  Analysis a;
+  try {
+    a = analyze(src.text, ao);
+  } catch (const Error& e) {
+    throw SpecError(src.ptr, e.what());
+  }
+  check_vcpus(spec, src, a);
+  // In a hand-written line a CPU list the kernel would reject is a mistake in the spec; in a
+  // customer's line it is a fact about the customer's machine, kept as a warning.
+  if (!src.customer)
+    for (const auto& w : a.warnings)
+      if (w.find("cpulist '") != std::string::npos &&
+          (w.find("EINVAL") != std::string::npos || w.find("ERANGE") != std::string::npos ||
+           w.find("EOVERFLOW") != std::string::npos))
+        throw SpecError(src.ptr, w);
+  g.vcpus = static_cast<int>(a.vcpus);
+  g.topology = guest_topology(spec.topology, g.vcpus, !spec.numa_nodes.empty());
+  g.nr_cpus_required = a.nr_cpus_required;
+  // A customer's line is reduced to what matters in a guest; a hand-written line is the
+  // developer's own choice and is passed as written.
+  if (src.customer) {
+    for (const auto& k : a.kept) g.cmdline += (g.cmdline.empty() ? "" : " ") + k;
+  } else {
+    g.cmdline = spec.cmdline;
+  }
+  g.analysis = to_json(a);
+  g.expected = expected_isolation(a);
+  unsigned n = a.vcpus;
+  g.partition.all = CpuSet::all(n);
+  g.partition.isolated = (a.isolated | a.nohz_full).resized(n);
+  g.partition.housekeeping = g.partition.all - g.partition.isolated;
+  g.expect_isolated = g.expected.isolated.to_list();
+  g.expect_nohz_full = g.expected.nohz_full_requested ? g.expected.nohz_full.to_list() : "";
+  return g;
+}
+
+std::optional<unsigned> fragments_nr_cpus(const std::vector<std::filesystem::path>& fragments) {
+  std::optional<unsigned> nr;
+  for (const auto& f : fragments)
+    for (const ConfigAssignment& c : parse_kconfig_text(read_file(f), f.string())) {
+      if (c.name != "CONFIG_NR_CPUS") continue;
+      const int v = std::atoi(c.value.c_str());
+      if (v <= 0 || std::to_string(v) != c.value)
+        throw Error(f.string() + ":" + std::to_string(c.line) + ": CONFIG_NR_CPUS=" + c.value +
+                    " is not a positive number");
+      nr = static_cast<unsigned>(v);
+    }
+  return nr;
+}
+
+std::optional<unsigned> guest_kernel_nr_cpus(const std::vector<std::filesystem::path>& fragments,
+                                             unsigned required) {
+  const std::optional<unsigned> set = fragments_nr_cpus(fragments);
+  if (set && *set >= required) return std::nullopt;
+  return required;
+}
+
+unsigned kernel_config_nr_cpus(std::string_view config_text, const std::string& origin) {
+  const auto config = parse_final_config(config_text, origin);
+  const auto nr = config.find("CONFIG_NR_CPUS");
+  if (nr == config.end()) {
+    const auto smp = config.find("CONFIG_SMP");
+    if (smp == config.end() || smp->second != "y") return 1;
+    throw Error(origin + ": an SMP kernel .config without CONFIG_NR_CPUS");
+  }
+  const int v = std::atoi(nr->second.c_str());
+  if (v <= 0 || std::to_string(v) != nr->second)
+    throw Error(origin + ": CONFIG_NR_CPUS=" + nr->second + " is not a positive number");
+  return static_cast<unsigned>(v);
+}
+
+std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpec& variant,
+                                  bool trace) {
+  std::string line = guest.cmdline;
+  if (!variant.extra_cmdline.empty()) line += " " + variant.extra_cmdline;
+  // Trace events are enabled at boot, before the secondary CPUs run (see guest/init_script.h).
+  if (trace) line += " " + trace_event_boot_param();
+  return line;
+}
+
+void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, bool trace) {
+  for (const auto& v : spec.variants) {
+    VmConfig vm;  // TCG: the longest line (no_timer_check is added under TCG only)
+    vm.accel = Accel::tcg;
+    vm.cmdline = variant_guest_cmdline(guest, v, trace);
+    const std::string what =
+        "variant " + v.name + ": the final guest command line (with isolab's " +
+        (trace ? "trace_event=, trace_clock=, " : "") + "console=ttyS0 panic=-1 no_timer_check)";
+    if (auto m = cmdline_cut_message(full_kernel_cmdline(vm), what))
+      throw SpecError(guest_source_pointer(spec), *m);
+  }
+}
+
+void check_guest_steps(const Spec& spec, const GuestDerivation& guest) {
+  for (const auto& w : spec.workloads) guest_step(w, guest.partition, spec.timeouts, true);
+}
+
+std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec) {
+  std::vector<VmNumaNode> out;
+  for (const auto& n : spec.numa_nodes) {
+    CpuListParse r = try_parse_cpulist(n.cpus, static_cast<unsigned>(spec.vcpus));
+    if (!r.ok()) throw Error("guest NUMA node cpus: " + r.message);
+    out.push_back({r.set.cpus(), n.memory_mib});
+  }
+  return out;
+}
+
+nlohmann::json to_json(const GuestTopology& t) {
+  return {{"sockets", t.sockets}, {"cores", t.cores}, {"threads", t.threads}};
+}
+
+json describe_plan(const Spec& spec, const GuestDerivation& guest) {
+  json j;
+  j["spec"] = spec.name;
+  j["guest"] = {{"cmdline", guest.cmdline},
+                {"vcpus", guest.vcpus},
+                {"nr_cpus_required", guest.nr_cpus_required},
+                {"memory_mib", spec.memory_mib},
+                {"topology", to_json(guest.topology)},
+                {"isolated", guest.partition.isolated.to_list()},
+                {"housekeeping", guest.partition.housekeeping.to_list()},
+                {"expect_sysfs_isolated", guest.expect_isolated},
+                {"expect_sysfs_nohz_full", guest.expect_nohz_full},
+                {"analysis", guest.analysis}};
+  if (!spec.numa_nodes.empty()) {
+    j["guest"]["numa_nodes"] = json::array();
+    for (const auto& n : spec.numa_nodes)
+      j["guest"]["numa_nodes"].push_back({{"cpus", n.cpus}, {"memory_mib", n.memory_mib}});
+  }
+  j["variants"] = json::array();
+  for (const auto& v : spec.variants) {
+    json pv = json::array();
+    for (const auto& p : v.patches) pv.push_back(p.string());
+    json fr = json::array();
+    for (const auto& f : spec.config_fragments) fr.push_back(f.string());
+    for (const auto& f : v.config_fragments) fr.push_back(f.string());
+    std::vector<std::filesystem::path> all_fragments = spec.config_fragments;
+    all_fragments.insert(all_fragments.end(), v.config_fragments.begin(), v.config_fragments.end());
+    const auto nr = guest_kernel_nr_cpus(all_fragments, guest.nr_cpus_required);
+    j["variants"].push_back({{"name", v.name},
+                             {"nr_cpus_fragment", nr ? json(*nr) : json(nullptr)},
+                             {"patches", pv},
+                             {"config_fragments", fr},
+                             {"base_config", spec.base_config},
+                             {"extra_cmdline", v.extra_cmdline},
+                             {"sysctls", v.sysctls}});
+  }
+  j["boot_order"] = {{"seed", spec.boot_order_seed ? json(*spec.boot_order_seed) : json(nullptr)},
+                     {"note", spec.boot_order_seed
+                                  ? "variants in a seeded random order within each block"
+                                  : "no seed given: the run draws one when it starts and shuffles "
+                                    "the variants within each block; cells shown in the spec's "
+                                    "order"}};
+  j["cells"] = json::array();
+  for (const auto& c : plan_cells(spec, spec.boot_order_seed))
+    j["cells"].push_back(
+        {{"id", c.id}, {"variant", c.variant}, {"repetition", c.repetition}, {"warmup", c.warmup}});
+  j["steps"] = json::array();
+  for (const auto& w : spec.workloads) {
+    GuestStep s = guest_step(w, guest.partition, spec.timeouts, true);
+    j["steps"].push_back({{"name", s.name}, {"script", s.script}, {"timeout_s", s.timeout_s}});
+  }
+  return j;
+}
+
+}  // namespace isolab

@@ -1,0 +1,347 @@
+#include "report/summary.h"
+
+#include <cmath>
+
+#include "report/format.h"
+
+namespace isolab {
+
+using namespace report_detail;
+
+namespace {
+
+// "<wl>: <cause>" for "<wl>.noise.<cause>[_per_s]", else the name itself.
+std::string count_label(const std::string& name) {
+  const std::string mid = ".noise.";
+  const std::size_t at = name.find(mid);
+  if (at == std::string::npos || at == 0) return name;
+  std::string cause = name.substr(at + mid.size());
+  const std::string suffix = "_per_s";
+  if (cause.size() > suffix.size() &&
+      cause.compare(cause.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    cause.resize(cause.size() - suffix.size());
+  }
+  return name.substr(0, at) + ": " + cause;
+}
+
+std::string where_text(const MetricRow& r) {
+  const std::string cpus = cpu_list_text(r.cpus);
+  return cpus.empty() ? "" : (r.cpus.size() == 1 ? " on CPU " : " on CPUs ") + cpus;
+}
+
+std::string verdict_clause(const MetricRow& r) {
+  std::string s = std::string(", ") + verdict_name(r.verdict.verdict);
+  if (has_both(r)) s += ", " + decisive_p_name(r) + " = " + p_short(decisive_p(r));
+  return s;
+}
+
+SummaryLine count_summary(const MetricRow& r) {
+  const CountTest& c = *r.test.count;
+  const bool is_new = c.mean_a == 0 && c.mean_b > 0;
+  SummaryLine l;
+  l.text = std::string(role_name(r)) + ": " + count_label(r.metric) + where_text(r) + ": " +
+           format_count_amount(c.mean_a, r.unit) + " -> " + format_count_amount(c.mean_b, r.unit) +
+           (is_new ? " (new)" : "") + verdict_clause(r);
+  l.detail = {{"metric", r.name},
+              {"kind", "count"},
+              {"role", role_name(r)},
+              {"verdict", verdict_name(r.verdict.verdict)},
+              {"text", l.text},
+              {"label", count_label(r.metric)},
+              {"cpus", cpu_list_text(r.cpus)},
+              {"unit", r.unit},
+              {"a", jnum(c.mean_a)},
+              {"b", jnum(c.mean_b)},
+              {"p", jnum(decisive_p(r))},
+              {"p_name", decisive_p_name(r)}};
+  return l;
+}
+
+// A timing (medians) or instruction (means) row.
+SummaryLine value_summary(const MetricRow& r) {
+  const bool means = r.kind == MetricKind::instructions;
+  const double a = means ? r.test.a.mean : r.test.a.median;
+  const double b = means ? r.test.b.mean : r.test.b.median;
+  SummaryLine l;
+  l.text = std::string(role_name(r)) + ": " + r.name + ": " + num(a, "%.6g") + " -> " +
+           num(b, "%.6g") + (r.unit.empty() ? "" : " " + r.unit) + " (" +
+           num(r.change_pct, "%+.2f") + "%)" + verdict_clause(r);
+  l.detail = {{"metric", r.name},
+              {"kind", metric_kind_name(r.kind)},
+              {"role", role_name(r)},
+              {"verdict", verdict_name(r.verdict.verdict)},
+              {"text", l.text},
+              {"unit", r.unit},
+              {"a", jnum(a)},
+              {"b", jnum(b)},
+              {"change_pct", jnum(r.change_pct)},
+              {"p", jnum(decisive_p(r))},
+              {"p_name", decisive_p_name(r)}};
+  return l;
+}
+
+SummaryLine row_summary(const MetricRow& r) {
+  return is_count(r) ? count_summary(r) : value_summary(r);
+}
+
+std::size_t secondary_rows(const Comparison& c) {
+  return static_cast<std::size_t>(std::count_if(c.metrics.begin(), c.metrics.end(),
+                                                [](const MetricRow& r) { return !r.primary; }));
+}
+
+// The first line: what the exit status rests on, and the exit status.
+SummaryLine basis_summary(const Comparison& c) {
+  std::string rows;
+  std::vector<std::string> names;
+  for (const auto& r : c.metrics)
+    if (r.primary) {
+      rows += (rows.empty() ? "" : ", ") + r.name + " (" +
+              (r.declared->higher_is_bad ? "higher" : "lower") + " is bad)";
+      names.push_back(r.name);
+    }
+  const std::string failures =
+      "failures counted against B (kernel failures A does not have, systematic isolation-gate "
+      "failures, new build warnings in files B's series touches)";
+  SummaryLine l;
+  l.text = names.empty()
+               ? "exit status " + std::to_string(compare_exit_status(c)) +
+                     ": no primary metric declared (spec compare.primary or --primary), so it "
+                     "rests on " +
+                     failures + " only; " + std::to_string(secondary_rows(c)) +
+                     " secondary metric rows are reported and never set it"
+               : "exit status " + std::to_string(compare_exit_status(c)) + ": rests on " +
+                     std::to_string(names.size()) + " primary metric" +
+                     (names.size() == 1 ? "" : "s") + " (one-sided, Holm at alpha " +
+                     num(c.settings.alpha, "%.3g") + "): " + rows + ", and on " + failures + "; " +
+                     std::to_string(secondary_rows(c)) +
+                     " secondary metric rows are reported and never set it";
+  l.detail = {{"kind", "basis"},
+              {"text", l.text},
+              {"primary", names},
+              {"primary_origin", c.settings.primary_origin},
+              {"secondary", secondary_rows(c)},
+              {"exit_status", compare_exit_status(c)},
+              {"verdict", compare_exit_status(c) ? "regressed" : "no regression"}};
+  return l;
+}
+
+// Kernel-failure classes, gate checks B failed, new build warnings and metrics missing in B.
+void failure_summaries(const Comparison& c, std::vector<SummaryLine>& lines) {
+  for (const auto& f : c.failures) {
+    const std::string verdict = f.against_b ? "regressed" : "not counted against B";
+    lines.push_back({"kernel failure " + f.failure_class + ": " + f.reason + ": " + verdict,
+                     {{"kind", "failure"},
+                      {"failure_class", f.failure_class},
+                      {"verdict", verdict},
+                      {"a", f.a_cells},
+                      {"a_total", f.a_total},
+                      {"b", f.b_cells},
+                      {"b_total", f.b_total},
+                      {"as_rates", f.as_rates},
+                      {"p", f.p}}});
+    lines.back().detail["text"] = lines.back().text;
+  }
+  for (const auto& g : c.gate) {
+    if (g.reason.empty()) continue;
+    const std::string verdict = g.against_b ? "regressed" : "not counted against B";
+    lines.push_back({"isolation gate " + g.check + ": " + g.reason + ": " + verdict,
+                     {{"kind", "gate"}, {"check", g.check}, {"verdict", verdict}, {"p", g.p}}});
+    lines.back().detail["text"] = lines.back().text;
+  }
+  if (c.new_warnings_in_touched_files() > 0)
+    lines.push_back({std::to_string(c.new_warnings_in_touched_files()) +
+                         " new build warning(s) of " + c.variant_b +
+                         " in files its series touches: regressed (see build warnings)",
+                     {{"kind", "build-warnings"},
+                      {"new_build_warnings_in_touched_files", c.new_warnings_in_touched_files()},
+                      {"verdict", "regressed"}}});
+  std::string missing;
+  nlohmann::json names = nlohmann::json::array();
+  for (const MetricRow* r : c.missing_more_in_b()) {
+    missing += (missing.empty() ? "" : ", ") + r->name + " (B " + std::to_string(r->missing_b) +
+               ", A " + std::to_string(r->missing_a) + ")";
+    names.push_back(r->name);
+  }
+  if (!missing.empty())
+    lines.push_back({"missing in more B boots than A boots (not an exit by itself): " + missing,
+                     {{"kind", "missing"}, {"metrics", names}, {"verdict", "flagged"}}});
+}
+
+// The closing line: the secondary rows that did not move, and how their p was adjusted.
+SummaryLine secondary_rest_summary(const Comparison& c) {
+  std::size_t rows = 0, no_change = 0, inconclusive = 0, counts = 0;
+  for (const auto& r : c.metrics) {
+    if (r.primary) continue;
+    ++rows;
+    counts += r.kind == MetricKind::count;
+    no_change += r.verdict.verdict == Verdict::no_change;
+    inconclusive += r.verdict.verdict == Verdict::inconclusive;
+  }
+  SummaryLine l;
+  if (rows == 0) {
+    l.text = "secondary: no metric rows in these runs";
+  } else {
+    l.text = "secondary: no significant change in " + std::to_string(no_change) + " of " +
+             std::to_string(rows) + " metric rows (" + std::to_string(counts) +
+             " of them counts on the isolated CPUs), " + std::to_string(inconclusive) +
+             " inconclusive";
+    if (c.family.relabellings > 0)
+      l.text += "; family-wise p by Westfall-Young min-P over " +
+                std::to_string(c.family.relabellings) +
+                (c.family.exact ? " relabellings of the boots (all of them)"
+                                : " relabellings of the boots (a seeded sample)");
+  }
+  l.detail = {{"metric", ""},
+              {"kind", "secondary"},
+              {"role", "secondary"},
+              {"verdict", verdict_name(Verdict::no_change)},
+              {"text", l.text},
+              {"rows", rows},
+              {"no_change", no_change},
+              {"inconclusive", inconclusive},
+              {"relabellings", c.family.relabellings},
+              {"exact", c.family.exact}};
+  return l;
+}
+
+}  // namespace
+
+std::string header_line(const Comparison& c) {
+  auto side = [](const std::string& v, const std::string& run, const std::string& kernel) {
+    std::string s = v;
+    std::string extra;
+    if (!run.empty()) extra += "run " + run;
+    if (!kernel.empty()) extra += (extra.empty() ? "" : ", ") + kernel;
+    if (!extra.empty()) s += " (" + extra + ")";
+    return s;
+  };
+  return "A = " + side(c.variant_a, c.run_a, c.kernel_a) +
+         "\nB = " + side(c.variant_b, c.run_b, c.kernel_b);
+}
+
+std::string settings_line(const Comparison& c) {
+  const auto& s = c.settings;
+  std::string family = c.family.relabellings > 0
+                           ? std::to_string(c.family.relabellings) + " relabellings of the boots"
+                           : "relabellings of the boots";
+  return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) + "; alpha " +
+         num(s.alpha, "%.3g") + ", min_samples " + std::to_string(s.min_samples) +
+         "; exact tests (timings: midrank permutation; counts and instructions: permutation of "
+         "per-boot means); primary metrics one-sided in the bad direction with Holm's step-down, "
+         "secondary two-sided with Westfall-Young min-P over " +
+         family + "; " + num(100 * s.confidence_level, "%.3g") +
+         "% intervals by inverting the tests, 'no significant change' only inside +-threshold "
+         "(counts: +-max(floor, threshold x A)); threshold " +
+         num(s.default_threshold_pct, "%.3g") +
+         "% (or per-metric/noise floor), timings under "
+         "TCG at least " +
+         num(s.tcg_timing_threshold_pct, "%.3g") + "%, instructions max(own, " +
+         num(s.instructions_threshold_pct, "%.3g") + "%, " + num(s.instructions_cv_factor, "%.3g") +
+         " x CV of A); count floor " + format_count_amount(s.count_floor_for("1/s"), "1/s") +
+         " per CPU or " + format_count_amount(s.count_floor_for("count"), "count") +
+         " event(s); seed " + std::to_string(s.seed) +
+         (c.stratified ? "; cells from " + std::to_string(c.hosts.size()) +
+                             " hosts: the p and verdict columns are the stratified tests' "
+                             "(van Elteren for timings, permutation within hosts otherwise)"
+                       : "");
+}
+
+std::string issue_line(const CellIssue& i) {
+  std::string s = i.side + " " + i.cell_id + ": " + i.status;
+  if (!i.failure_class.empty()) s += " (" + i.failure_class + ")";
+  if (!i.reason.empty()) s += ": " + i.reason;
+  if (i.kernel_failure && i.side == "B")
+    s += i.against_b ? " [kernel failure: counts against B]"
+                     : " [kernel failure: not counted against B, see kernel failures]";
+  return s;
+}
+
+std::string untrusted_line(const UntrustedValues& u) {
+  return u.side + " " + u.cell_id + ": " + u.metric + ": " + u.reason;
+}
+
+std::vector<std::string> warning_lines(const Comparison& c) {
+  std::vector<std::string> out;
+  if (!c.new_warnings) return out;
+  for (const auto& n : *c.new_warnings)
+    out.push_back(n.warning.describe() +
+                  (n.in_touched_file ? "  [new in a file the series touches: counts against B]"
+                                     : "  [new, in a file the series does not touch]"));
+  return out;
+}
+
+constexpr std::size_t kTopFrames = 8;
+
+std::string latency_trace_line(const Comparison& c, const LatencyTraceRow& r) {
+  std::string s = (r.side == 0 ? c.variant_a : c.variant_b) + " " + r.cell_id + " " + r.workload +
+                  ": " + num(r.max_latency_us) + " us";
+  if (!r.task.empty()) s += ", " + r.task;
+  if (r.cpu) s += " on CPU " + std::to_string(*r.cpu);
+  std::string frames;
+  for (std::size_t i = 0; i < r.frames.size() && i < kTopFrames; ++i)
+    frames += (i ? " < " : "") + r.frames[i];
+  if (r.frames.size() > kTopFrames) frames += " < ...";
+  return s + ": " + (frames.empty() ? "(no stack trace)" : frames);
+}
+
+std::string verdict_tally(const Comparison& c, std::optional<bool> primary) {
+  auto n = [&](Verdict v) { return std::to_string(primary ? c.count(v, *primary) : c.count(v)); };
+  return n(Verdict::regressed) + " regressed, " + n(Verdict::improved) + " improved, " +
+         n(Verdict::no_change) + " no significant change, " + n(Verdict::inconclusive) +
+         " inconclusive";
+}
+
+std::string summary_line(const Comparison& c) {
+  return "primary: " + verdict_tally(c, true) + "; secondary: " + verdict_tally(c, false) +
+         "; counted against B: " + std::to_string(c.kernel_failure_regressions()) +
+         " kernel failure class(es) (" + std::to_string(c.kernel_failures_b()) +
+         " kernel failure(s) in B), " + std::to_string(c.gate_regressions()) + " gate check(s), " +
+         std::to_string(c.new_warnings_in_touched_files()) +
+         " new build warning(s) of B in files it touches; exit status " +
+         std::to_string(compare_exit_status(c));
+}
+
+std::vector<SummaryLine> summarize(const Comparison& c) {
+  std::vector<SummaryLine> lines = {basis_summary(c)};
+  for (const auto& r : c.metrics)
+    if (r.primary) lines.push_back(row_summary(r));
+  failure_summaries(c, lines);
+  for (const auto& r : c.metrics)
+    if (!r.primary && is_count(r) && moved(r)) lines.push_back(row_summary(r));
+  for (const auto& r : c.metrics)
+    if (!r.primary && !is_count(r) && moved(r)) lines.push_back(row_summary(r));
+  lines.push_back(secondary_rest_summary(c));
+  return lines;
+}
+
+namespace {
+
+std::string end_text(double v, double scale, const char* f) {
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+  return num(v * scale, f);
+}
+
+// " [low, high]" of the row's interval (scale: 100 for a fraction shown in percent).
+std::string interval_text(const MetricRow& r, double scale, const char* f) {
+  if (!r.test.interval) return " [CI n/a]";
+  return " [" + end_text(r.test.interval->low, scale, f) + ", " +
+         end_text(r.test.interval->high, scale, f) + "]";
+}
+
+std::string format_count_change(const MetricRow& r) {
+  const CountTest& c = *r.test.count;
+  std::string s = (c.diff > 0 ? "+" : "") + format_count_amount(c.diff, r.unit);
+  s += interval_text(r, 1, "%.3g");
+  if (std::isinf(c.relative_change)) return s + " (new)";
+  return s + " (" + num(100 * c.relative_change, "%+.2f") + "%)";
+}
+
+}  // namespace
+
+std::string format_change(const MetricRow& r) {
+  if (is_count(r)) return format_count_change(r);
+  if (!std::isfinite(r.change_pct)) return "n/a";
+  return num(r.change_pct, "%+.2f") + "%" + interval_text(r, 100, "%.1f");
+}
+
+}  // namespace isolab

@@ -1,0 +1,83 @@
+// The wording every output format of a Comparison shares (text, JSON, Markdown, JUnit and the
+// HTML page): the summary sentences that say what the exit status rests on and what changed, a
+// row's change with its interval, and the lines naming the runs, settings, cell issues,
+// untrusted values and new build warnings.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/compare.h"
+
+namespace isolab {
+
+// Change with its interval (MetricTest::interval). Timing and instructions: percent,
+// "-3.75% [-5.1, -2.2]"; "-3.75% [-inf, +inf]" when these boots bound neither end, "[CI n/a]"
+// when there is no interval, "n/a" when the change is undefined. Count: B-A in the metric's
+// unit with its interval and the relative change of means, "-0.98/s [-1.2, -0.78] (-100.00%)";
+// "(new)" when A was 0 in every boot.
+std::string format_change(const MetricRow& row);
+
+// "Say it first": what the exit status rests on and what changed, before any table. In order:
+//  1. the basis: "exit status N: rests on K primary metrics (one-sided, Holm at alpha A): <row>
+//     (higher is bad), ..., and on failures counted against B (...); M secondary metric rows are
+//     reported and never set it", or, with none declared, "exit status N: no primary metric
+//     declared (spec compare.primary or --primary), so it rests on failures counted against B
+//     (...) only; ...";
+//  2. one line per primary row, whatever its verdict;
+//  3. one line per kernel-failure class either side had ("kernel failure rcu_stall: B 1 of 5
+//     boots, A 0 of 5 boots; TCG or overcommitted cells, compared as rates: one-sided Fisher
+//     p = 0.5 >= alpha: not counted against B"), per gate check B failed ("isolation gate
+//     <check>: B failed it in ...: regressed"), the new build warnings in touched files, and the
+//     metrics missing in more B boots than A boots (flagged, not an exit by itself);
+//  4. one line per secondary count row that improved or regressed, then per other secondary row;
+//  5. the closing line for the secondary rows: "secondary: no significant change in N of M
+//     metric rows (C of them counts on the isolated CPUs), I inconclusive; family-wise p by
+//     Westfall-Young min-P over R relabellings of the boots (all of them)".
+// A count row's line:
+//   "primary: vmstat-idle: vmstat_update on CPU 6: 0/s -> 3.1/s (new), regressed, Holm p = 0.004"
+// (role; metric "<wl>.noise.<cause>[_per_s]" becomes "<wl>: <cause>", any other name is kept;
+// rates are per-boot means; the CPUs are the row's; "(new)" after a rate that was 0 in every A
+// boot; the p its verdict rests on: "Holm p" or "one-sided p" for primary rows, "family-wise p"
+// or "p" for secondary ones). A timing (medians) or instruction (means) row's line:
+//   "secondary: vmstat-syscall.cycles_per_syscall: 7400 -> 8140 cycles (+10.00%), regressed,
+//    family-wise p = 0.008".
+// `detail` is the JSON form: {"kind" ("basis", "count", "timing", "instructions", "failure",
+// "gate", "build-warnings", "missing", "secondary"), "verdict", "text", and for a row line
+// "metric", "role", "unit", "a", "b", "p", "p_name" (a count line also "label", "cpus"; a
+// timing or instruction line "change_pct"); for the basis "primary" (row names),
+// "primary_origin", "secondary", "exit_status"; for the closing line "rows", "no_change",
+// "inconclusive", "relabellings", "exact"}.
+struct SummaryLine {
+  std::string text;
+  nlohmann::json detail;
+};
+std::vector<SummaryLine> summarize(const Comparison& c);
+
+// "N regressed, N improved, N no significant change, N inconclusive" over the rows of one role
+// (primary true or false), or over every row when role is nullopt.
+std::string verdict_tally(const Comparison& c, std::optional<bool> primary = std::nullopt);
+
+// "A = <variant> (run <id>, <kernel>)\nB = ..." (the parenthesis only with a run or kernel).
+std::string header_line(const Comparison& c);
+// The cells per side and every setting that decided the verdicts, on one line.
+std::string settings_line(const Comparison& c);
+// "<side> <cell>: <status> (<class>): <reason>", and for a kernel failure of B whether it
+// counts against B.
+std::string issue_line(const CellIssue& i);
+// "B b-r1: cpu.bogo_ops: stress-ng: metrics untrustworthy: ..."
+std::string untrusted_line(const UntrustedValues& u);
+// The warnings B's build adds over A's, one line each; the ones in files B's series touches
+// count against B (as a kernel test robot's report would be about them).
+std::vector<std::string> warning_lines(const Comparison& c);
+// One line per cell with a max-latency trace:
+//   "before c0001-before-r0 latency: 1969 us, cyclictest-250 on CPU 1: preempt_schedule <
+//    migrate_enable < rt_spin_unlock < madvise_cold_or_pageout_pte_range < ..."
+// (the first 8 frames of the switch-side stack, innermost first; "(no stack trace)" without).
+std::string latency_trace_line(const Comparison& c, const LatencyTraceRow& r);
+// "primary: <tally>; secondary: <tally>; counted against B: ...; exit status N".
+std::string summary_line(const Comparison& c);
+
+}  // namespace isolab

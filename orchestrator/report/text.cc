@@ -1,0 +1,211 @@
+#include "report/text.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "report/format.h"
+#include "report/summary.h"
+
+namespace isolab {
+
+using namespace report_detail;
+
+namespace {
+
+void table_text(const std::vector<const MetricRow*>& rows, const std::vector<Column>& cols,
+                std::ostringstream& o) {
+  std::vector<std::size_t> width;
+  for (const auto& col : cols) {
+    std::size_t w = width_of(col.header);
+    for (const MetricRow* r : rows) w = std::max(w, width_of(col.cell(*r)));
+    width.push_back(w);
+  }
+  for (std::size_t k = 0; k < cols.size(); ++k)
+    o << (k ? "  " : "") << pad(cols[k].header, k + 1 == cols.size() ? 0 : width[k], cols[k].right);
+  o << "\n";
+  for (const MetricRow* r : rows) {
+    for (std::size_t k = 0; k < cols.size(); ++k)
+      o << (k ? "  " : "")
+        << pad(cols[k].cell(*r), k + 1 == cols.size() ? 0 : width[k], cols[k].right);
+    o << "\n";
+  }
+}
+
+// The three tables of render_text: timings, counts on the isolated CPUs, instruction counts.
+void tables_text(const Comparison& c, std::ostringstream& o) {
+  const std::string ci = num(100 * c.settings.confidence_level, "%.3g") + "% CI";
+  if (auto rows = rows_where(c, is_timing_row); !rows.empty())
+    table_text(rows, table_columns(MetricKind::timing, ci), o);
+  if (auto rows = rows_where(c, is_count); !rows.empty()) {
+    o << "\ncount metrics on the isolated CPUs (per-boot means; B-A with its " << ci
+      << " from the inverted permutation test of the means; per-CPU rows '[cpuN]'):\n";
+    table_text(rows, table_columns(MetricKind::count, ci), o);
+  }
+  if (auto rows = rows_where(c, is_instructions); !rows.empty()) {
+    o << "\ninstruction counts (per-boot means; permutation test of the means):\n";
+    table_text(rows, table_columns(MetricKind::instructions, ci), o);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+void latency_traces_text(const Comparison& c, std::ostringstream& o) {
+  if (c.latency_traces.empty()) return;
+  o << "\nmax-latency traces (" << c.latency_traces.front().tracer
+    << "; what the woken task's CPU ran until it switched, innermost first; informational):\n";
+  for (int side : {0, 1}) {
+    for (const auto& r : c.latency_traces)
+      if (r.side == side) o << "  " << latency_trace_line(c, r) << "\n";
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Per-host rows and the combined (stratified) line of every metric, when the cells came from
+// two or more hosts.
+void hosts_text(const Comparison& c, std::ostringstream& o) {
+  if (!c.stratified) return;
+  o << "\nhosts (the host is a blocking factor: tests within each host, combined by a stratified "
+       "test):\n";
+  for (std::size_t h = 0; h < c.hosts.size(); ++h) {
+    const HostSummary& s = c.hosts[h];
+    o << "  [" << h + 1 << "] " << s.uri << "  " << s.hostname << ", " << s.cpu_model
+      << ", fingerprint " << s.fingerprint_sha256.substr(0, 12) << ", cells A " << s.cells_a
+      << " B " << s.cells_b << "\n";
+  }
+  if (c.pooled_unlike_hosts) {
+    o << "  POOLED (--pool-hosts): these hosts differ:\n";
+    for (const auto& d : c.host_differences) o << "    - " << d << "\n";
+  }
+  o << "\nper host and combined:\n";
+  for (const auto& r : c.metrics) {
+    o << "  " << r.name << "\n";
+    for (std::size_t h = 0; h < r.per_host.size(); ++h) {
+      const HostMetricRow& hr = r.per_host[h];
+      const bool count = hr.test.count.has_value();
+      o << "    host [" << h + 1 << "] n=" << hr.test.a.n << "+" << hr.test.b.n << "  "
+        << (count ? "mean" : "median") << " A " << num(count ? hr.test.a.mean : hr.test.a.median)
+        << " B " << num(count ? hr.test.b.mean : hr.test.b.median) << "  change "
+        << num(hr.change_pct, "%+.2f") << "%  p " << p_short(hr.test.p_value()) << "  "
+        << verdict_name(hr.verdict.verdict) << "\n";
+    }
+    if (r.test.stratified)
+      o << "    combined n=" << r.test.a.n << "+" << r.test.b.n << " over "
+        << r.test.stratified->strata_used << " host(s): "
+        << (r.kind == MetricKind::count ? "stratified permutation p " : "van Elteren p ")
+        << p_short(r.test.stratified->p) << " (smallest attainable "
+        << p_short(r.test.stratified->min_p) << ")  " << verdict_name(r.verdict.verdict) << "\n";
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Why each row that is not a plain "no significant change" got its verdict.
+void reasons_text(const Comparison& c, std::ostringstream& o) {
+  bool any = false;
+  for (const auto& r : c.metrics) {
+    const bool significant = has_both(r) && decisive_p(r) < c.settings.alpha;
+    if (r.verdict.verdict == Verdict::no_change && !significant && !r.primary) continue;
+    if (!any) o << "\nwhy:\n";
+    any = true;
+    o << "  " << r.name << " (" << role_name(r) << "): " << verdict_name(r.verdict.verdict) << ": "
+      << r.verdict.reason << "\n";
+  }
+}
+
+void tails_text(const Comparison& c, std::ostringstream& o) {
+  if (c.tails.empty()) return;
+  o << "\ntails of merged histograms (nearest rank; informational, not tested):\n";
+  for (const auto& t : c.tails) {
+    o << "  " << t.histogram << " (" << t.unit << "): p99 A " << opt_bucket(t.a.p99, t.a.overflows)
+      << " B " << opt_bucket(t.b.p99, t.b.overflows) << "; p99.9 A "
+      << opt_bucket(t.a.p99_9, t.a.overflows) << " B " << opt_bucket(t.b.p99_9, t.b.overflows)
+      << "; max A " << opt_bucket(t.a.max, t.a.overflows) << " B "
+      << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B " << t.b.samples
+      << "\n";
+  }
+}
+
+void profile_text(const Comparison& c, std::ostringstream& o) {
+  if (c.profile_changes.empty()) return;
+  o << "\nkernel functions whose instructions on the isolated CPUs changed most (mean per boot, "
+       "A -> B; informational, not tested):\n";
+  for (const auto& l : profile_change_lines(c.profile_changes)) o << "  " << l << "\n";
+}
+
+void failures_text(const Comparison& c, std::ostringstream& o) {
+  if (c.failures.empty()) return;
+  o << "\nkernel failures per class (cells with it / all cells of the variant):\n";
+  for (const auto& f : c.failures)
+    o << "  " << f.failure_class << ": " << f.reason
+      << (f.against_b ? "  [counts against B]" : "  [not counted against B]") << "\n";
+}
+
+void gate_text(const Comparison& c, std::ostringstream& o) {
+  if (c.gate.empty()) return;
+  o << "\nisolation gate (cells passing / cells checked):\n";
+  o << "  " << std::left << std::setw(28) << "check" << std::setw(10) << "A"
+    << "B\n";
+  for (const auto& g : c.gate) {
+    o << "  " << std::left << std::setw(28) << g.check << std::setw(10)
+      << gate_cell(g.a_pass, g.a_total) << gate_cell(g.b_pass, g.b_total);
+    if (!g.reason.empty())
+      o << "  (" << g.reason << (g.against_b ? "; counts against B)" : "; not counted against B)");
+    o << "\n";
+  }
+}
+
+void cells_text(const Comparison& c, std::ostringstream& o) {
+  if (!c.issues.empty()) {
+    o << "\ncells that did not count:\n";
+    for (const auto& i : c.issues) {
+      o << "  " << issue_line(i) << "\n";
+      for (const auto& g : i.gate_failures) o << "    gate: " << g << "\n";
+    }
+  }
+  if (!c.untrusted.empty()) {
+    o << "\nvalues left out of the comparison (untrustworthy):\n";
+    for (const auto& u : c.untrusted) o << "  " << untrusted_line(u) << "\n";
+  }
+  if (c.new_warnings) {
+    o << "\nbuild warnings B adds over A (matched by file, class and message): "
+      << c.new_warnings->size() << "\n";
+    for (const auto& l : warning_lines(c)) o << "  " << l << "\n";
+  }
+}
+
+}  // namespace
+
+std::string render_text(const Comparison& c) {
+  std::ostringstream o;
+  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
+  o << header_line(c) << "\n";
+  o << "summary:\n";
+  for (const auto& l : summarize(c)) o << "  " << l.text << "\n";
+  o << settings_line(c) << "\n";
+  if (c.forced) {
+    o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
+    for (const auto& d : c.differences) o << "  - " << d << "\n";
+  }
+  o << "\n";
+  tables_text(c, o);
+  if (c.metrics.empty()) o << "(no metrics)\n";
+  hosts_text(c, o);
+  reasons_text(c, o);
+  tails_text(c, o);
+  profile_text(c, o);
+  latency_traces_text(c, o);
+  failures_text(c, o);
+  gate_text(c, o);
+  cells_text(c, o);
+  o << "\n" << summary_line(c) << "\n";
+  return o.str();
+}
+
+}  // namespace isolab

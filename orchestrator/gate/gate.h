@@ -9,10 +9,11 @@
 //  each nohz_full CPU the LOC ("Local timer interrupts") delta over the busy window, in interrupts
 //  per second; the tick counts as stopped when the rate is <= kTickStoppedMaxPerSecond (10/s: a
 //  tenth of the lowest CONFIG_HZ, 100, so it holds whatever HZ the guest has; the housekeeping
-//  CPUs' rate is reported beside it as the reference for the running tick). Per case O6 a clock
-//  message (TSC unstable, sched_clock unstable) is recorded but fails the gate only when the tick
-//  did not stop. IRQs whose effective affinity lands on an isolated CPU give a warning row (they
-//  may be managed or per-CPU queue IRQs, which the kernel places there on purpose), not a failure.
+//  CPUs' rate is reported beside it as the reference for the running tick). Under TCG the tick
+//  stops although the TSC is marked unstable (docs/sources.md [o6]), so a clock message (TSC
+//  unstable, sched_clock unstable) is recorded but fails the gate only when the tick did not stop.
+//  IRQs whose effective affinity lands on an isolated CPU give a warning row (they may be managed
+//  or per-CPU queue IRQs, which the kernel places there on purpose), not a failure.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -3,8 +3,8 @@
 //
 // Contract:
 //  parse_proc_interrupts() reads /proc/interrupts (kernel/irq/proc.c show_interrupts() and
-//  arch_show_interrupts()), case N2: a header of "CPU<n>" columns (online CPUs only, so
-//  "CPU9 CPU20" maps columns by name), then rows "<name>:<count per column>... <description>";
+//  arch_show_interrupts(); docs/sources.md [n2]): a header of "CPU<n>" columns (online CPUs only,
+//  so "CPU9 CPU20" maps columns by name), then rows "<name>:<count per column>... <description>";
 //  the name ends at the first ':' (arm64 "IPI0:2768808080 ..." has no space after it; device
 //  names in the description may hold colons and spaces). Counts are read as 64-bit (the kernel
 //  prints unsigned int, which wraps at 2^32: a delta must allow for that). A row with a single

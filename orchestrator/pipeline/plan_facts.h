@@ -6,8 +6,8 @@
 #include <string>
 
 #include "kernel/kernel.h"
-#include "pipeline/run_plan.h"
 #include "pipeline/plan_text.h"
+#include "pipeline/run_plan.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/progress.h"
 #include "compare/verdict.h"
 #include "guest/init_script.h"
 #include "workload/workload.h"
@@ -66,7 +67,7 @@ std::string kernel_line(const VariantSpec& v, const KernelLookup& k) {
        "same final .config)";
   if (k.last_build_seconds)
     s += "; the last build of this source and base config took " +
-         human_duration(*k.last_build_seconds) + " (variant " + k.last_build_variant + ")";
+         format_duration(*k.last_build_seconds) + " (variant " + k.last_build_variant + ")";
   else
     s += "; no previous build time recorded";
   return s + "\n";
@@ -159,7 +160,7 @@ std::string step_line(std::size_t i, const WorkloadSpec& w, const GuestDerivatio
                   (w.mode.empty() ? "" : " (" + w.mode + ")") + " on " +
                   cpus_phrase(resolve_cpus(w.cpus, g.partition, w.pointer)) + ", ";
   if (auto sec = step_seconds(w))
-    s += human_duration(*sec);
+    s += format_duration(*sec);
   else
     s += plural(w.iterations, "iteration", "iterations") + " (time not known before the run)";
   if (w.load && !w.load->empty()) {
@@ -256,15 +257,15 @@ std::string estimate_section(const Spec& spec, const PlanTextFacts& f) {
   const long boots =
       static_cast<long>(spec.variants.size()) * (spec.repetitions + spec.warmup_repetitions);
   const double total = build_s + static_cast<double>(boots) * (boot_s + steps.known);
-  std::string s = "Wall time estimate: about " + human_duration(total) + " (an estimate)\n";
-  s += "  basis: kernel builds " + human_duration(build_s) + " (" +
+  std::string s = "Wall time estimate: about " + format_duration(total) + " (an estimate)\n";
+  s += "  basis: kernel builds " + format_duration(build_s) + " (" +
        plural(builds, "kernel", "kernels") + " to build" +
        (unrecorded
             ? ", " + std::to_string(unrecorded) + " without a recorded build time, counted as 0"
             : "") +
-       ") + " + plural(boots, "boot", "boots") + " x (" + human_duration(boot_s) +
+       ") + " + plural(boots, "boot", "boots") + " x (" + format_duration(boot_s) +
        " assumed boot overhead under " + (f.accelerator == "kvm" ? "KVM" : "TCG") + " + " +
-       human_duration(steps.known) + " of steps)\n";
+       format_duration(steps.known) + " of steps)\n";
   if (!steps.unknown.empty()) {
     s += "  not counted: the run time of";
     for (const auto& n : steps.unknown) s += " " + n;
@@ -290,19 +291,7 @@ std::string plan_text(const Spec& spec, const GuestDerivation& guest, const Plan
 }
 
 double assumed_boot_overhead_seconds(const std::string& accelerator) {
-  return accelerator == "kvm" ? 5 : 10;
-}
-
-std::string human_duration(double seconds) {
-  const long t = std::lround(std::max(0.0, seconds));
-  char b[48];
-  if (t < 60)
-    std::snprintf(b, sizeof b, "%ld s", t);
-  else if (t < 3600)
-    std::snprintf(b, sizeof b, "%ld min %02ld s", t / 60, t % 60);
-  else
-    std::snprintf(b, sizeof b, "%ld h %02ld min", t / 3600, (t % 3600) / 60);
-  return b;
+  return accelerator == "kvm" ? 5 : 20;
 }
 
 }  // namespace isolab

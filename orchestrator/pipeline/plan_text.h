@@ -25,7 +25,9 @@ struct PlanTextFacts {
 };
 
 // Assumed wall time of one boot apart from its steps (firmware, kernel boot, guest setup,
-// shutdown), seconds, by accelerator; the estimate names it as an assumption.
+// shutdown), seconds, by accelerator: 20 under TCG, 5 under KVM (docs/measurements.md says what
+// the TCG figure rests on; the KVM one rests on no measurement); the estimate names it as an
+// assumption.
 double assumed_boot_overhead_seconds(const std::string& accelerator);
 
 // The plan as plain text, one section a paragraph, in this order: kernels (from the cache with
@@ -41,8 +43,5 @@ double assumed_boot_overhead_seconds(const std::string& accelerator);
 // workload whose CPUs do not resolve against the guest (as check_guest_steps would). Ends with
 // a newline.
 std::string plan_text(const Spec& spec, const GuestDerivation& guest, const PlanTextFacts& facts);
-
-// "45 s", "2 min 05 s", "1 h 02 min": a duration for people, rounded to whole seconds.
-std::string human_duration(double seconds);
 
 }  // namespace isolab

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/progress.h"
 #include "pipeline/plan_text.h"
 #include "spec/spec.h"
 
@@ -88,8 +89,8 @@ Verdict (isolab compare; exit status 1 on a regression):
   also counted against B: kernel-correctness failures (build, boot, panic, oops, warning, RCU stall, lockup) B has and A does not, isolation-gate checks B fails systematically, new build warnings in files B's patches touch
   every other metric is secondary: reported with a Westfall-Young family-wise p, never setting the exit status
 
-Wall time estimate: about 3 min 47 s (an estimate)
-  basis: kernel builds 2 min 05 s (1 kernel to build) + 6 boots x (10 s assumed boot overhead under TCG + 7 s of steps)
+Wall time estimate: about 4 min 47 s (an estimate)
+  basis: kernel builds 2 min 05 s (1 kernel to build) + 6 boots x (20 s assumed boot overhead under TCG + 7 s of steps)
   not counted: the run time of sys (counted in iterations; each is bounded by its timeout)
 )";
 
@@ -125,8 +126,8 @@ TEST(PlanText, OneLookupPerVariantIsRequired) {
 }
 
 TEST(PlanText, HumanDurations) {
-  EXPECT_EQ(human_duration(44.6), "45 s");
-  EXPECT_EQ(human_duration(125.4), "2 min 05 s");
-  EXPECT_EQ(human_duration(3725), "1 h 02 min");
-  EXPECT_EQ(human_duration(-3), "0 s");
+  EXPECT_EQ(format_duration(44.6), "45 s");
+  EXPECT_EQ(format_duration(125.4), "2 min 05 s");
+  EXPECT_EQ(format_duration(3725), "1 h 02 min");
+  EXPECT_EQ(format_duration(-3), "0 s");
 }

@@ -53,7 +53,7 @@ TEST(CalibrateCli, DryRunShowsTheSeededOrder) {
   spec["repetitions"] = 4;
   write_file_atomic(dir / "spec.json", spec.dump(2));
   ProcessResult dry = run_isolab_command(
-      {"run", (dir / "spec.json").string(), "--dry-run", "--boot-order-seed", "7"});
+      {"run", (dir / "spec.json").string(), "--dry-run", "--json", "--boot-order-seed", "7"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   const json plan = json::parse(dry.out);
   EXPECT_EQ(plan["boot_order"]["seed"], 7);

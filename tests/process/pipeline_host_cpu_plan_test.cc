@@ -53,7 +53,8 @@ TEST(HostPlanCli, OvercommittedSpecWithoutOvercommitIsRefusedWithTheNumbers) {
   // With overcommit the dry run plans one overcommitted guest on every online CPU.
   spec["overcommit"] = true;
   write_file_atomic(dir / "spec.json", spec.dump(2));
-  ProcessResult dry = run_isolab_command({"run", (dir / "spec.json").string(), "--dry-run"});
+  ProcessResult dry =
+      run_isolab_command({"run", (dir / "spec.json").string(), "--dry-run", "--json"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   json plan = json::parse(dry.out)["host_plan"];
   EXPECT_TRUE(plan["ok"]);

@@ -9,7 +9,9 @@
 #                 ISOLAB_SANITIZE=ON (ASan + UBSan, no recovery) and ISOLAB_WERROR=ON
 #                 (-Werror), only the unit tests, then the unit tier there
 #   4. skips      the unit tier's skips against the policy (scripts/test-skips.sh)
-#   5. tidy       scripts/tidy.sh on that build directory's compile database
+#   5. tidy       scripts/tidy.sh on that build directory's compile database, only with
+#                 CHECK_TIDY=1: over the whole tree it takes far longer than this stage's
+#                 10-minute budget on a 2-core machine (docs/measurements.md), so CI leaves it out
 # Usage: scripts/check-fast.sh   (after scripts/setup.sh --packages-only)
 # Exits 0 when all pass, else the failing step's exit status (its name is printed last).
 set -euo pipefail
@@ -52,7 +54,9 @@ ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
 step skips "the unit tier's skips"
 ./scripts/test-skips.sh "$build/Testing/Temporary/LastTest.log" || fail skips $?
 
-step tidy "scripts/tidy.sh $build"
-./scripts/tidy.sh "$build" || fail tidy $?
+if [ "${CHECK_TIDY:-0}" = 1 ]; then
+  step tidy "scripts/tidy.sh $build"
+  ./scripts/tidy.sh "$build" || fail tidy $?
+fi
 
 echo "check-fast: all passed in $((SECONDS - t0)) s"

@@ -98,17 +98,6 @@ bool as_bool(const json& v, const std::string& p) {
 
 json as_json(const json& v, const std::string&) { return v; }
 
-// cells[].metrics and cells[].histograms: an object by name, or null.
-json as_metrics(const json& v, const std::string& p) {
-  if (!v.is_null() && !v.is_object()) throw SpecError(p, "metrics must be an object");
-  return v;
-}
-
-json as_histograms(const json& v, const std::string& p) {
-  if (!v.is_null() && !v.is_object()) throw SpecError(p, "histograms must be an object");
-  return v;
-}
-
 Nullable<bool> as_nullable_bool(const json& v, const std::string& p) {
   if (v.is_null()) return std::nullopt;
   return as_bool(v, p);
@@ -141,17 +130,25 @@ std::vector<std::string> as_strings(const json& v, const std::string& p) {
   return out;
 }
 
-// Moves rest[key] out through read(value, pointer) when present.
-template <typename T>
-void take(json& rest, const char* key, const std::string& pointer, std::optional<T>& out,
-          T (*read)(const json&, const std::string&)) {
-  auto it = rest.find(key);
-  if (it == rest.end()) return;
-  out = read(*it, child(pointer, key));
-  rest.erase(it);
-}
+// ---- one field, read (from its JSON type) and written, chosen by the member's type
 
-// ---- writing one field
+void read_value(const json& v, const std::string& p, std::string& out) { out = as_string(v, p); }
+void read_value(const json& v, const std::string& p, std::int64_t& out) { out = as_integer(v, p); }
+void read_value(const json& v, const std::string& p, bool& out) { out = as_bool(v, p); }
+void read_value(const json& v, const std::string& p, json& out) { out = as_json(v, p); }
+void read_value(const json& v, const std::string& p, Nullable<bool>& out) {
+  out = as_nullable_bool(v, p);
+}
+void read_value(const json& v, const std::string& p, CellStatus& out) {
+  out = as_cell_status(v, p);
+}
+void read_value(const json& v, const std::string& p, Nullable<FailureClass>& out) {
+  out = as_failure_class(v, p);
+}
+void read_value(const json& v, const std::string& p, RunStatus& out) { out = as_run_status(v, p); }
+void read_value(const json& v, const std::string& p, std::vector<std::string>& out) {
+  out = as_strings(v, p);
+}
 
 json nullable_json(const Nullable<bool>& b) { return b ? json(*b) : json(nullptr); }
 json nullable_json(const Nullable<FailureClass>& c) {
@@ -159,9 +156,85 @@ json nullable_json(const Nullable<FailureClass>& c) {
 }
 
 template <typename T>
-void put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
+json write_value(const T& v) {
+  return json(v);
 }
+json write_value(const Nullable<bool>& v) { return nullable_json(v); }
+json write_value(const Nullable<FailureClass>& v) { return nullable_json(v); }
+json write_value(CellStatus v) { return std::string(to_string(v)); }
+json write_value(RunStatus v) { return std::string(to_string(v)); }
+
+// The typed fields of each record, in one list that the reader and the writer both walk:
+// f(key, member) or, for a JSON field that must be an object or null, f(key, member, what).
+template <typename Cell, typename F>
+void cell_fields(Cell& c, F&& f) {
+  f("id", c.id);
+  f("variant", c.variant);
+  f("repetition", c.repetition);
+  f("warmup", c.warmup);
+  f("attempt", c.attempt);
+  f("status", c.status);
+  f("failure_class", c.failure_class);
+  f("reason", c.reason);
+  f("accelerator", c.accelerator);
+  f("raw_dir", c.raw_dir);
+  f("overcommitted", c.overcommitted);
+  f("block", c.block);
+  f("metrics", c.metrics, "metrics");
+  f("histograms", c.histograms, "histograms");
+}
+
+template <typename Variant, typename F>
+void variant_fields(Variant& v, F&& f) {
+  f("kernel_release", v.kernel_release);
+  f("build_key", v.build_key);
+  f("config_sha256", v.config_sha256);
+  f("build_error", v.build_error);
+  f("cmdline", v.cmdline);
+  f("patches", v.patches);
+  f("build_warnings", v.build_warnings);
+  f("touched_files", v.touched_files);
+}
+
+// Without "schema_version", "variants" and "cells", which have readers of their own.
+template <typename Run, typename F>
+void run_fields(Run& r, F&& f) {
+  f("run_id", r.run_id);
+  f("spec_name", r.spec_name);
+  f("spec_sha256", r.spec_sha256);
+  f("started_at", r.started_at);
+  f("finished_at", r.finished_at);
+  f("status", r.status);
+  f("spec", r.spec);
+  f("host", r.host);
+  f("comparison_key", r.comparison_key);
+  f("variant_order", r.variant_order);
+}
+
+// Moves each listed field present in `rest` into its member; `pointer` is the record's.
+struct Reader {
+  json& rest;
+  const std::string& pointer;
+  template <typename T>
+  void operator()(const char* key, std::optional<T>& out, const char* object = nullptr) const {
+    auto it = rest.find(key);
+    if (it == rest.end()) return;
+    const std::string p = child(pointer, key);
+    if (object && !it->is_null() && !it->is_object())
+      throw SpecError(p, std::string(object) + " must be an object");
+    read_value(*it, p, out.emplace());
+    rest.erase(it);
+  }
+};
+
+// Sets each present member over `j`.
+struct Writer {
+  json& j;
+  template <typename T>
+  void operator()(const char* key, const std::optional<T>& v, const char* = nullptr) const {
+    if (v) j[key] = write_value(*v);
+  }
+};
 
 json object_of(const json& j, const std::string& pointer, const char* what) {
   if (!j.is_object()) throw SpecError(pointer, std::string(what) + " must be an object");
@@ -247,49 +320,20 @@ CellRecord unbooted_cell(const std::string& id, const std::string& variant, int 
 
 json to_json(const CellRecord& c) {
   json j = c.rest;
-  put(j, "id", c.id);
-  put(j, "variant", c.variant);
-  put(j, "repetition", c.repetition);
-  put(j, "warmup", c.warmup);
-  put(j, "attempt", c.attempt);
-  if (c.status) j["status"] = std::string(to_string(*c.status));
-  if (c.failure_class) j["failure_class"] = nullable_json(*c.failure_class);
-  put(j, "reason", c.reason);
-  put(j, "accelerator", c.accelerator);
-  put(j, "raw_dir", c.raw_dir);
-  if (c.overcommitted) j["overcommitted"] = nullable_json(*c.overcommitted);
-  put(j, "block", c.block);
-  put(j, "metrics", c.metrics);
-  put(j, "histograms", c.histograms);
+  cell_fields(c, Writer{j});
   return j;
 }
 
 json to_json(const VariantRecord& v) {
   json j = v.rest;
-  put(j, "kernel_release", v.kernel_release);
-  put(j, "build_key", v.build_key);
-  put(j, "config_sha256", v.config_sha256);
-  put(j, "build_error", v.build_error);
-  put(j, "cmdline", v.cmdline);
-  put(j, "patches", v.patches);
-  put(j, "build_warnings", v.build_warnings);
-  put(j, "touched_files", v.touched_files);
+  variant_fields(v, Writer{j});
   return j;
 }
 
 json to_json(const RunResult& r) {
   json j = r.rest;
   j["schema_version"] = r.schema_version;
-  put(j, "run_id", r.run_id);
-  put(j, "spec_name", r.spec_name);
-  put(j, "spec_sha256", r.spec_sha256);
-  put(j, "started_at", r.started_at);
-  put(j, "finished_at", r.finished_at);
-  if (r.status) j["status"] = std::string(to_string(*r.status));
-  put(j, "spec", r.spec);
-  put(j, "host", r.host);
-  put(j, "comparison_key", r.comparison_key);
-  put(j, "variant_order", r.variant_order);
+  run_fields(r, Writer{j});
   if (r.variants) {
     json vs = json::object();
     for (const auto& [name, v] : *r.variants) vs[name] = to_json(v);
@@ -308,34 +352,14 @@ void write_result(const std::filesystem::path& file, const RunResult& r, int ind
 CellRecord cell_from_json(const json& j, const std::string& p) {
   CellRecord c;
   c.rest = object_of(j, p, "cell");
-  take(c.rest, "id", p, c.id, as_string);
-  take(c.rest, "variant", p, c.variant, as_string);
-  take(c.rest, "repetition", p, c.repetition, as_integer);
-  take(c.rest, "warmup", p, c.warmup, as_bool);
-  take(c.rest, "attempt", p, c.attempt, as_integer);
-  take(c.rest, "status", p, c.status, as_cell_status);
-  take(c.rest, "failure_class", p, c.failure_class, as_failure_class);
-  take(c.rest, "reason", p, c.reason, as_string);
-  take(c.rest, "accelerator", p, c.accelerator, as_string);
-  take(c.rest, "raw_dir", p, c.raw_dir, as_string);
-  take(c.rest, "overcommitted", p, c.overcommitted, as_nullable_bool);
-  take(c.rest, "block", p, c.block, as_string);
-  take(c.rest, "metrics", p, c.metrics, as_metrics);
-  take(c.rest, "histograms", p, c.histograms, as_histograms);
+  cell_fields(c, Reader{c.rest, p});
   return c;
 }
 
 VariantRecord variant_from_json(const json& j, const std::string& p) {
   VariantRecord v;
   v.rest = object_of(j, p, "variant");
-  take(v.rest, "kernel_release", p, v.kernel_release, as_string);
-  take(v.rest, "build_key", p, v.build_key, as_string);
-  take(v.rest, "config_sha256", p, v.config_sha256, as_string);
-  take(v.rest, "build_error", p, v.build_error, as_string);
-  take(v.rest, "cmdline", p, v.cmdline, as_string);
-  take(v.rest, "patches", p, v.patches, as_json);
-  take(v.rest, "build_warnings", p, v.build_warnings, as_json);
-  take(v.rest, "touched_files", p, v.touched_files, as_json);
+  variant_fields(v, Reader{v.rest, p});
   return v;
 }
 
@@ -349,16 +373,8 @@ RunResult result_from_json(const json& j) {
   r.rest = j;
   r.rest.erase("schema_version");
   r.rest.erase("cells");
-  take(r.rest, "run_id", "", r.run_id, as_string);
-  take(r.rest, "spec_name", "", r.spec_name, as_string);
-  take(r.rest, "spec_sha256", "", r.spec_sha256, as_string);
-  take(r.rest, "started_at", "", r.started_at, as_string);
-  take(r.rest, "finished_at", "", r.finished_at, as_string);
-  take(r.rest, "status", "", r.status, as_run_status);
-  take(r.rest, "spec", "", r.spec, as_json);
-  take(r.rest, "host", "", r.host, as_json);
-  take(r.rest, "comparison_key", "", r.comparison_key, as_json);
-  take(r.rest, "variant_order", "", r.variant_order, as_strings);
+  const std::string top;
+  run_fields(r, Reader{r.rest, top});
   read_variants(r.rest, r);
   for (std::size_t i = 0; i < cells->size(); ++i)
     r.cells.push_back(cell_from_json((*cells)[i], "/cells/" + std::to_string(i)));

@@ -147,7 +147,7 @@ bool entry_complete(const fs::path& entry) {
 }
 
 KernelArtifact prebuilt(const KernelRequest& req, const KernelEnv& env) {
-  const fs::path p = req.source.prebuilt_bzimage;
+  const fs::path p = req.source.prebuilt;
   std::error_code ec;
   if (p.empty() || !fs::is_regular_file(p, ec))
     throw Error("variant " + req.variant_name + ": prebuilt kernel image '" + p.string() +
@@ -620,7 +620,7 @@ fs::path default_cache_dir() {
 }
 
 KernelArtifact ensure_kernel(const KernelRequest& req, const KernelEnv& env) {
-  if (req.source.kind == SourceSpec::Kind::prebuilt) return prebuilt(req, env);
+  if (req.source.kind == KernelSourceSpec::Kind::prebuilt) return prebuilt(req, env);
   return KernelBuilder(req, env).run();
 }
 

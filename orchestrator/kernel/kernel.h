@@ -29,26 +29,13 @@
 #include <vector>
 
 #include "base/progress.h"
+#include "spec/kernel_source.h"
 #include "sys/process.h"
 
 namespace isolab {
 
-struct SourceSpec {
-  enum class Kind { tarball, git, prebuilt };
-  Kind kind = Kind::tarball;
-  // kind == tarball: a kernel source tarball with one top-level directory (kernel.org or
-  // Debian linux-source layout); any format `tar -xf` reads.
-  std::filesystem::path tarball = "/usr/src/linux-source-6.1.tar.xz";
-  // kind == git: a clone URL or local repository path, and a ref (branch, tag or commit).
-  std::string git_url;
-  std::string git_ref = "HEAD";
-  // kind == prebuilt: an existing bzImage and, optionally, its `uname -r` string.
-  std::filesystem::path prebuilt_bzimage;
-  std::string prebuilt_release;  // empty: unknown
-};
-
 struct KernelRequest {
-  SourceSpec source;
+  KernelSourceSpec source;
   std::vector<std::filesystem::path> patches;    // applied in order (mbox: git am; diff: git apply)
   std::string base_target = "tinyconfig";        // a kconfig target: tinyconfig, defconfig, ...
   std::vector<std::filesystem::path> fragments;  // merged in order after base_target

@@ -60,7 +60,7 @@ KernelLookup to_build(std::string why) {
 }
 
 // The tree id the run would build from, or nullopt with *why when the cache cannot tell yet.
-std::optional<std::string> tarball_tree_id(const SourceSpec& s, const fs::path& cache,
+std::optional<std::string> tarball_tree_id(const KernelSourceSpec& s, const fs::path& cache,
                                            std::string* why) {
   const fs::path tarball = fs::absolute(s.tarball);
   std::error_code ec;
@@ -79,13 +79,13 @@ std::optional<std::string> tarball_tree_id(const SourceSpec& s, const fs::path& 
   return j["tree_id"].get<std::string>();
 }
 
-std::optional<std::string> git_tree_id(const SourceSpec& s, const KernelLookupEnv& env,
+std::optional<std::string> git_tree_id(const KernelSourceSpec& s, const KernelLookupEnv& env,
                                        std::string* why) {
-  std::string url = s.git_url;
+  std::string url = s.git;
   std::error_code ec;
   if (fs::exists(url, ec)) url = fs::absolute(url).string();
   const fs::path repo = env.cache_dir / "git" / (sha256_hex(url).substr(0, 16) + ".git");
-  const std::string ref = s.git_ref.empty() ? "HEAD" : s.git_ref;
+  const std::string ref = s.ref.empty() ? "HEAD" : s.ref;
   ProcessResult r = run_argv(env.runner, {"git", "--git-dir", repo.string(), "rev-parse",
                                           "--verify", "--quiet", ref + "^{tree}"});
   const std::string tree = first_line(r.out);
@@ -100,7 +100,7 @@ std::optional<std::string> git_tree_id(const SourceSpec& s, const KernelLookupEn
 std::optional<KernelInputs> request_inputs(const KernelRequest& req, const KernelLookupEnv& env,
                                            std::string* why) {
   KernelInputs in;
-  auto tree = req.source.kind == SourceSpec::Kind::git
+  auto tree = req.source.kind == KernelSourceSpec::Kind::git
                   ? git_tree_id(req.source, env, why)
                   : tarball_tree_id(req.source, env.cache_dir, why);
   if (!tree) return std::nullopt;
@@ -190,7 +190,7 @@ bool program_in_path(const std::string& prog) {
 }
 
 KernelLookup lookup_kernel(const KernelRequest& req, const KernelLookupEnv& env) {
-  if (req.source.kind == SourceSpec::Kind::prebuilt) {
+  if (req.source.kind == KernelSourceSpec::Kind::prebuilt) {
     KernelLookup k;
     k.state = KernelLookup::State::prebuilt;
     k.kernel_release = req.source.prebuilt_release;

@@ -176,7 +176,7 @@ void remove_quietly(const fs::path& p) {
   fs::remove_all(p, ec);
 }
 
-SourceTree prepare_tarball(const SourceSpec& spec, const SourceContext& ctx) {
+SourceTree prepare_tarball(const KernelSourceSpec& spec, const SourceContext& ctx) {
   const fs::path tarball = fs::absolute(spec.tarball);
   std::error_code ec;
   if (!fs::is_regular_file(tarball, ec))
@@ -252,14 +252,14 @@ SourceTree prepare_tarball(const SourceSpec& spec, const SourceContext& ctx) {
   return t;
 }
 
-SourceTree prepare_git(const SourceSpec& spec, const SourceContext& ctx) {
-  if (spec.git_url.empty()) throw Error("git kernel source: empty url");
-  std::string url = spec.git_url;
+SourceTree prepare_git(const KernelSourceSpec& spec, const SourceContext& ctx) {
+  if (spec.git.empty()) throw Error("git kernel source: empty url");
+  std::string url = spec.git;
   std::error_code ec;
   if (fs::exists(url, ec)) url = fs::absolute(url).string();
   const std::string id = sha256_hex(url).substr(0, 16);
   const fs::path repo = ctx.cache_dir / "git" / (id + ".git");
-  const std::string ref = spec.git_ref.empty() ? "HEAD" : spec.git_ref;
+  const std::string ref = spec.ref.empty() ? "HEAD" : spec.ref;
   FileLock lock(ctx.cache_dir / "locks" / ("git-" + id + ".lock"), ctx.progress);
   bool fresh = false;
   if (!fs::exists(repo / "HEAD")) {
@@ -368,13 +368,13 @@ bool is_mbox_patch(std::string_view text) {
   return false;
 }
 
-SourceTree prepare_source(const SourceSpec& spec, const SourceContext& ctx) {
+SourceTree prepare_source(const KernelSourceSpec& spec, const SourceContext& ctx) {
   switch (spec.kind) {
-    case SourceSpec::Kind::tarball:
+    case KernelSourceSpec::Kind::tarball:
       return prepare_tarball(spec, ctx);
-    case SourceSpec::Kind::git:
+    case KernelSourceSpec::Kind::git:
       return prepare_git(spec, ctx);
-    case SourceSpec::Kind::prebuilt:
+    case KernelSourceSpec::Kind::prebuilt:
       break;
   }
   throw Error("prepare_source: a prebuilt kernel has no source tree");

@@ -43,7 +43,7 @@ struct SourceContext {
 // git init, git add -A -f, one commit with kIsolabGitEnv; published by rename.
 // Git: mirror clone into <cache>/git/<sha(url)[0:16]>.git, fetched when the ref is not a full
 // commit id already present. Throws isolab::Error naming the tarball/url and the failed step.
-SourceTree prepare_source(const SourceSpec& spec, const SourceContext& ctx);
+SourceTree prepare_source(const KernelSourceSpec& spec, const SourceContext& ctx);
 
 // SHA-256 of a file, remembered in <index_json> by (absolute path, size, mtime ns).
 std::string cached_file_sha256(const std::filesystem::path& file,

@@ -12,26 +12,12 @@ namespace isolab {
 
 KernelRequest kernel_request(const Spec& spec, const VariantSpec& v, const GuestDerivation& guest) {
   KernelRequest r;
-  switch (spec.source.kind) {
-    case KernelSourceSpec::Kind::tarball:
-      r.source.kind = SourceSpec::Kind::tarball;
-      r.source.tarball = spec.source.tarball;
-      break;
-    case KernelSourceSpec::Kind::git:
-      r.source.kind = SourceSpec::Kind::git;
-      r.source.git_url = spec.source.git;
-      r.source.git_ref = spec.source.ref;
-      break;
-    case KernelSourceSpec::Kind::prebuilt:
-      r.source.kind = SourceSpec::Kind::prebuilt;
-      r.source.prebuilt_bzimage = spec.source.prebuilt;
-      break;
-  }
+  r.source = spec.source;
   r.patches = v.patches;
   r.base_target = spec.base_config;
   r.fragments = spec.config_fragments;
   r.fragments.insert(r.fragments.end(), v.config_fragments.begin(), v.config_fragments.end());
-  if (r.source.kind != SourceSpec::Kind::prebuilt)
+  if (r.source.kind != KernelSourceSpec::Kind::prebuilt)
     r.nr_cpus = guest_kernel_nr_cpus(r.fragments, guest.nr_cpus_required);
   r.variant_name = v.name;
   return r;

@@ -174,9 +174,9 @@ KernelRequest variant_kernel_request(const Spec& spec, const VariantSpec& v,
   KernelRequest r = kernel_request(spec, v, guest);
   const auto b = opt.baseline_kernels.find(v.name);
   if (b == opt.baseline_kernels.end()) return r;
-  r.source = SourceSpec{};
-  r.source.kind = SourceSpec::Kind::prebuilt;
-  r.source.prebuilt_bzimage = b->second.bzimage;
+  r.source = KernelSourceSpec{};
+  r.source.kind = KernelSourceSpec::Kind::prebuilt;
+  r.source.prebuilt = b->second.bzimage;
   r.source.prebuilt_release = b->second.kernel_release;
   r.patches.clear();
   r.fragments.clear();

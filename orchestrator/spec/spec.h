@@ -16,17 +16,9 @@
 #include <vector>
 
 #include "base/error.h"
+#include "spec/kernel_source.h"
 
 namespace isolab {
-
-struct KernelSourceSpec {
-  enum class Kind { tarball, git, prebuilt };
-  Kind kind = Kind::tarball;
-  std::filesystem::path tarball = "/usr/src/linux-source-6.1.tar.xz";
-  std::string git;                 // URL or local path
-  std::string ref;                 // branch, tag or commit
-  std::filesystem::path prebuilt;  // bzImage
-};
 
 struct VariantSpec {
   std::string name;                                     // [A-Za-z0-9_.-]{1,40}

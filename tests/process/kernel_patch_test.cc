@@ -61,10 +61,10 @@ class KernelPatch : public ::testing::Test {
   }
   SourceContext ctx() { return SourceContext{dir_ / "cache", *runner_, {}}; }
   SourceTree source() {
-    SourceSpec s;
-    s.kind = SourceSpec::Kind::git;
-    s.git_url = repo_.string();
-    s.git_ref = "main";
+    KernelSourceSpec s;
+    s.kind = KernelSourceSpec::Kind::git;
+    s.git = repo_.string();
+    s.ref = "main";
     return prepare_source(s, ctx());
   }
 
@@ -126,9 +126,9 @@ TEST_F(KernelPatch, EnsureKernelPrefixesVariantAndStep) {
   write_lines(repo_ / "mm/vmstat.c", {{2001, "upstream moved on"}});
   git({"commit", "-q", "-a", "-m", "drift"});
   KernelRequest req;
-  req.source.kind = SourceSpec::Kind::git;
-  req.source.git_url = repo_.string();
-  req.source.git_ref = "main";
+  req.source.kind = KernelSourceSpec::Kind::git;
+  req.source.git = repo_.string();
+  req.source.ref = "main";
   req.patches = {plain_, patch1_};
   req.variant_name = "patched";
   KernelEnv env{dir_ / "cache", *runner_};
@@ -145,8 +145,8 @@ TEST_F(KernelPatch, EnsureKernelPrefixesVariantAndStep) {
 
 TEST_F(KernelPatch, MissingPatchFile) {
   KernelRequest req;
-  req.source.kind = SourceSpec::Kind::git;
-  req.source.git_url = repo_.string();
+  req.source.kind = KernelSourceSpec::Kind::git;
+  req.source.git = repo_.string();
   req.patches = {dir_ / "patches/nope.patch"};
   req.variant_name = "b";
   KernelEnv env{dir_ / "cache", *runner_};

@@ -250,15 +250,15 @@ TEST_F(KernelEnsure, PrebuiltReturnsTheImage) {
   const fs::path img = dir_ / "bzImage";
   write_file_atomic(img, "prebuilt");
   KernelRequest req;
-  req.source.kind = SourceSpec::Kind::prebuilt;
-  req.source.prebuilt_bzimage = img;
+  req.source.kind = KernelSourceSpec::Kind::prebuilt;
+  req.source.prebuilt = img;
   req.source.prebuilt_release = "6.1.0-custom";
   KernelArtifact a = ensure_kernel(req, env(false));
   EXPECT_EQ(a.bzimage, img);
   EXPECT_EQ(a.kernel_release, "6.1.0-custom");
   EXPECT_EQ(a.build_key, sha256_hex("prebuilt"));
   EXPECT_TRUE(runner_.calls.empty());
-  req.source.prebuilt_bzimage = dir_ / "missing";
+  req.source.prebuilt = dir_ / "missing";
   EXPECT_THROW(ensure_kernel(req, env(false)), Error);
 }
 

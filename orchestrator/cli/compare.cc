@@ -68,6 +68,20 @@ int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostr
 
 namespace {
 
+// The flags that let runs of unlike hosts be compared, in the order --help lists them.
+struct BoolFlag {
+  const char* name;
+  bool CompareCommandOptions::*member;
+  const char* help;
+};
+constexpr BoolFlag kHostFlags[] = {
+    {"--force", &CompareCommandOptions::force,
+     "Compare runs with a different accelerator, host, cmdline, workloads, isolab build or guest "
+     "image (shown in the report), or use a calibration made under another comparison key"},
+    {"--pool-hosts", &CompareCommandOptions::pool_hosts,
+     "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and QEMU "
+     "versions) differ (refused by default)"}};
+
 // isolab compare RUN_DIR | RUN_A RUN_B
 struct CompareCommand {
   isolab::CompareCommandOptions opt;
@@ -84,13 +98,7 @@ struct CompareCommand {
     cmp.add_option("--variant-b", opt.variant_b,
                    "Variant to use as B (default: the second of the run)");
     cmp.add_option("--noise-floor", noise_floor, "Calibration JSON from `isolab calibrate`");
-    cmp.add_flag("--force", opt.force,
-                 "Compare runs with a different accelerator, host, cmdline, workloads, isolab "
-                 "build or guest image (shown in the report), or use a calibration made under "
-                 "another comparison key");
-    cmp.add_flag("--pool-hosts", opt.pool_hosts,
-                 "Combine cells of libvirt hosts whose fingerprints (CPU model, CPUs, libvirt and "
-                 "QEMU versions) differ (refused by default)");
+    for (const auto& f : kHostFlags) cmp.add_flag(f.name, opt.*f.member, f.help);
     cmp.add_option("--primary", opt.primary,
                    "METRIC[@CPUS]:higher|lower (the direction of a regression), repeatable: the "
                    "primary metrics the exit status rests on, replacing the spec's "

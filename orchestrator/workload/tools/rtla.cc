@@ -61,25 +61,25 @@ std::vector<std::string> metric_names(const WorkloadSpec& w) {
   return {is_timerlat(w) ? "timerlat.*" : "osnoise.*"};
 }
 
+// rtla-osnoise and rtla-timerlat differ only in their name (is_timerlat() reads it).
+WorkloadTool rtla_tool(const char* name) {
+  return WorkloadTool{.name = name,
+                      .read_fields = read_fields,
+                      .step = step,
+                      .parse = parse,
+                      .metric_names = metric_names,
+                      .guest_binary = "/usr/bin/rtla"};
+}
+
 }  // namespace
 
 const WorkloadTool& rtla_osnoise_tool() {
-  static const WorkloadTool t{.name = "rtla-osnoise",
-                              .read_fields = read_fields,
-                              .step = step,
-                              .parse = parse,
-                              .metric_names = metric_names,
-                              .guest_binary = "/usr/bin/rtla"};
+  static const WorkloadTool t = rtla_tool("rtla-osnoise");
   return t;
 }
 
 const WorkloadTool& rtla_timerlat_tool() {
-  static const WorkloadTool t{.name = "rtla-timerlat",
-                              .read_fields = read_fields,
-                              .step = step,
-                              .parse = parse,
-                              .metric_names = metric_names,
-                              .guest_binary = "/usr/bin/rtla"};
+  static const WorkloadTool t = rtla_tool("rtla-timerlat");
   return t;
 }
 

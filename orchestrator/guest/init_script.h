@@ -77,9 +77,9 @@ std::string trace_event_boot_param();
 // PREEMPT_RT's sleeping spinlock_t; include/trace/events/lock.h, 6.1), dropping mutexes, rwsems
 // and rwlocks, and a "stacktrace" trigger with the same condition (CONFIG_STACKTRACE) writes
 // the kernel stack after each kept event: the event prints only a hashed lock address, the
-// stack tells which lock it was (parse/trace.h classify_lock_stack()). Leaves $L set to the
-// event's directory; does nothing unless the event is enabled (at boot: a trigger on a
-// disabled event would enable it, patching kernel text at run time).
+// stack tells which lock it was (parse/lock_contention.h classify_lock_stack()). Leaves $L set to
+// the event's directory; does nothing unless the event is enabled (at boot: a trigger on a disabled
+// event would enable it, patching kernel text at run time).
 std::string lock_contention_arm_script();
 // sh that removes that trigger (the latency tracer steps, which must not get stack traces in
 // their buffer); lock_contention_arm_script() sets it again.

@@ -10,45 +10,21 @@
 #include <utility>
 
 #include "parse/text_util.h"
+#include "parse/trace_text.h"
 
 namespace isolab {
 
 namespace {
 
-constexpr std::size_t kMaxNameBytes = 64;
-constexpr std::size_t kMaxOpenPerKey = 16;
-constexpr int kMaxCpu = 8191;
-constexpr std::string_view kStackHeader = "<stack trace>";
+using namespace trace_text;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::optional<long long> to_ll(std::string_view s) {
-  long long v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
 
 bool is_ident(std::string_view s) {
   if (s.empty() || s.size() > kMaxNameBytes) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-// Printable ASCII, at most kMaxNameBytes: names from the guest end up in result.json.
-std::string clean_name(std::string_view s) {
-  std::string out(s.substr(0, kMaxNameBytes));
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
-  return out;
 }
 
 // The value of "key" (which ends in '=' or ' ') at a word start, up to the next space.
@@ -205,7 +181,7 @@ struct Open {
 struct State {
   TraceCounts t;
   std::map<std::tuple<int, std::string_view, std::string>, std::vector<Open>> open;
-  std::set<int> headers;
+  TraceHeaders headers;
 };
 
 void on_entry(State& s, const PairSpec& p, const TraceLine& l) {
@@ -259,37 +235,6 @@ void record(State& s, const TraceLine& l) {
     if (l.event == p.entry) on_entry(s, p, l);
     if (l.event == p.exit) on_exit(s, p, l);
   }
-}
-
-// "# entries-in-buffer/entries-written: 7542/7542   #P:8" and our "# cpu N".
-void on_comment(State& s, std::string_view line) {
-  if (line.substr(0, 6) == "# cpu ") {
-    auto n = to_ll(trim(line.substr(6)));
-    if (n && *n >= 0 && *n <= kMaxCpu && s.headers.insert(static_cast<int>(*n)).second)
-      s.t.traced_cpus.push_back(static_cast<int>(*n));
-    return;
-  }
-  std::size_t k = line.find("entries-written: ");
-  if (k == std::string_view::npos) return;
-  std::string_view rest = line.substr(k + 17);
-  rest = rest.substr(0, std::min(rest.find(' '), rest.size()));
-  std::size_t slash = rest.find('/');
-  if (slash == std::string_view::npos) return;
-  auto a = to_ll(rest.substr(0, slash)), b = to_ll(rest.substr(slash + 1));
-  if (a && b && *a < *b) s.t.lost_events = true;
-}
-
-// "CPU:5 [LOST 123 EVENTS]" (kernel/trace/trace.c print_trace_line()).
-bool is_lost_line(std::string_view line) {
-  return line.substr(0, 4) == "CPU:" && line.find(" [LOST ") != std::string_view::npos;
-}
-
-// " => rmqueue_bulk+0x1a/0x40" (kernel/trace/trace_output.c trace_stack_print()): the function
-// name, "" when the line is no frame.
-std::string_view stack_frame(std::string_view line) {
-  if (line.substr(0, 4) != " => ") return {};
-  std::string_view f = trim(line.substr(4));
-  return f.substr(0, std::min(f.find('+'), f.size()));
 }
 
 struct CauseEvents {
@@ -372,7 +317,7 @@ TraceCounts parse_trace(std::string_view text) {
     if (line.size() > kMaxTraceLineBytes) {
       malformed();
     } else if (line[0] == '#') {
-      on_comment(s, line);
+      read_comment(s.headers, line);
     } else if (is_lost_line(line)) {
       s.t.lost_events = true;
     } else if (!stack_frame(line).empty()) {
@@ -383,6 +328,8 @@ TraceCounts parse_trace(std::string_view text) {
       malformed();
     }
   }
+  s.t.traced_cpus = std::move(s.headers.cpus);
+  s.t.lost_events = s.t.lost_events || s.headers.lost_events;
   return std::move(s.t);
 }
 
@@ -603,260 +550,6 @@ TraceNoise trace_noise(const TraceCounts& t, const std::vector<int>& cpus,
                  {"malformed_lines", t.malformed},
                  {"exit_events", t.exit_events},
                  {"cpus", per_cpu}};
-  return out;
-}
-
-}  // namespace isolab
-
-namespace isolab {
-
-namespace {
-
-enum class VmstatEv { run_end, run_start, queue };  // same-instant order: end, start, queue
-
-struct TimedEv {
-  int64_t ns;
-  VmstatEv ev;
-  int cpu;
-};
-
-void for_each_line(std::string_view text, const std::function<void(const TraceLine&)>& f) {
-  for (std::string_view line : parse_detail::split_lines(text)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (auto l = parse_trace_line(line); l && l->ts_ns) f(*l);
-  }
-}
-
-}  // namespace
-
-std::map<int, VmstatQueueing> vmstat_queueing(std::string_view queue_text,
-                                              std::string_view run_text) {
-  std::vector<TimedEv> evs;
-  for_each_line(queue_text, [&](const TraceLine& l) {
-    if (l.event != "workqueue_queue_work") return;
-    WorkqueueFields w = parse_workqueue_fields(l.body);
-    if (w.function != "vmstat_update") return;
-    int target = w.cpu ? *w.cpu : w.req_cpu ? *w.req_cpu : l.cpu;
-    if (target >= 0) evs.push_back({*l.ts_ns, VmstatEv::queue, target});
-  });
-  for_each_line(run_text, [&](const TraceLine& l) {
-    const bool start = l.event == "workqueue_execute_start";
-    if (!start && l.event != "workqueue_execute_end") return;
-    if (parse_workqueue_fields(l.body).function != "vmstat_update") return;
-    evs.push_back({*l.ts_ns, start ? VmstatEv::run_start : VmstatEv::run_end, l.cpu});
-  });
-  std::stable_sort(evs.begin(), evs.end(), [](const TimedEv& a, const TimedEv& b) {
-    return std::tie(a.ns, a.ev) < std::tie(b.ns, b.ev);
-  });
-  struct State {
-    bool pending = false, running = false;
-  };
-  std::map<int, State> st;
-  std::map<int, VmstatQueueing> out;
-  for (const TimedEv& e : evs) {
-    State& s = st[e.cpu];
-    VmstatQueueing& q = out[e.cpu];
-    switch (e.ev) {
-      case VmstatEv::queue:
-        ++q.queued;
-        if (s.pending) ++q.while_pending;
-        if (s.running) ++q.while_running;
-        s.pending = true;
-        break;
-      case VmstatEv::run_start:
-        s.pending = false;
-        s.running = true;
-        break;
-      case VmstatEv::run_end:
-        s.running = false;
-        break;
-    }
-  }
-  return out;
-}
-
-}  // namespace isolab
-
-namespace isolab {
-
-namespace {
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-// Frames of the lock and tracing machinery, skipped before classifying (prefixes).
-bool is_machinery_frame(std::string_view f) {
-  static constexpr std::string_view kPrefixes[] = {"queued_spin_lock_slowpath",
-                                                   "native_queued_spin_lock_slowpath",
-                                                   "__pv_queued_spin_lock_slowpath",
-                                                   "_raw_spin_lock",
-                                                   "do_raw_spin_lock",
-                                                   "rt_spin_lock",
-                                                   "rtlock_",
-                                                   "rt_mutex",
-                                                   "__rt_mutex",
-                                                   "trace_",
-                                                   "__trace",
-                                                   "ftrace",
-                                                   "event_trigger",
-                                                   "stack_trace_",
-                                                   "__bpf_trace",
-                                                   "perf_trace",
-                                                   "__traceiter"};
-  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
-                     [&](std::string_view p) { return starts_with(f, p); });
-}
-
-// See classify_lock_stack() in trace.h for where each name comes from.
-const std::map<std::string_view, LockClass>& lock_takers() {
-  static const std::map<std::string_view, LockClass> m = [] {
-    std::map<std::string_view, LockClass> t;
-    for (std::string_view f : {"rmqueue_bulk",
-                               "rmqueue_buddy",
-                               "free_pcppages_bulk",
-                               "free_one_page",
-                               "__free_pages_ok",
-                               "split_free_page",
-                               "reserve_highatomic_pageblock",
-                               "unreserve_highatomic_pageblock",
-                               "mark_free_pages",
-                               "__setup_per_zone_wmarks",
-                               "take_page_off_buddy",
-                               "put_page_back_buddy",
-                               "alloc_contig_pages",
-                               "__offline_isolated_pages",
-                               "__show_free_areas",
-                               "set_migratetype_isolate",
-                               "unset_migratetype_isolate",
-                               "page_reporting_cycle",
-                               "isolate_freepages_block",
-                               "compact_lock_irqsave",
-                               "__rmqueue_pcplist",
-                               "get_page_from_freelist",
-                               "free_unref_page",
-                               "free_unref_page_list"})
-      t[f] = LockClass::zone;
-    for (std::string_view f :
-         {"drain_zone_pages", "drain_pages_zone", "drain_pages", "drain_local_pages",
-          "__drain_all_pages", "refresh_cpu_vm_stats", "vmstat_update"})
-      t[f] = LockClass::pcp;
-    return t;
-  }();
-  return m;
-}
-
-// A contention_begin seen, waiting for its stack and its end.
-struct Contention {
-  std::string addr;
-  int64_t begin_ns = 0;
-  std::optional<LockClass> cls;
-  std::optional<int64_t> wait_ns;
-};
-
-struct LockState {
-  std::vector<std::pair<int, Contention>> all;   // (cpu, contention) in input order
-  std::map<int, std::vector<std::size_t>> open;  // per CPU: indexes into all, not yet ended
-  std::optional<std::size_t> stack_of;           // the begin the frames being read belong to
-  std::vector<std::string> frames;
-};
-
-// The hashed address: the first word of the body ("(____ptrval____)" early in boot).
-std::string lock_addr(std::string_view body) {
-  body = trim(body);
-  return clean_name(body.substr(0, std::min(body.find(' '), body.size())));
-}
-
-void close_stack(LockState& s) {
-  if (s.stack_of && !s.frames.empty()) {
-    std::vector<std::string_view> v(s.frames.begin(), s.frames.end());
-    s.all[*s.stack_of].second.cls = classify_lock_stack(v);
-  }
-  s.stack_of.reset();
-  s.frames.clear();
-}
-
-void on_lock_line(LockState& s, const TraceLine& l) {
-  if (!l.ts_ns) return;
-  if (l.event == "contention_begin") {
-    auto& open = s.open[l.cpu];
-    if (open.size() >= kMaxOpenPerKey) open.erase(open.begin());
-    open.push_back(s.all.size());
-    s.all.push_back({l.cpu, {lock_addr(l.body), *l.ts_ns, std::nullopt, std::nullopt}});
-  } else if (l.event == kStackHeader) {
-    auto it = s.open.find(l.cpu);
-    if (it != s.open.end() && !it->second.empty() && !s.all[it->second.back()].second.cls)
-      s.stack_of = it->second.back();
-  } else if (l.event == "contention_end") {
-    auto it = s.open.find(l.cpu);
-    if (it == s.open.end()) return;
-    const std::string addr = lock_addr(l.body);
-    auto& open = it->second;
-    for (auto k = open.rbegin(); k != open.rend(); ++k) {
-      Contention& c = s.all[*k].second;
-      if (c.addr != addr) continue;
-      if (*l.ts_ns >= c.begin_ns) c.wait_ns = *l.ts_ns - c.begin_ns;
-      open.erase(std::next(k).base());
-      break;
-    }
-  }
-}
-
-void add_wait(LockWaits& w, const Contention& c) {
-  ++w.count;
-  if (!c.wait_ns) return;
-  ++w.ended;
-  w.wait_ns += *c.wait_ns;
-  w.max_wait_ns = std::max(w.max_wait_ns, *c.wait_ns);
-}
-
-}  // namespace
-
-LockClass classify_lock_stack(const std::vector<std::string_view>& frames) {
-  for (std::string_view f : frames) {
-    f = f.substr(0, std::min(f.find('+'), f.size()));
-    if (f.empty() || is_machinery_frame(f)) continue;
-    auto it = lock_takers().find(f);
-    return it == lock_takers().end() ? LockClass::other : it->second;
-  }
-  return LockClass::other;
-}
-
-LockContention lock_contention(std::string_view text) {
-  LockContention out;
-  LockState s;
-  State headers;
-  for (std::string_view line : parse_detail::split_lines(text)) {
-    if (line.empty()) continue;
-    std::string_view frame = stack_frame(line);
-    if (!frame.empty()) {
-      if (s.stack_of && s.frames.size() < 32) s.frames.push_back(clean_name(frame));
-      continue;
-    }
-    close_stack(s);
-    if (line.size() > kMaxTraceLineBytes) {
-      ++out.malformed;
-    } else if (line[0] == '#') {
-      on_comment(headers, line);  // "# cpu N" and the overflow check of parse_trace()
-    } else if (is_lost_line(line)) {
-      out.lost_events = true;
-    } else if (auto l = parse_trace_line(line)) {
-      on_lock_line(s, *l);
-    } else {
-      ++out.malformed;
-    }
-  }
-  close_stack(s);
-  out.lost_events = out.lost_events || headers.t.lost_events;
-  out.cpus = headers.t.traced_cpus;
-  for (const auto& [cpu, c] : s.all) {
-    CpuLockContention& pc = out.per_cpu[cpu];
-    if (!c.cls) {
-      ++pc.no_stack;
-      continue;
-    }
-    add_wait(*c.cls == LockClass::zone ? pc.zone : *c.cls == LockClass::pcp ? pc.pcp : pc.other, c);
-  }
-  if (out.cpus.empty())
-    for (const auto& [cpu, c] : out.per_cpu) out.cpus.push_back(cpu);
   return out;
 }
 

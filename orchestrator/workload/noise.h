@@ -23,8 +23,10 @@
 
 #include "gate/gate.h"
 #include "guest/channel.h"
+#include "parse/lock_contention.h"
 #include "parse/metrics.h"
 #include "parse/trace.h"
+#include "parse/vmstat_queueing.h"
 
 namespace isolab {
 

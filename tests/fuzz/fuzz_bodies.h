@@ -32,10 +32,12 @@
 #include "guest/channel.h"
 #include "parse/console.h"
 #include "parse/cyclictest.h"
+#include "parse/lock_contention.h"
 #include "parse/metrics.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"
+#include "parse/vmstat_queueing.h"
 #include "parse/yaml_subset.h"
 #include "workload/noise.h"
 

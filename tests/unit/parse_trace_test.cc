@@ -4,7 +4,9 @@
 #include <map>
 
 #include "base/files.h"
+#include "parse/lock_contention.h"
 #include "parse/trace.h"
+#include "parse/vmstat_queueing.h"
 
 namespace isolab {
 namespace {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compare/multiplicity.h"  // holm_adjust
+#include "compare/permutation.h"
 #include "compare/stats.h"
 #include "compare/verdict.h"
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "compare/permutation.h"
 #include "compare/stats.h"
 
 namespace isolab {

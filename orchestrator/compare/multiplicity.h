@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "compare/permutation.h"
 #include "compare/stats.h"
 
 namespace isolab {

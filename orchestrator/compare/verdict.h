@@ -88,6 +88,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/permutation.h"
 #include "compare/stats.h"
 #include "spec/compare_settings.h"
 #include "spec/primary.h"

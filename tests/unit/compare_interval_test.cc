@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "compare/permutation.h"
 #include "compare/stats.h"
 
 namespace isolab {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "compare/permutation.h"
 #include "compare/stats.h"
 
 namespace isolab {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/compare.h"
+#include "compare/permutation.h"
 #include "compare/stats.h"
 #include "compare/verdict.h"
 

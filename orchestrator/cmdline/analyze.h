@@ -83,6 +83,7 @@
 #include <vector>
 
 #include "cmdline/cpulist.h"
+#include "cmdline/param_rules.h"
 #include "cmdline/tokenize.h"
 
 namespace isolab {
@@ -113,21 +114,6 @@ struct AnalyzeOptions {
   std::optional<unsigned> vcpus;  // override of the derived vCPU count (1..kMaxCpus)
   KernelAssumptions kernel;
 };
-
-enum class ParamAction { kKept, kDropped, kReplaced };
-const char* action_name(ParamAction a);  // "kept", "dropped", "replaced"
-
-// One row of the classification table: a normalized parameter name, or a prefix when the
-// pattern ends with '.' or '*' (e.g. "rd.", "rcutree.").
-struct ParamRule {
-  std::string_view pattern;
-  ParamAction action;
-  std::string_view reason;
-  bool isolation = false;  // an isolation parameter the guest /proc/cmdline must carry
-};
-const std::vector<ParamRule>& classification_table();
-// The rule for a normalized name (exact match first, then the longest prefix); nullptr if none.
-const ParamRule* find_rule(std::string_view normalized_name);
 
 struct ParamVerdict {
   std::string param;  // the token as written

@@ -53,7 +53,7 @@ struct ImportCommand {
   }
 
   int run() {
-    for (const auto& f : files) opt.files.push_back(f);
+    for (const auto& f : files) opt.files.emplace_back(f);
     if (window > 0) opt.window_s = window;
     add_host_facts();
     fs::path dir = isolab::import_run(opt, output, results_dir, ISOLAB_SOURCE_DIR);

@@ -361,7 +361,7 @@ void derive_vcpus(const AnalyzeOptions& opt, const std::vector<const CmdlineToke
     a.vcpus = 1;
     a.cpu_count_unknown = need.relative;
     a.vcpus_reason = "no CPU list gives a CPU count";
-    a.warnings.push_back(
+    a.warnings.emplace_back(
         need.relative
             ? "the CPU lists use only N/all, which stand for the last CPU of however many the "
               "customer's machine had, and the line does not say how many: the guest gets 1 "
@@ -646,9 +646,9 @@ void final_sets(Model& m) {
   if (f & bit(kDomain)) wq = wq & m.hk[kDomain];
   a.workqueue_cpumask = wq.resized(possible);
   const unsigned fl = m.isolcpus_applied_flags;
-  if (fl & bit(kTick)) a.isolcpus_flags.push_back("nohz");
-  if (fl & bit(kDomain)) a.isolcpus_flags.push_back("domain");
-  if (fl & bit(kManagedIrq)) a.isolcpus_flags.push_back("managed_irq");
+  if (fl & bit(kTick)) a.isolcpus_flags.emplace_back("nohz");
+  if (fl & bit(kDomain)) a.isolcpus_flags.emplace_back("domain");
+  if (fl & bit(kManagedIrq)) a.isolcpus_flags.emplace_back("managed_irq");
 }
 
 // Step 9: warnings a kernel developer wants about the resulting isolation.

@@ -128,7 +128,8 @@ std::map<std::string, MetricStrata> collect_strata(const nlohmann::json& run,
   };
   for (const auto& v : variants) {
     const VariantData d = extract_variant(run, v);
-    for (const auto& [name, s] : d.metrics) {
+    for (const auto& entry : d.metrics) {
+      const auto& s = entry.second;  // not a structured binding: clang 14 cannot capture one
       std::vector<std::size_t> idx(s.values.size());
       std::iota(idx.begin(), idx.end(), 0);
       std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
@@ -140,7 +141,7 @@ std::map<std::string, MetricStrata> collect_strata(const nlohmann::json& run,
         st.first_half.push_back(2 * pos(s.cell_ids[i]) < order.cells);
         boots.emplace(pos(s.cell_ids[i]), s.cell_ids[i]);
       }
-      MetricStrata& m = out[name];
+      MetricStrata& m = out[entry.first];
       m.strata.push_back(std::move(st));
       m.accelerators.insert(s.accelerators.begin(), s.accelerators.end());
       m.unit = s.unit;
@@ -292,7 +293,7 @@ bool check_aa(const nlohmann::json& run, RunCalibration& rc) {
     kernels.insert(rec.value("build_key", "") + "/" + rec.value("kernel_release", ""));
   }
   if (kernels.size() <= 1) return true;
-  rc.warnings.push_back(
+  rc.warnings.emplace_back(
       "pooled variants differ in build_key or kernel_release: this is not an A/A run; the "
       "drift tests and spreads stay within each variant and the MDE and noise floor use each "
       "variant centred on the run's mean, but the run's own comparison includes the real "

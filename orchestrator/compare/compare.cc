@@ -74,7 +74,8 @@ std::string key_difference(const std::string& k, const nlohmann::json& va, const
   if (k == "host_fingerprint_sha256") return "host: " + host_differences(run_a, run_b);
   // An import without --cmdline records "": say so instead of printing nothing.
   auto text = [](const nlohmann::json& v) {
-    return v == "" ? std::string("(not recorded)") : value_text(v);
+    const bool empty = v.is_string() && v.get<std::string>().empty();
+    return empty ? std::string("(not recorded)") : value_text(v);
   };
   return k + ": A=" + text(va) + ", B=" + text(vb);
 }
@@ -87,8 +88,8 @@ std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
   const auto ka = field(run_a, "comparison_key");
   const auto kb = field(run_b, "comparison_key");
   if (!ka.is_object() || !kb.is_object()) {
-    if (!ka.is_object()) diffs.push_back("comparison_key: missing in A");
-    if (!kb.is_object()) diffs.push_back("comparison_key: missing in B");
+    if (!ka.is_object()) diffs.emplace_back("comparison_key: missing in A");
+    if (!kb.is_object()) diffs.emplace_back("comparison_key: missing in B");
     return diffs;
   }
   std::set<std::string> keys;
@@ -719,7 +720,8 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
                         const CompareSettings& settings, bool force) {
   const results::RunResult ra = results::result_from_json(run_a);
   const results::RunResult rb = results::result_from_json(run_b);
-  const bool same = (&run_a == &run_b) || (ra.run_id.value_or("") != "" && ra.run_id == rb.run_id);
+  const bool same =
+      (&run_a == &run_b) || (!ra.run_id.value_or("").empty() && ra.run_id == rb.run_id);
   if (same && variant_a == variant_b) {
     throw Error("A and B are the same variant '" + variant_a + "' of the same run");
   }

@@ -243,7 +243,7 @@ void insert_run(sqlite3* h, const results::RunResult& r, const std::vector<std::
       .bind(7, accelerator)
       .bind(8, run_dir.string())
       .bind(9, sha)
-      .bind(10, variants.size() > 0 ? variants[0] : std::string())
+      .bind(10, !variants.empty() ? variants[0] : std::string())
       .bind(11, variants.size() > 1 ? variants[1] : std::string())
       .bind(12, now_utc())
       .run();

@@ -128,7 +128,7 @@ std::vector<std::string> profile_change_lines(const std::vector<ProfileChange>& 
                   r.step.c_str(), r.cpu, r.function.c_str(), r.a_at_most ? "<=" : "", r.a,
                   r.b_at_most ? "<=" : "", r.b, r.a_at_most || r.b_at_most ? "at least " : "",
                   r.a_at_most ? r.b - r.a : (r.b_at_most ? r.b - r.a : r.diff()));
-    lines.push_back(buf);
+    lines.emplace_back(buf);
   }
   return lines;
 }

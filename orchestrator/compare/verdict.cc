@@ -294,7 +294,7 @@ double metric_threshold_pct(const MetricTest& t, const MetricInfo& info,
 // ---- verdict rules ----
 
 std::string format_count_amount(double v, const std::string& unit) {
-  const std::string x = fmt("%.3g", v);
+  std::string x = fmt("%.3g", v);
   if (unit == "1/s") return x + "/s";
   if (unit == "count" || unit.empty()) return x;
   return x + " " + unit;

@@ -65,7 +65,7 @@ ChannelContents parse_channel(std::string_view s, const std::string& nonce) {
       if (f[1] == nonce)
         c.done = true;
       else
-        c.problems.push_back("DONE with a foreign nonce");
+        c.problems.emplace_back("DONE with a foreign nonce");
       continue;
     }
     long long rc = 0, len = 0;

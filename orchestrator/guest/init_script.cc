@@ -274,7 +274,7 @@ std::string render_step(const GuestStep& s,
   check(s.name, "[A-Za-z0-9_.-]{1,60}", "step name");
   check(s.trace_cpus, kCpulistRe, "trace cpulist");
   const std::string path = "/isolab/steps/" + s.name + ".sh";
-  files.push_back({path, "#!/bin/sh\n" + s.script + "\n"});
+  files.emplace_back(path, "#!/bin/sh\n" + s.script + "\n");
   return render_step_run(s, path) + render_step_trace_records(s) + render_step_records(s);
 }
 

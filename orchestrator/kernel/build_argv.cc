@@ -74,7 +74,7 @@ std::vector<std::string> make_kernelrelease_argv(const std::filesystem::path& bu
   std::vector<std::string> argv{"make", "-s", "O=" + build_dir.string(),
                                 "LOCALVERSION=" + localversion_for_key(build_key)};
   for (auto& v : make_common_vars(use_ccache)) argv.push_back(v);
-  argv.push_back("kernelrelease");
+  argv.emplace_back("kernelrelease");
   return argv;
 }
 

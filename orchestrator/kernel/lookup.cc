@@ -117,7 +117,7 @@ std::optional<KernelInputs> request_inputs(const KernelRequest& req, const Kerne
     *why = e.what();
     return std::nullopt;
   }
-  in.fragment_texts.push_back(kIsolabRequiredFragment);
+  in.fragment_texts.emplace_back(kIsolabRequiredFragment);
   return in;
 }
 

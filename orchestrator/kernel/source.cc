@@ -51,7 +51,7 @@ ProcessResult git(const SourceContext& ctx, const fs::path& dir, std::vector<std
   ProcessSpec spec;
   spec.argv = {"git"};
   if (!dir.empty()) {
-    spec.argv.push_back("-C");
+    spec.argv.emplace_back("-C");
     spec.argv.push_back(dir.string());
   }
   for (auto& a : args) spec.argv.push_back(std::move(a));

@@ -110,7 +110,7 @@ StressngResult parse_stressng_yaml(std::string_view text) {
     times.total_s = number_field(*t, "total-time", "times");
     r.times = times;
   }
-  if (r.stressors.empty()) r.notes.push_back("the metrics list is empty");
+  if (r.stressors.empty()) r.notes.emplace_back("the metrics list is empty");
   return r;
 }
 

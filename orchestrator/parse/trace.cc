@@ -501,7 +501,7 @@ void add_longest_metric(TraceNoise& out, const TraceCounts& t, const std::vector
 nlohmann::json cpu_details(const CpuTrace& c, int cpu, std::optional<double> window_s) {
   nlohmann::json causes = nlohmann::json::object();
   std::vector<std::string> all = noise_causes();
-  all.push_back("interruptions");
+  all.emplace_back("interruptions");
   for (const auto& cause : all) {
     long n = cause_count(c, cause);
     causes[cause] = {{"count", n},

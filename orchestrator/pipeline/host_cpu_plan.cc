@@ -231,7 +231,7 @@ HostPlan plan_host(const HostTopology& host, const GuestCpuNeeds& needs) {
     p.slots = pl.fill(want, want <= strict ? strict_reserve : 0);
     p.emulator_shared = pl.place_emulators(p.slots);
     if (p.emulator_shared)
-      p.notes.push_back(
+      p.notes.emplace_back(
           "no housekeeping CPU is left free of vCPUs: QEMU's main loop and I/O "
           "threads share the vCPUs' CPUs");
     p.ok = true;

@@ -214,7 +214,7 @@ std::vector<std::pair<std::size_t, std::string>> split_snapshots(const std::stri
     ++line_no;
     const auto first = line.find_first_not_of(" \t");
     if (first != std::string::npos && line.compare(first, 3, "CPU") == 0)
-      out.push_back({line_no, ""});
+      out.emplace_back(line_no, "");
     if (!out.empty()) out.back().second += line + "\n";
     pos = eol + 1;
   }

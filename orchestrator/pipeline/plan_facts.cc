@@ -1,6 +1,6 @@
 #include "pipeline/plan_facts.h"
 
-#include <stdlib.h>
+#include <cstdlib>
 
 #include "base/error.h"
 #include "kernel/lookup.h"

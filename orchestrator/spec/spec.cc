@@ -406,7 +406,7 @@ Spec parse_spec(const json& doc, const fs::path& base_dir) {
 Spec load_spec_file(const fs::path& path) {
   std::string text;
   try {
-    text = read_file(path, 4 * 1024 * 1024);
+    text = read_file(path, std::size_t{4} * 1024 * 1024);
   } catch (const Error& e) {
     throw Error(std::string("spec: ") + e.what());
   }

@@ -302,7 +302,7 @@ std::vector<std::string> LibvirtHost::volumes() {
   if (n < 0) m.fail("virStoragePoolListAllVolumes(isolab)");
   std::vector<std::string> names;
   for (int i = 0; i < n; ++i) {
-    if (const char* s = virStorageVolGetName(vols[i])) names.push_back(s);
+    if (const char* s = virStorageVolGetName(vols[i])) names.emplace_back(s);
     virStorageVolFree(vols[i]);
   }
   free(vols);

@@ -99,21 +99,21 @@ std::vector<std::string> qemu_argv(const VmConfig& cfg, const QemuArchQuirks& ar
            });
   append_numa_args(a, cfg);
   if (!cfg.initrd.empty()) {
-    a.push_back("-initrd");
+    a.emplace_back("-initrd");
     a.push_back(cfg.initrd.string());
   }
-  a.push_back("-append");
+  a.emplace_back("-append");
   a.push_back(full_kernel_cmdline(cfg));
-  a.push_back("-no-reboot");
+  a.emplace_back("-no-reboot");
   if (!cfg.vcpu_pin.empty()) {
     // Paused until the backend has pinned every thread (then QMP "cont").
-    a.push_back("-qmp");
+    a.emplace_back("-qmp");
     a.push_back("unix:" + qemu_escape_option_value(qmp_socket_path(cfg).string()) +
                 ",server=on,wait=off");
-    a.push_back("-S");
+    a.emplace_back("-S");
   }
   if (insn_plugin_active(cfg)) {
-    a.push_back("-plugin");
+    a.emplace_back("-plugin");
     a.push_back(insn_plugin_qemu_option(*cfg.insn_plugin));
   }
   return a;

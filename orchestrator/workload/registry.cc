@@ -46,7 +46,7 @@ std::vector<std::string> guest_binaries(const std::vector<WorkloadSpec>& workloa
   for (const WorkloadTool* t : workload_tools())
     if (t->binary_always == always && (always || uses(workloads, *t)) &&
         std::find(out.begin(), out.end(), t->guest_binary) == out.end())
-      out.push_back(t->guest_binary);
+      out.emplace_back(t->guest_binary);
   return out;
 }
 

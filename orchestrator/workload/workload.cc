@@ -48,7 +48,7 @@ void add_noise(const WorkloadSpec& w, const ChannelContents& ch, WorkloadOutcome
   const ChannelRecord* enabled = ch.find("trace_events");
   bool tracing = enabled && enabled->data.find("local_timer_entry") != std::string::npos;
   if (ch.find(w.name + ".trace") && !tracing)
-    o.notes.push_back(
+    o.notes.emplace_back(
         "trace events were not enabled in the guest (no trace_event= at boot?): no noise counts");
   if (tracing) {
     StepNoise n = step_noise(ch, w.name);

@@ -48,8 +48,8 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
   const WorkloadSpec& l = w.load->front();
   CpuSet lc = resolve_cpus(l.cpus, p, workload_pointer(l) + "/cpus");
   std::string script = tool_of(l).load_script(l, lc, w.duration_s + 2, s);
-  s.outputs.push_back({"load.out", "load.out"});
-  s.outputs.push_back({"load.rc", "load.rc"});  // written after `wait` (step())
+  s.outputs.emplace_back("load.out", "load.out");
+  s.outputs.emplace_back("load.rc", "load.rc");  // written after `wait` (step())
   return script + "lp=$!\nsleep 1\n";
 }
 
@@ -65,7 +65,7 @@ std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep&
 std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
   if (w.count_calls.empty() && w.latency_tracer.empty()) return "";
   std::string sc = "T=/sys/kernel/tracing\n: > tracing.err\n";
-  s.outputs.push_back({"tracing_err", "tracing.err"});
+  s.outputs.emplace_back("tracing_err", "tracing.err");
   if (!w.count_calls.empty()) {
     std::string fns;  // validated names (read_fields): no quoting needed inside one word
     for (const auto& f : w.count_calls) fns += (fns.empty() ? "" : " ") + f;
@@ -75,7 +75,7 @@ std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
     sc +=
         "echo 1 > $T/function_profile_enabled 2>> tracing.err || echo 'isolab: "
         "function_profile_enabled failed' >> tracing.err\n";
-    s.outputs.push_back({"calls", "calls.txt"});
+    s.outputs.emplace_back("calls", "calls.txt");
   }
   if (!w.latency_tracer.empty()) {
     sc += lock_contention_disarm_script();
@@ -85,8 +85,8 @@ std::string tracing_start_script(const WorkloadSpec& w, GuestStep& s) {
           " > $T/current_tracer 2>> tracing.err || echo 'isolab: " + "current_tracer " +
           w.latency_tracer + " failed' >> tracing.err\n";
     sc += "echo 1 > $T/tracing_on\n";
-    s.outputs.push_back({w.latency_tracer + ".max_latency", "max_latency.txt"});
-    s.outputs.push_back({w.latency_tracer + ".trace", "latency.trace"});
+    s.outputs.emplace_back(w.latency_tracer + ".max_latency", "max_latency.txt");
+    s.outputs.emplace_back(w.latency_tracer + ".trace", "latency.trace");
   }
   return sc;
 }
@@ -143,7 +143,7 @@ void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   if (w.load) script += "wait $lp\necho $? > load.rc\n";
   script += "exit $rc\n";
   s.script = script;
-  s.outputs.push_back({"json", "cyclictest.json"});
+  s.outputs.emplace_back("json", "cyclictest.json");
   s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + 3 + in.margin_s;
 }
 

@@ -13,7 +13,7 @@ std::string load_script(const WorkloadSpec& l, const CpuSet& cpus, int duration_
   std::vector<std::string> argv = {"taskset",          "-c",           cpus.to_list(),
                                    "madvise-pressure", "--duration-s", std::to_string(duration_s)};
   argv.insert(argv.end(), l.extra_args.begin(), l.extra_args.end());
-  s.outputs.push_back({"load.json", "load.json"});
+  s.outputs.emplace_back("load.json", "load.json");
   return sh_words(argv) + " > load.json 2> load.out &\n";
 }
 

@@ -22,7 +22,7 @@ void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   const bool timerlat = is_timerlat(w);
   const std::string tracer = timerlat ? "timerlat" : "osnoise";
   std::vector<std::string> argv = {"rtla", tracer, timerlat ? "hist" : "top"};
-  if (!timerlat) argv.push_back("-q");  // only the final summary, no terminal redraws
+  if (!timerlat) argv.emplace_back("-q");  // only the final summary, no terminal redraws
   argv.insert(argv.end(), {"-c", in.cpus.to_list(), "-d", std::to_string(w.duration_s) + "s"});
   if (timerlat) argv.insert(argv.end(), {"-p", std::to_string(w.interval_us)});
   argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
@@ -31,7 +31,7 @@ void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
       "grep -qw " +
       tracer + " available_tracers || { echo 'isolab: tracer " + tracer +
       " is not in available_tracers' >&2; exit 3; }\n" + sh_words(argv) + "\n";
-  s.outputs.push_back({"available_tracers", "available_tracers"});
+  s.outputs.emplace_back("available_tracers", "available_tracers");
   s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + in.margin_s;
 }
 

@@ -29,13 +29,13 @@ std::vector<std::string> stressng_argv(const WorkloadSpec& w, const CpuSet& cpus
 
 void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   s.script = sh_words(stressng_argv(w, in.cpus, w.duration_s, "stress-ng.yaml")) + "\n";
-  s.outputs.push_back({"yaml", "stress-ng.yaml"});
+  s.outputs.emplace_back("yaml", "stress-ng.yaml");
   s.timeout_s = w.timeout_s ? w.timeout_s : w.duration_s + in.margin_s;
 }
 
 // As a load: writes load.yaml, its log to load.out.
 std::string load_script(const WorkloadSpec& l, const CpuSet& cpus, int duration_s, GuestStep& s) {
-  s.outputs.push_back({"load.yaml", "load.yaml"});
+  s.outputs.emplace_back("load.yaml", "load.yaml");
   return sh_words(stressng_argv(l, cpus, duration_s, "load.yaml")) + " > load.out 2>&1 &\n";
 }
 

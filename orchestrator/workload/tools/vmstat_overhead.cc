@@ -31,7 +31,7 @@ void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   else
     argv.insert(argv.end(), {"--iterations", std::to_string(w.iterations)});
   if (w.mode == "idle") argv.insert(argv.end(), {"--sleep-us", std::to_string(w.sleep_us)});
-  if (w.touch_pages) argv.push_back("--touch");
+  if (w.touch_pages) argv.emplace_back("--touch");
   argv.insert(argv.end(), w.extra_args.begin(), w.extra_args.end());
   s.script = sh_words(argv) + "\n";
   // Under emulation an idle loop of usleep(10) costs ~100 µs; allow 1 ms per iteration, and

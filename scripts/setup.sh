@@ -52,7 +52,9 @@ fi
 
 [ "${1:-}" = --packages-only ] && exit 0
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# shellcheck source=scripts/ccache-env.sh
+. scripts/ccache-env.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_launcher[@]}" >/dev/null
 ninja -C build "$@"
 echo "setup: built ${*:-every target} in ./build"
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test command (what CI runs, through .ci/run). In order:
 #   1. installs the packages (scripts/setup.sh --packages-only)
-#   2. stage 1, scripts/check-fast.sh: the format check and shellcheck (with CHECK_SANITIZE=1
-#      also the unit tier under ASan + UBSan with -Werror, with CHECK_TIDY=1 clang-tidy); a
-#      failure there stops here, before the slow tiers
+#   2. stage 1, scripts/check-fast.sh: the format check, shellcheck, the unit tier built with
+#      ASan + UBSan and -Werror, the skip policy on it, and clang-tidy; a failure there stops
+#      here, before the slow tiers
 #   3. builds everything into ./build (scripts/setup.sh), runs each libFuzzer target for a
 #      bounded time (FUZZ_SECONDS, default 15 s each), then every test tier (unit, process, vm)
 #      with ctest, then lists every skipped test with its reason and fails on a skip that the

@@ -154,8 +154,10 @@ TEST(InsnPluginReal, PreflightQuotesQemuWhenItRefusesThePlugin) {
   InsnPluginPreflight v =
       preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_VERSION, ISOLAB_TEST_GUEST}, d.p);
   EXPECT_FALSE(v.ok);
-  EXPECT_THAT(v.error, HasSubstr("QEMU insn-count plugin " ISOLAB_BAD_PLUGIN_VERSION ": QEMU "
-                                 "exited 1"));
+  EXPECT_THAT(v.error,
+              HasSubstr(std::string("QEMU insn-count plugin ") + ISOLAB_BAD_PLUGIN_VERSION +
+                        ": QEMU "
+                        "exited 1"));
   EXPECT_THAT(v.error, HasSubstr("plugin requires API version 99, but this QEMU supports only up "
                                  "to version 1"));
   InsnPluginPreflight n =
@@ -170,7 +172,7 @@ TEST(InsnPluginReal, PreflightQuotesQemuWhenItRefusesThePlugin) {
   InsnPluginPreflight e =
       preflight_insn_plugin(*runner, {ISOLAB_TEST_GUEST, ISOLAB_TEST_GUEST}, d.p);
   EXPECT_FALSE(e.ok);
-  EXPECT_THAT(e.error, HasSubstr("Could not load plugin " ISOLAB_TEST_GUEST));
+  EXPECT_THAT(e.error, HasSubstr(std::string("Could not load plugin ") + ISOLAB_TEST_GUEST));
 }
 
 // The plugin's own refusals: QEMU prints them and does not start.
@@ -197,12 +199,14 @@ TEST(InsnPluginReal, DoctorInsnPluginExitStatus) {
   ok.timeout = std::chrono::seconds(60);
   ProcessResult r = runner->run(ok);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("ok       QEMU insn-count plugin: " ISOLAB_INSN_PLUGIN));
+  EXPECT_THAT(r.out,
+              HasSubstr(std::string("ok       QEMU insn-count plugin: ") + ISOLAB_INSN_PLUGIN));
   ProcessSpec bad = ok;
   bad.env = {{"ISOLAB_INSN_PLUGIN", ISOLAB_BAD_PLUGIN_VERSION}};
   r = runner->run(bad);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("FAILED   QEMU insn-count plugin " ISOLAB_BAD_PLUGIN_VERSION));
+  EXPECT_THAT(r.out, HasSubstr(std::string("FAILED   QEMU insn-count plugin ") +
+                               ISOLAB_BAD_PLUGIN_VERSION));
   EXPECT_THAT(r.out, HasSubstr("plugin requires API version 99"));
 }
 

@@ -152,8 +152,7 @@ nlohmann::json synthetic_aa(std::size_t boots, std::size_t metrics, F factor) {
       const bool is_count = i % 2 == 1;
       double v = is_count ? double(count(rng)) : timing(rng);
       if (i == 0) v *= factor(k);
-      char name[8];
-      std::snprintf(name, sizeof name, "m%02zu", i);
+      const std::string name = (i < 10 ? "m0" : "m") + std::to_string(i);
       ms[name] = {{"unit", is_count ? "count" : "cycles"},
                   {"better", "lower"},
                   {"aggregate", "mean"},

@@ -55,6 +55,12 @@ std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is
                 std::to_string(per_cpu.counts.size()) + " counts");
   if (per_cpu.window_s && !(std::isfinite(*per_cpu.window_s) && *per_cpu.window_s > 0))
     throw Error("per-CPU metric (" + unit + "): window_s must be finite and positive");
+  if (!per_cpu.windows_s.empty() && per_cpu.windows_s.size() != per_cpu.cpus.size())
+    throw Error("per-CPU metric (" + unit + "): " + std::to_string(per_cpu.cpus.size()) +
+                " cpus but " + std::to_string(per_cpu.windows_s.size()) + " windows");
+  for (double w : per_cpu.windows_s)
+    if (!(std::isfinite(w) && w > 0))
+      throw Error("per-CPU metric (" + unit + "): windows_s must be finite and positive");
   Metric m{unit, lower_is_better, aggregate, {}, std::nullopt, {}, {}, {}};
   for (auto& slot : per_cpu.slots) {
     if (slot && !std::isfinite(*slot)) slot.reset();
@@ -110,6 +116,7 @@ void to_json(nlohmann::json& j, const Metric& metric) {
   if (!pc.kind.empty()) j["kind"] = pc.kind;
   if (!pc.counts.empty()) j["counts"] = pc.counts;
   if (pc.window_s) j["window_s"] = *pc.window_s;
+  if (!pc.windows_s.empty()) j["windows_s"] = pc.windows_s;
 }
 
 namespace {
@@ -117,7 +124,8 @@ std::string quote_json(const nlohmann::json& j) {
   return sanitize_excerpt(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 200);
 }
 
-// Reads "cpus", "kind", "counts", "window_s" beside the already read "values" slots.
+// Reads "cpus", "kind", "counts", "window_s", "windows_s" beside the already read "values"
+// slots.
 MetricPerCpu per_cpu_from_json(const nlohmann::json& j, std::vector<std::optional<double>> slots,
                                bool all_null) {
   MetricPerCpu pc;
@@ -154,6 +162,18 @@ MetricPerCpu per_cpu_from_json(const nlohmann::json& j, std::vector<std::optiona
     if (!w->is_number() || !std::isfinite(w->get<double>()) || w->get<double>() <= 0)
       throw Error("metric: field \"window_s\" must be a positive number, got " + quote_json(*w));
     pc.window_s = w->get<double>();
+  }
+  if (auto w = j.find("windows_s"); w != j.end()) {
+    if (!w->is_array() || w->size() != pc.cpus.size())
+      throw Error("metric: field \"windows_s\" must be an array as long as \"cpus\", got " +
+                  quote_json(*w));
+    for (std::size_t i = 0; i < w->size(); ++i) {
+      const auto& x = (*w)[i];
+      if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() <= 0)
+        throw Error("metric: field \"windows_s/" + std::to_string(i) +
+                    "\" must be a positive number, got " + quote_json(x));
+      pc.windows_s.push_back(x.get<double>());
+    }
   }
   return pc;
 }

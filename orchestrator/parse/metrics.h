@@ -36,6 +36,10 @@ struct MetricPerCpu {
   std::string kind;                          // "kind": "count" (slots = counts / window_s) or ""
   std::vector<long long> counts;             // "counts": kind "count" only, one per cpus entry
   std::optional<double> window_s;            // "window_s": kind "count" only, seconds
+  // "windows_s": kind "count" only, instead of window_s when each CPU was sampled for a time of
+  // its own (rtla osnoise's Runtime column): seconds, one per cpus entry, each > 0, and slot i
+  // = counts[i] / windows_s[i].
+  std::vector<double> windows_s;
 
   bool operator==(const MetricPerCpu&) const = default;
 };
@@ -85,8 +89,8 @@ void merge_metrics(Metrics& into, const Metrics& from);
 
 // A metric with per-CPU evidence. Returns nullopt when no slot holds a finite value (a metric
 // without samples is omitted). A slot that is not finite becomes nullopt. Throws isolab::Error
-// when the aggregate is not valid, when cpus and slots (or a non-empty counts) differ in length,
-// or when window_s is set but not finite and positive.
+// when the aggregate is not valid, when cpus and slots (or a non-empty counts or windows_s)
+// differ in length, or when window_s or an entry of windows_s is not finite and positive.
 std::optional<Metric> make_per_cpu_metric(const std::string& unit, bool lower_is_better,
                                           const std::string& aggregate, MetricPerCpu per_cpu);
 

@@ -75,12 +75,23 @@ struct RtlaTimerlatHist {
 // other than "-", or the summary has no "count:" row.
 RtlaTimerlatHist parse_rtla_timerlat_hist(std::string_view text);
 
+// The osnoise tracer's per-period lines of a trace (parse/trace.h kOsnoiseSummary: "RUNTIME
+// NOISE %AVAIL MAX-SINGLE HW NMI IRQ SIRQ THREAD", µs and counts), summed per CPU as rtla
+// osnoise top sums them (tools/tracing/rtla/src/osnoise_top.c): periods = lines, runtime, noise
+// and the counters summed, max_noise_us the largest per-period noise, max_single_us the largest
+// max single, cpu_available_pct = 100 * (runtime - noise) / runtime. CPUs in first-seen order;
+// duration_s unset. Lines of other events are ignored; no summary line gives no CPU.
+RtlaOsnoiseTop osnoise_top_of_trace(std::string_view trace_text);
+
 // Metrics (bare names; the workload layer prefixes "<workload>."), per CPU (Metric::per_cpu):
 //   osnoise.noise_us (sum over the run, mean over CPUs), osnoise.max_noise_us and
 //   osnoise.max_single_us (aggregate max), all unit "us", better lower;
 //   osnoise.cpu_available_pct (unit "%", better higher, mean);
-//   osnoise.<kind>_per_s for hw, nmi, irq, softirq, thread: unit "1/s", kind "count", counts
-//   per CPU over window_s = the run's duration (omitted when the duration line is missing).
+//   osnoise.<kind>_per_s for hw, nmi, irq, softirq, thread: unit "1/s", kind "count", each
+//   CPU's count over the time the osnoise thread sampled that CPU, its Runtime column
+//   (windows_s), not over the run's duration: with a runtime shorter than the period (-r
+//   900000 of a 1 s period) the thread samples 90 % of the wall time, and the interrupts of the
+//   other 10 % are not counted. A CPU with Runtime 0 has no rate (left out of these metrics).
 Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top);
 
 //   timerlat.irq_{min,avg,max}_us, timerlat.thread_{min,avg,max}_us (and user_* with -u):

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "parse/metrics.h"
 #include "parse/rtla.h"
 
 namespace isolab {
@@ -95,14 +96,51 @@ TEST(RtlaOsnoise, RealGuestSummary) {
   EXPECT_EQ(hw.unit, "1/s");
   EXPECT_EQ(hw.per_cpu->kind, "count");
   EXPECT_EQ(hw.per_cpu->counts, (std::vector<long long>{4786, 5714}));
-  EXPECT_EQ(*hw.per_cpu->window_s, 4.0);
-  EXPECT_DOUBLE_EQ(hw.values[0], 1196.5);
+  // Over each CPU's Runtime (4.046175 s, 4.026380 s), not the 4 s of "duration:".
+  EXPECT_FALSE(hw.per_cpu->window_s);
+  EXPECT_EQ(hw.per_cpu->windows_s, (std::vector<double>{4.046175, 4.026380}));
+  EXPECT_DOUBLE_EQ(hw.values[0], 4786 / 4.046175);
+  EXPECT_DOUBLE_EQ(hw.values[1], 5714 / 4.026380);
   EXPECT_EQ(m.at("osnoise.max_noise_us").aggregate, "max");
   EXPECT_EQ(m.at("osnoise.max_single_us").values, (std::vector<double>{108968, 122927}));
   EXPECT_FALSE(m.at("osnoise.cpu_available_pct").lower_is_better);
   EXPECT_EQ(m.at("osnoise.irq_per_s").per_cpu->cpus, (std::vector<int>{2, 3}));
   for (const char* k : {"nmi", "softirq", "thread"})
     EXPECT_EQ(m.count(std::string("osnoise.") + k + "_per_s"), 1u) << k;
+}
+
+// The kernel documentation's example, run with a 900 ms runtime per 1 s period for one minute:
+// each CPU was sampled for its Runtime (53100000 us), so the 53111 IRQs of CPU 0 are a 1000 Hz
+// tick (53111 / 53.1 = 1000.2 per second), not 885.2 per second (53111 / 60).
+TEST(RtlaOsnoiseTop, RatesAreOverTheSampledRuntimeNotTheDuration) {
+  const RtlaOsnoiseTop t = parse_rtla_osnoise_top(data("doc-osnoise-top-runtime-900ms.txt"));
+  ASSERT_EQ(t.cpus.size(), 4u);
+  EXPECT_EQ(*t.duration_s, 60.0);
+  EXPECT_EQ(t.cpus[0].runtime_us, 53100000);
+  const Metrics m = rtla_osnoise_metrics(t);
+  const Metric& irq = m.at("osnoise.irq_per_s");
+  EXPECT_EQ(irq.per_cpu->cpus, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(irq.per_cpu->counts, (std::vector<long long>{53111, 53130, 53110, 53156}));
+  EXPECT_EQ(irq.per_cpu->windows_s, (std::vector<double>{53.1, 53.1, 53.1, 53.1}));
+  EXPECT_NEAR(irq.values[0], 1000.207, 0.001);
+  EXPECT_NEAR(irq.values[3], 1001.055, 0.001);
+  EXPECT_NEAR(m.at("osnoise.softirq_per_s").values[0], 1590 / 53.1, 1e-9);
+  EXPECT_NEAR(m.at("osnoise.thread_per_s").values[1], 31 / 53.1, 1e-9);
+  // Written to result.json with the windows it used, and read back the same.
+  const nlohmann::json j = irq;
+  EXPECT_EQ(j["windows_s"], nlohmann::json::array({53.1, 53.1, 53.1, 53.1}));
+  EXPECT_FALSE(j.contains("window_s"));
+  EXPECT_EQ(j.get<Metric>().per_cpu->windows_s, irq.per_cpu->windows_s);
+}
+
+// A CPU the osnoise thread never ran on (Runtime 0) has no rate, not an infinite one.
+TEST(RtlaOsnoiseTop, ACpuNeverSampledHasNoRate) {
+  RtlaOsnoiseTop t;
+  t.cpus.push_back({.cpu = 1, .runtime_us = 0, .irq = 5});
+  t.cpus.push_back({.cpu = 2, .runtime_us = 2000000, .irq = 5});
+  const Metrics m = rtla_osnoise_metrics(t);
+  EXPECT_EQ(m.at("osnoise.irq_per_s").per_cpu->cpus, (std::vector<int>{2}));
+  EXPECT_EQ(m.at("osnoise.irq_per_s").values, (std::vector<double>{2.5}));
 }
 
 std::string replace(std::string s, const std::string& from, const std::string& to) {

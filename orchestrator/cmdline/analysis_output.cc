@@ -7,41 +7,41 @@
 namespace isolab {
 
 nlohmann::json to_json(const Analysis& a) {
-  nlohmann::json j;
-  j["source_line"] = a.source_line;
-  j["from_dmesg"] = a.from_dmesg;
-  j["vcpus"] = a.vcpus;
-  j["vcpus_overridden"] = a.vcpus_overridden;
-  j["vcpus_needed"] = a.vcpus_needed;
-  j["vcpus_reason"] = a.vcpus_reason;
-  j["cpu_count_unknown"] = a.cpu_count_unknown;
-  j["nr_cpus_required"] = a.nr_cpus_required;
-  j["nr_cpus_config"] = a.nr_cpus_config;
-  j["cmdline_bytes"] = a.cmdline_bytes;
-  j["truncated"] = a.truncated;
-  j["possible"] = a.possible;
-  j["online"] = a.online;
-  j["housekeeping"] = a.housekeeping.to_list();
-  j["isolated"] = a.isolated.to_list();
-  j["nohz_full"] = a.nohz_full.to_list();
-  j["rcu_nocbs"] = a.rcu_nocbs.to_list();
-  j["irqaffinity"] = a.irqaffinity.to_list();
-  j["managed_irq_isolated"] = a.managed_irq_isolated.to_list();
-  j["workqueue_cpumask"] = a.workqueue_cpumask.to_list();
-  j["isolcpus_flags"] = a.isolcpus_flags;
-  j["kept"] = a.kept;
-  j["guest_cmdline"] = a.guest_cmdline();
   auto verdicts = [](const std::vector<ParamVerdict>& v) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& x : v) arr.push_back({{"param", x.param}, {"reason", x.reason}});
     return arr;
   };
-  j["dropped"] = verdicts(a.dropped);
-  j["replaced"] = verdicts(a.replaced);
-  j["warnings"] = a.warnings;
-  j["expected_kernel_messages"] = a.expected_kernel_messages;
-  j["isolation_params"] = a.isolation_params;
-  return j;
+  return {
+      {"source_line", a.source_line},
+      {"from_dmesg", a.from_dmesg},
+      {"vcpus", a.vcpus},
+      {"vcpus_overridden", a.vcpus_overridden},
+      {"vcpus_needed", a.vcpus_needed},
+      {"vcpus_reason", a.vcpus_reason},
+      {"cpu_count_unknown", a.cpu_count_unknown},
+      {"nr_cpus_required", a.nr_cpus_required},
+      {"nr_cpus_config", a.nr_cpus_config},
+      {"cmdline_bytes", a.cmdline_bytes},
+      {"truncated", a.truncated},
+      {"possible", a.possible},
+      {"online", a.online},
+      {"housekeeping", a.housekeeping.to_list()},
+      {"isolated", a.isolated.to_list()},
+      {"nohz_full", a.nohz_full.to_list()},
+      {"rcu_nocbs", a.rcu_nocbs.to_list()},
+      {"irqaffinity", a.irqaffinity.to_list()},
+      {"managed_irq_isolated", a.managed_irq_isolated.to_list()},
+      {"workqueue_cpumask", a.workqueue_cpumask.to_list()},
+      {"isolcpus_flags", a.isolcpus_flags},
+      {"kept", a.kept},
+      {"guest_cmdline", a.guest_cmdline()},
+      {"dropped", verdicts(a.dropped)},
+      {"replaced", verdicts(a.replaced)},
+      {"warnings", a.warnings},
+      {"expected_kernel_messages", a.expected_kernel_messages},
+      {"isolation_params", a.isolation_params},
+  };
 }
 
 std::string to_text(const Analysis& a) {

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <set>
 
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/text_util.h"
+#include "parse/trace.h"
 
 namespace isolab {
 
@@ -433,6 +435,46 @@ constexpr OsCount kOsCounts[] = {
 
 }  // namespace
 
+namespace {
+
+// One summary line's nine numbers into c (summing); false when one is not a number.
+bool add_summary(RtlaOsnoiseCpu& c, std::string_view body) {
+  const auto w = parse_detail::split_ws(body);
+  std::vector<double> v;
+  for (std::string_view x : w)
+    if (auto d = parse_detail::to_double(x)) v.push_back(*d);
+  if (v.size() != 9) return false;
+  ++c.periods;
+  c.runtime_us += v[0];
+  c.noise_us += v[1];
+  c.max_noise_us = std::max(c.max_noise_us, v[1]);
+  c.max_single_us = std::max(c.max_single_us, v[3]);
+  for (auto [k, field] : {std::pair{4, &RtlaOsnoiseCpu::hw},
+                          {5, &RtlaOsnoiseCpu::nmi},
+                          {6, &RtlaOsnoiseCpu::irq},
+                          {7, &RtlaOsnoiseCpu::softirq},
+                          {8, &RtlaOsnoiseCpu::thread}})
+    c.*field += static_cast<long long>(v[static_cast<std::size_t>(k)]);
+  return true;
+}
+
+}  // namespace
+
+RtlaOsnoiseTop osnoise_top_of_trace(std::string_view trace_text) {
+  RtlaOsnoiseTop top;
+  std::map<int, std::size_t> index;
+  for (std::string_view line : parse_detail::split_lines(trace_text)) {
+    const auto l = parse_trace_line(line);
+    if (!l || l->event != kOsnoiseSummary) continue;
+    auto [it, fresh] = index.try_emplace(l->cpu, top.cpus.size());
+    if (fresh) top.cpus.push_back(RtlaOsnoiseCpu{.cpu = l->cpu});
+    add_summary(top.cpus[it->second], l->body);
+  }
+  for (auto& c : top.cpus)
+    if (c.runtime_us > 0) c.cpu_available_pct = 100.0 * (c.runtime_us - c.noise_us) / c.runtime_us;
+  return top;
+}
+
 Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top) {
   Metrics m;
   for (const OsValue& v : kOsValues) {
@@ -440,15 +482,16 @@ Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top) {
     for (const auto& c : top.cpus) pc.cpus.push_back(c.cpu), pc.slots.emplace_back(v.get(c));
     add_per_cpu(m, v.name, v.unit, v.lower, v.aggregate, std::move(pc));
   }
-  if (!top.duration_s || *top.duration_s <= 0) return m;
   for (const OsCount& k : kOsCounts) {
     MetricPerCpu pc;
     pc.kind = "count";
-    pc.window_s = *top.duration_s;
     for (const auto& c : top.cpus) {
+      if (!(c.runtime_us > 0)) continue;  // never sampled: no rate
+      const double sampled_s = c.runtime_us / 1e6;
       pc.cpus.push_back(c.cpu);
       pc.counts.push_back(k.get(c));
-      pc.slots.emplace_back(k.get(c) / *top.duration_s);
+      pc.windows_s.push_back(sampled_s);
+      pc.slots.emplace_back(static_cast<double>(k.get(c)) / sampled_s);
     }
     add_per_cpu(m, std::string("osnoise.") + k.kind + "_per_s", "1/s", true, "mean", std::move(pc));
   }

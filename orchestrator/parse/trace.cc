@@ -18,6 +18,8 @@ namespace {
 
 using namespace trace_text;
 
+constexpr const char* kOsnoiseTimer = "irq_noise:local_timer";
+
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_ident(std::string_view s) {
@@ -88,6 +90,17 @@ bool parse_task(std::string_view pre, TraceLine& out) {
   return !out.task.empty();
 }
 
+// The osnoise tracer's line at the end of each period (kernel/trace/trace_osnoise.c
+// trace_osnoise_print(); Documentation/trace/osnoise-tracer.rst): no event name, nine numbers
+// after the timestamp (runtime, noise, % available, max single, then the interference counters
+// HW NMI IRQ SIRQ THREAD).
+bool is_osnoise_summary(std::string_view tail) {
+  const auto words = parse_detail::split_ws(trim(tail));
+  return words.size() == 9 && std::all_of(words.begin(), words.end(), [](std::string_view w) {
+           return parse_detail::to_double(w).has_value();
+         });
+}
+
 std::optional<TraceLine> parse_at(std::string_view line, std::size_t lb) {
   std::size_t rb = lb + 1;
   while (rb < line.size() && is_digit(line[rb])) ++rb;
@@ -106,6 +119,11 @@ std::optional<TraceLine> parse_at(std::string_view line, std::size_t lb) {
   std::string_view tail = rest.substr(colon + 2);
   if (trim(tail) == kStackHeader) {
     t.event = kStackHeader;
+    return t;
+  }
+  if (is_osnoise_summary(tail)) {
+    t.event = kOsnoiseSummary;
+    t.body = trim(tail);
     return t;
   }
   std::size_t ev_end = tail.find(':');
@@ -220,10 +238,72 @@ void count_names(CpuTrace& c, const TraceLine& l) {
   }
 }
 
+// The osnoise tracer's noise events (include/trace/events/osnoise.h, 6.1):
+// "<name>:<number> start <s.ns> duration <ns> ns"; thread_noise names the task ("migration/8:54").
+struct OsnoiseNoise {
+  std::string_view event, cause;
+};
+constexpr OsnoiseNoise kOsnoiseNoise[] = {{"irq_noise", "irq"},
+                                          {"softirq_noise", "softirq"},
+                                          {"nmi_noise", "nmi"},
+                                          {"thread_noise", "thread"}};
+
+// The name before the last ':' of the body's first word ("local_timer" of "local_timer:236").
+std::string_view osnoise_source(std::string_view body) {
+  std::string_view w = trim(body);
+  w = w.substr(0, std::min(w.find(" start "), w.size()));
+  return w.substr(0, std::min(w.rfind(':'), w.size()));
+}
+
+// irq_noise of the local timer counts as the local_timer cause, like local_timer_entry.
+std::string event_key(const TraceLine& l) {
+  if (l.event == "irq_noise" && osnoise_source(l.body) == "local_timer") return kOsnoiseTimer;
+  return std::string(l.event);
+}
+
+// "start 5789.857529929": seconds.nanoseconds to ns.
+std::optional<int64_t> osnoise_start_ns(std::string_view body) {
+  const std::string_view v = word_after(body, "start ");
+  const std::size_t dot = v.find('.');
+  if (dot == std::string_view::npos || v.size() - dot - 1 != 9) return std::nullopt;
+  const auto sec = to_ll(v.substr(0, dot)), ns = to_ll(v.substr(dot + 1));
+  if (!sec || !ns || *sec < 0 || *sec > 9'000'000'000LL) return std::nullopt;
+  return *sec * 1'000'000'000LL + *ns;
+}
+
+// A noise event is a whole interruption: its duration is on the line.
+void on_osnoise_noise(State& s, const OsnoiseNoise& n, const TraceLine& l) {
+  const auto d = to_ll(word_after(l.body, "duration "));
+  const auto start = osnoise_start_ns(l.body);
+  if (!d || *d < 0 || !start) return;
+  s.t.exit_events = true;  // its end is known, as an exit event's would be
+  CpuTrace& c = s.t.per_cpu[l.cpu];
+  ++c.complete_pairs;
+  const std::string_view cause = event_key(l) == kOsnoiseTimer ? "local_timer" : n.cause;
+  if (!c.longest || *d > c.longest->duration_ns)
+    c.longest = Interruption{std::string(cause), clean_name(osnoise_source(l.body)), *start, *d};
+}
+
+// Events this parser reads (a noise cause, its exit, workqueue, the osnoise tracer's).
+bool is_recognised(std::string_view event) {
+  static const std::set<std::string_view> known = [] {
+    std::set<std::string_view> k = {"timer_expire_entry",   "hrtimer_expire_entry",
+                                    "workqueue_queue_work", "workqueue_activate_work",
+                                    "sample_threshold",     kOsnoiseSummary};
+    for (const PairSpec& p : kPairs) k.insert({p.entry, p.exit});
+    for (const OsnoiseNoise& n : kOsnoiseNoise) k.insert(n.event);
+    return k;
+  }();
+  return known.count(event) != 0;
+}
+
 void record(State& s, const TraceLine& l) {
   ++s.t.lines;
+  if (is_recognised(l.event)) ++s.t.recognised;
   CpuTrace& c = s.t.per_cpu[l.cpu];
-  ++c.events[std::string(l.event)];
+  ++c.events[event_key(l)];
+  for (const OsnoiseNoise& n : kOsnoiseNoise)
+    if (l.event == n.event) on_osnoise_noise(s, n, l);
   if (l.ts_ns) {
     s.t.first_ns = std::min(s.t.first_ns.value_or(*l.ts_ns), *l.ts_ns);
     s.t.last_ns = std::max(s.t.last_ns.value_or(*l.ts_ns), *l.ts_ns);
@@ -244,11 +324,11 @@ struct CauseEvents {
 
 const std::vector<CauseEvents>& cause_events() {
   static const std::vector<CauseEvents> t = {
-      {"local_timer", {"local_timer_entry"}},
+      {"local_timer", {"local_timer_entry", kOsnoiseTimer}},
       {"ipi_reschedule", {"reschedule_entry"}},
       {"ipi_call_function", {"call_function_entry", "call_function_single_entry"}},
-      {"irq", {"irq_handler_entry"}},
-      {"softirq", {"softirq_entry"}},
+      {"irq", {"irq_handler_entry", "irq_noise"}},
+      {"softirq", {"softirq_entry", "softirq_noise"}},
       {"timer_callbacks", {"timer_expire_entry", "hrtimer_expire_entry"}},
   };
   return t;
@@ -349,7 +429,7 @@ long cause_count(const CpuTrace& c, std::string_view cause) {
     for (std::string_view k : {"local_timer", "ipi_reschedule", "ipi_call_function", "irq",
                                "vmstat_update", "workqueue_other"})
       n += cause_count(c, k);
-    return n;
+    return n + lookup(c.events, "nmi_noise") + lookup(c.events, "thread_noise");
   }
   long n = 0;
   for (const auto& ce : cause_events())

@@ -43,6 +43,10 @@ struct TraceLine {
   std::string_view body;         // "vector=236"
 };
 
+// The event of an osnoise tracer's per-period line (parse_trace() below); its body is the nine
+// numbers.
+inline constexpr std::string_view kOsnoiseSummary = "<osnoise summary>";
+
 // nullopt when the line is not an event line of the format above.
 std::optional<TraceLine> parse_trace_line(std::string_view line);
 
@@ -80,6 +84,8 @@ struct TraceCounts {
   std::map<int, CpuTrace> per_cpu;  // by the CPU of "[NNN]"
   std::vector<int> traced_cpus;     // from the "# cpu N" headers, first-seen order, no repeats
   long lines = 0, malformed = 0;    // event lines counted; lines that are neither events nor '#'
+  long recognised = 0;              // of the event lines, those of an event read here (a cause
+                                    // below, its exit, workqueue, the osnoise tracer's)
   long first_malformed_line = 0;    // 1-based line number of the first malformed line, 0: none
   bool lost_events = false;         // "entries-in-buffer/entries-written: a/b" with a < b, or
                                     // "CPU:N [LOST M EVENTS]": the ring buffer overflowed
@@ -89,7 +95,12 @@ struct TraceCounts {
 };
 
 // Kernel stack entries ("<stack trace>" lines and their " => " frames, written by a stacktrace
-// trigger) are skipped: neither events nor malformed.
+// trigger) are skipped: neither events nor malformed. The osnoise tracer's per-period lines
+// (numbers after the timestamp, no event name) are events named "<osnoise summary>", counted
+// but not read. Its noise events (irq_noise, softirq_noise, nmi_noise, thread_noise: "<name>:<n>
+// start <s.ns> duration <ns> ns") are whole interruptions: each is a complete pair, and its
+// duration can be the CPU's longest interruption (cause local_timer for the irq_noise of
+// "local_timer", else irq, softirq, nmi or thread; the name is the part before the colon).
 // Never throws. Entry/exit pairing: per CPU and per (event, key) -- irq number, softirq vector,
 // workqueue function -- the latest unmatched entry (at most 16 open, the oldest dropped) pairs
 // with the next exit; an exit without an entry (the entry was before the trace) is ignored.
@@ -98,15 +109,18 @@ TraceCounts parse_trace(std::string_view text);
 // The noise causes, in report order: {metric cause, what it counts}.
 //   vmstat_update      workqueue_execute_start, function vmstat_update ([v1])
 //   workqueue_other    workqueue_execute_start, any other function
-//   local_timer        local_timer_entry (the tick and other local APIC timer interrupts)
+//   local_timer        local_timer_entry (the tick and other local APIC timer interrupts), and
+//                      the osnoise tracer's irq_noise of "local_timer"
 //   ipi_reschedule     reschedule_entry
 //   ipi_call_function  call_function_entry + call_function_single_entry
-//   irq                irq_handler_entry (device interrupts)
-//   softirq            softirq_entry
+//   irq                irq_handler_entry (device interrupts), and the other irq_noise events
+//   softirq            softirq_entry + softirq_noise
 //   timer_callbacks    timer_expire_entry + hrtimer_expire_entry
 // "interruptions" = local_timer + ipi_reschedule + ipi_call_function + irq + vmstat_update +
-// workqueue_other: each of these takes the CPU away from its task (an interrupt, or a kworker
-// switched in). softirq and timer_callbacks are left out because they run inside those: a
+// workqueue_other + the osnoise tracer's nmi_noise and thread_noise: each of these takes the CPU
+// away from its task (an interrupt, or a kworker or other thread switched in). A trace with both
+// the irq_vectors events and the osnoise tracer's noise events of one interrupt counts it twice:
+// trace one or the other. softirq and timer_callbacks are left out because they run inside those: a
 // softirq on irq exit of the tick or of a device interrupt, a timer callback from the tick's
 // hrtimer interrupt or the TIMER softirq; adding them would count one interruption twice.
 const std::vector<std::string>& noise_causes();

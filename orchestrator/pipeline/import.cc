@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <regex>
 
 #include "base/error.h"
@@ -177,6 +178,20 @@ std::vector<int> cpus_option(const ImportOptions& o) {
   return out;
 }
 
+// The events of a trace by count, most first, at most five: "sched_switch 120, sched_wakeup 3".
+std::string event_names(const TraceCounts& t) {
+  std::map<std::string, long> all;
+  for (const auto& [cpu, c] : t.per_cpu)
+    for (const auto& [e, n] : c.events) all[e] += n;
+  std::vector<std::pair<long, std::string>> by_count;
+  for (const auto& [e, n] : all) by_count.emplace_back(-n, e);
+  std::sort(by_count.begin(), by_count.end());
+  std::string out;
+  for (std::size_t i = 0; i < by_count.size() && i < 5; ++i)
+    out += (i ? ", " : "") + by_count[i].second + " " + std::to_string(-by_count[i].first);
+  return out;
+}
+
 ImportedCell import_trace(const std::string& text, const std::string& file,
                           const ImportOptions& o) {
   TraceCounts t = parse_trace(text);
@@ -184,6 +199,11 @@ ImportedCell import_trace(const std::string& text, const std::string& file,
     bad_line(file, text, static_cast<std::size_t>(t.first_malformed_line),
              "not a trace event line");
   if (t.lines == 0) throw Error(file + ": no trace event lines");
+  if (t.recognised == 0)
+    throw Error(file + ": no recognised events among " + std::to_string(t.lines) +
+                " event lines (" + event_names(t) +
+                "): isolab reads irq_vectors (local_timer, reschedule, call_function), irq, "
+                "softirq, timer, workqueue and osnoise tracer events");
   std::vector<int> cpus = cpus_option(o);
   if (cpus.empty()) cpus = t.traced_cpus;
   if (cpus.empty())
@@ -191,6 +211,8 @@ ImportedCell import_trace(const std::string& text, const std::string& file,
   TraceNoise n = trace_noise(t, cpus, o.window_s);
   ImportedCell c;
   add_prefixed(c, prefix_of(o), n.metrics);
+  // The osnoise tracer's per-period lines: the metrics of rtla osnoise top, from the same sums.
+  add_prefixed(c, prefix_of(o), rtla_osnoise_metrics(osnoise_top_of_trace(text)));
   c.noise = std::move(n.details);
   c.notes = std::move(n.notes);
   return c;

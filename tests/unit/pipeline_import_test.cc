@@ -236,6 +236,58 @@ TEST(Import, N1TracePrefixes) {
   EXPECT_NEAR(values(r, "trace.noise.longest_us")[1], 100000, 1e-6);  // 15.1 -> 15.2
 }
 
+// The osnoise tracer's noise events (the kernel documentation's example): two local timer
+// interrupts and a thread preemption on CPU 8 are counted as such, not as zero; the longest is
+// the thread's 3068 ns.
+TEST(Import, OsnoiseTracerEvents) {
+  json r = import_of("trace", {"trace/doc-osnoise-tracer-events.txt"}, "customer", 1.0);
+  auto counts = [&](const std::string& cause) {
+    return metric(r, "trace.noise." + cause + "_per_s").at("counts").get<std::vector<long>>();
+  };
+  EXPECT_EQ(metric(r, "trace.noise.local_timer_per_s")["cpus"], json::array({8}));
+  EXPECT_EQ(counts("local_timer"), (std::vector<long>{2}));
+  EXPECT_EQ(counts("irq"), (std::vector<long>{0}));
+  EXPECT_EQ(counts("interruptions"), (std::vector<long>{3}));
+  EXPECT_NEAR(values(r, "trace.noise.longest_us")[0], 3.068, 1e-9);
+}
+
+// The osnoise tracer's per-period lines (the kernel documentation's example, 8 CPUs, one 1 s
+// period each): read as rtla osnoise top reads them, over the sampled runtime.
+TEST(Import, OsnoiseTracerSummaryLines) {
+  json r = import_of("trace", {"trace/doc-osnoise-tracer-summary.txt"}, "customer", 1.0);
+  const json& irq = metric(r, "trace.osnoise.irq_per_s");
+  EXPECT_EQ(irq["cpus"], json::array({0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(irq["counts"], json::array({1007, 1006, 1013, 1011, 1002, 1006, 1006, 1016}));
+  EXPECT_EQ(irq["windows_s"][0], 1.0);
+  EXPECT_EQ(values(r, "trace.osnoise.irq_per_s")[2], 1013);
+  EXPECT_EQ(values(r, "trace.osnoise.noise_us")[7], 7816);
+  EXPECT_NEAR(values(r, "trace.osnoise.cpu_available_pct")[0], 99.981, 1e-9);
+  EXPECT_EQ(values(r, "trace.osnoise.max_single_us")[2], 202);
+  EXPECT_EQ(metric(r, "trace.osnoise.thread_per_s")["counts"][7], 19);
+}
+
+// A trace of events isolab does not read is refused with what it holds, not read as zeros.
+TEST(Import, TraceWithoutRecognisedEventsIsRefused) {
+  const std::string text =
+      "          <idle>-0       [002] d..2.   100.000100: sched_switch: prev_comm=swapper/2\n"
+      "          <idle>-0       [002] d..2.   100.000200: sched_switch: prev_comm=swapper/2\n"
+      "            bash-812     [002] d..3.   100.000300: sched_wakeup: comm=kworker/2:1\n";
+  const fs::path f = fs::path(::testing::TempDir()) / "sched-only.txt";
+  write_file_atomic(f, text);
+  ImportOptions o;
+  o.tool = "trace";
+  o.label = "customer";
+  o.files = {f};
+  o.window_s = 1.0;
+  try {
+    import_result(o, ISOLAB_SOURCE_DIR);
+    FAIL() << "imported";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no recognised events among 3 event lines (sched_switch 2, "
+                                    "sched_wakeup 1)"));
+  }
+}
+
 // The real 6.1 guest trace: the counts the parser test states, over the trace span.
 TEST(Import, RealGuestTrace) {
   json r = import_of("trace", {"trace/guest-6.1-tcg-cpus5-7.txt"}, "customer", 4.0);

@@ -48,7 +48,7 @@ configure() {
 build_unit_tests() {
   mapfile -t unit_targets < <(for f in tests/unit/*_test.cc; do basename "$f" .cc | sed 's/^/unit_/'; done)
   step sanitize "build ${#unit_targets[@]} unit test programs with ASan + UBSan, -Werror"
-  ninja -C "$build" -j "$jobs" "${unit_targets[@]}" >"$build/check-fast-build.log" 2>&1 || {
+  ninja -C "$build" -j "$jobs" -k 0 "${unit_targets[@]}" >"$build/check-fast-build.log" 2>&1 || {
     local rc=$?
     grep -E 'error|FAILED' "$build/check-fast-build.log" | head -n 40 >&2
     return "$rc"

@@ -49,12 +49,12 @@ struct KernelRequest {
 };
 
 struct KernelEnv {
-  std::filesystem::path cache_dir;  // see default_cache_dir()
-  ProcessRunner& runner;            // every git/tar/make/gcc/patch goes through it
-  std::filesystem::path log_dir;    // build-<variant>.log goes here; empty: <cache>/logs
-  int jobs = 0;                     // make -j; <= 0: host CPUs
-  std::optional<bool> use_ccache;   // nullopt: use ccache when it is in PATH
-  std::function<void(const std::string&)> progress;  // one-line status messages; may be empty
+  std::filesystem::path cache_dir;      // see default_cache_dir()
+  ProcessRunner& runner;                // every git/tar/make/gcc/patch goes through it
+  std::filesystem::path log_dir = {};   // build-<variant>.log goes here; empty: <cache>/logs
+  int jobs = 0;                         // make -j; <= 0: host CPUs
+  std::optional<bool> use_ccache = {};  // nullopt: use ccache when it is in PATH
+  std::function<void(const std::string&)> progress = {};  // one-line status messages; may be empty
   // When set, `make bzImage` is watched: every 200 ms its log's Kbuild steps are counted
   // (count_build_steps, kernel/build_log.h) and reported as task "build <variant>" in unit
   // "steps", against the step count of the last build in the same build directory (a rebuild)

@@ -39,7 +39,7 @@ struct MetricPerCpu {
   // "windows_s": kind "count" only, instead of window_s when each CPU was sampled for a time of
   // its own (rtla osnoise's Runtime column): seconds, one per cpus entry, each > 0, and slot i
   // = counts[i] / windows_s[i].
-  std::vector<double> windows_s;
+  std::vector<double> windows_s = {};
 
   bool operator==(const MetricPerCpu&) const = default;
 };
@@ -56,15 +56,15 @@ struct Metric {
   // Per-CPU evidence; nullopt for ordinary metrics. Build it with make_per_cpu_metric().
   std::optional<MetricPerCpu> per_cpu;
   // Non-empty: why these values must not enter a comparison ("untrustworthy" in JSON).
-  std::string untrustworthy;
+  std::string untrustworthy = {};
   // "kind" of a metric without per-CPU evidence ("instructions": guest instructions counted by
   // the TCG plugin or the guest PMU; compare/verdict.h); "" = absent. A per-CPU metric keeps
   // its kind in per_cpu->kind.
-  std::string kind;
+  std::string kind = {};
   // Where the values come from, for metrics that have several possible sources: "tcg-plugin"
   // (QEMU's plugin, counted outside the guest) or "pmu" (the guest's performance counters);
   // "" = absent. compare refuses to test A against B across sources.
-  std::string source;
+  std::string source = {};
 
   bool operator==(const Metric&) const = default;
 };

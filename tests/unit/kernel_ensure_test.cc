@@ -131,8 +131,11 @@ TEST_F(KernelEnsure, ArgvSequenceThenCacheHit) {
             (V{wt + "/scripts/kconfig/merge_config.sh", "-m", "-O", b, b + "/.config",
                fragment_.string(), b + "/isolab-required.config"}));
   // make runs in the worktree.
-  for (const auto& c : runner_.calls)
-    if (c.argv[0] == "make") EXPECT_EQ(c.cwd, wt);
+  for (const auto& c : runner_.calls) {
+    if (c.argv[0] == "make") {
+      EXPECT_EQ(c.cwd, wt);
+    }
+  }
 
   EXPECT_FALSE(a.from_cache);
   EXPECT_EQ(a.kernel_release, "6.1.192-isolab-" + a.build_key.substr(0, 12));

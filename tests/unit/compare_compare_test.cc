@@ -837,7 +837,8 @@ TEST(CountMetrics, ZeroToRateIsNewAndTimingChangesAreListed) {
   EXPECT_THAT(format_change(row(c, "vmstat-syscall.noise.vmstat_update_per_s")),
               HasSubstr("(new)"));
   EXPECT_EQ(compare_exit_status(c), 0);
-  for (const auto& m : render_json(c)["metrics"]) {
+  const nlohmann::json rendered = render_json(c);  // alive through the loop
+  for (const auto& m : rendered["metrics"]) {
     if (m["name"] == "vmstat-syscall.noise.vmstat_update_per_s") {
       EXPECT_TRUE(m["count"]["new"].get<bool>());
     }

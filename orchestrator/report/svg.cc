@@ -40,8 +40,11 @@ std::vector<double> ticks(double lo, double hi, int n, bool log) {
   if (!(hi >= lo) || !std::isfinite(lo) || !std::isfinite(hi)) return t;
   if (log) {
     if (lo <= 0) lo = 1;
-    for (double p = std::pow(10, std::ceil(std::log10(lo) - 1e-9)); p <= hi * (1 + 1e-9); p *= 10)
+    double p = std::pow(10, std::ceil(std::log10(lo) - 1e-9));
+    while (p <= hi * (1 + 1e-9)) {  // a while, not a for: no floating-point loop counter
       t.push_back(p);
+      p *= 10;
+    }
     if (t.empty()) t = {lo, hi};
     return t;
   }
@@ -53,8 +56,11 @@ std::vector<double> ticks(double lo, double hi, int n, bool log) {
     step = m * mag;
     if (step >= raw) break;
   }
-  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+  double v = std::ceil(lo / step - 1e-9) * step;
+  while (v <= hi + step * 1e-9) {
     t.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+    v += step;
+  }
   return t;
 }
 

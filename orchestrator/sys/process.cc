@@ -138,7 +138,7 @@ class RealProcess : public Process {
   }
 
   ~RealProcess() override {
-    if (!done_) terminate(std::chrono::milliseconds(500));
+    if (!done_) RealProcess::terminate(std::chrono::milliseconds(500));  // no virtual dispatch
     cleanup_temp();
   }
 

@@ -18,7 +18,10 @@ namespace fs = std::filesystem;
 class Baseline : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "isolab-baseline-test";
+    // One directory per test: ctest runs the fixture's tests as parallel processes.
+    dir_ = fs::temp_directory_path() /
+           (std::string("isolab-baseline-test-") +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     write_file_atomic(dir_ / "kernels" / "k1" / "bzImage", "not really a kernel");
   }

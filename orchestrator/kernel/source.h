@@ -35,7 +35,7 @@ struct SourceContext {
   // commit wrote, against files + directories of the tree) and "checkout <variant>" (MiB git
   // wrote, wchar of git and its children, against the tree's bytes).
   Progress* meter = nullptr;
-  std::string variant;  // names the tasks
+  std::string variant = {};  // names the tasks
 };
 
 // Tarball: sha256 (remembered in <cache>/src/tarball-hashes.json by path, size and mtime),

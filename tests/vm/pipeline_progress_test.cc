@@ -75,7 +75,9 @@ TEST(PipelineProgress, JsonLinesDuringRealRebuildAndCells) {
   }
   const json& last = build.back();
   EXPECT_EQ(last["done"], last["total"]) << last.dump();
-  if (last["total"].get<double>() > 0) EXPECT_EQ(last["percent"], 100.0) << last.dump();
+  if (last["total"].get<double>() > 0) {
+    EXPECT_EQ(last["percent"], 100.0) << last.dump();
+  }
   for (std::size_t i = 1; i + 1 < build.size(); ++i) {
     const double gap =
         build[i]["elapsed_s"].get<double>() - build[i - 1]["elapsed_s"].get<double>();

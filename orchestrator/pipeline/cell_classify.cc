@@ -31,10 +31,7 @@ bool is_host_starved(const BootFacts& f) {
   return f.accelerator == "tcg" || f.overcommitted == true;
 }
 
-bool qemu_ended(const BootFacts& f) {
-  return f.outcome.end == VmOutcome::End::qemu_failed ||
-         f.outcome.end == VmOutcome::End::host_cpu_msr_error;
-}
+bool qemu_ended(const BootFacts& f) { return f.outcome.end == VmOutcome::End::qemu_failed; }
 
 struct BootRow {
   const char* name;
@@ -67,6 +64,12 @@ const BootRow kBootRows[] = {
      },
      [](const BootFacts& f) {
        return failed("configuration", "QEMU refused the CPU topology: " + f.outcome.detail);
+     }},
+    {"accelerator",
+     [](const BootFacts& f) { return f.outcome.end == VmOutcome::End::accelerator_failed; },
+     [](const BootFacts& f) {
+       return failed("infrastructure", "the host's accelerator (" + f.accelerator +
+                                           "), not the kernel: " + f.outcome.detail);
      }},
     {"qemu_failed", qemu_ended,
      [](const BootFacts& f) { return failed("infrastructure", "QEMU: " + f.outcome.detail); }},

@@ -7,7 +7,10 @@
 //     host_starved_guest  RCU stall, gp kthread starved, TCG or an
 //                         overcommitted slot                          -> failed, infrastructure
 //     qemu_topology       QEMU refused the -smp topology              -> failed, configuration
-//     qemu_failed         QEMU failed, or a host CPU MSR error         -> failed, infrastructure
+//     accelerator         QEMU's output shows the accelerator could not
+//                         run the vCPUs (vm/qemu.h accelerator_failure:
+//                         KVM MSR abort, KVM entry failure, ...)        -> failed, infrastructure
+//     qemu_failed         QEMU failed otherwise                       -> failed, infrastructure
 //     no_init             the guest never sent its facts              -> failed, boot
 //     console_fatal       a fatal console finding (parse/console.h)   -> failed, its class
 //                         ("panic", "oops", "warning", "rcu_stall", "lockup")

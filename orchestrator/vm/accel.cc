@@ -75,7 +75,7 @@ std::string describe_markers(const KvmProbeMarkers& m) {
 
 // One QEMU run of the probe with one -cpu model.
 struct Attempt {
-  enum { ok, slow, msr_error, failed } status = failed;
+  enum { ok, slow, accelerator_failed, failed } status = failed;
   std::string line;  // for attempts / reason
 };
 
@@ -103,13 +103,20 @@ Attempt run_attempt(ProcessRunner& runner, const KvmProbeOptions& opts, const st
         a.status = Attempt::ok;
         a.line = cpu + ": probe finished in " + fmt_s(now) + " (guest part " +
                  fmt_s(now - banner_at) + ")";
-      } else if (is_host_cpu_msr_error(err)) {
-        a.status = Attempt::msr_error;
-        a.line = cpu + ": QEMU aborted on a KVM MSR write (host CPU model): " + err;
+      } else if (auto accel = accelerator_failure(err)) {
+        a.status = Attempt::accelerator_failed;
+        a.line = cpu + ": QEMU " + r->describe() +
+                 ", the accelerator could not run the guest: " + *accel;
       } else {
         a.line = cpu + ": QEMU " + r->describe() + " before the probe finished (" +
                  describe_markers(m) + ")" + (err.empty() ? "" : ": " + err);
       }
+      return a;
+    }
+    if (auto accel = accelerator_failure(read_or_empty(qlog))) {  // QEMU paused the VM ([o8])
+      proc->terminate(std::chrono::milliseconds(500));
+      a.status = Attempt::accelerator_failed;
+      a.line = cpu + ": the accelerator could not run the guest: " + *accel;
       return a;
     }
     bool start_over = banner_at < 0 && now * 1000 >= opts.start_budget.count();
@@ -204,7 +211,7 @@ KvmProbeResult probe_kvm(ProcessRunner& runner, const fs::path& work_dir,
                    (i > 0 ? " (earlier models failed: see attempts)" : "");
       break;
     }
-    if (a.status != Attempt::msr_error) {
+    if (a.status != Attempt::accelerator_failed) {
       res.reason = "KVM probe failed: " + a.line;
       break;
     }

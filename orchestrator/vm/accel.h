@@ -71,9 +71,11 @@ struct KvmProbeResult {
 };
 
 // Probes without caching. Writes the image and debug logs under work_dir (created). A missing
-// or unopenable dev_kvm gives works=false without starting QEMU. A "failed to set MSR" abort
-// (docs/sources.md [o1]) moves on to the next model of x86_64_quirks().kvm_cpu_fallbacks. Never
-// throws for a KVM problem; throws isolab::Error only when work_dir cannot be written.
+// or unopenable dev_kvm gives works=false without starting QEMU. An attempt whose QEMU output
+// shows an accelerator failure (vm/qemu.h accelerator_failure: the MSR abort [o1], a KVM entry
+// failure, after which QEMU pauses the VM and is stopped at once [o8]) moves on to the next
+// model of x86_64_quirks().kvm_cpu_fallbacks; the attempt's line quotes QEMU's. Never throws
+// for a KVM problem; throws isolab::Error only when work_dir cannot be written.
 KvmProbeResult probe_kvm(ProcessRunner& runner, const std::filesystem::path& work_dir,
                          const KvmProbeOptions& opts = {});
 

@@ -373,7 +373,7 @@ VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig&
     if (w.check_alive) w.check_alive(msg);
     out.seconds = elapsed();
     out.qemu_stderr_excerpt = sanitize_excerpt(msg, 2000);
-    out.end = is_host_cpu_msr_error(msg) ? VmOutcome::host_cpu_msr_error : VmOutcome::qemu_failed;
+    out.end = accelerator_failure(msg) ? VmOutcome::accelerator_failed : VmOutcome::qemu_failed;
     out.detail = "libvirt virDomainCreateXML: " + sanitize_excerpt(msg, 500);
     return out;
   }
@@ -398,8 +398,7 @@ VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig&
                                ? ""
                                : log.substr(last + 7, log.find_first_of(" \n", last) - last - 7);
       if (reason == "crashed" || reason == "failed") {
-        out.end =
-            is_host_cpu_msr_error(log) ? VmOutcome::host_cpu_msr_error : VmOutcome::qemu_failed;
+        out.end = accelerator_failure(log) ? VmOutcome::accelerator_failed : VmOutcome::qemu_failed;
         out.detail = "libvirt: domain ended, reason=" + reason;
       } else {
         out.end = VmOutcome::powered_off;

@@ -82,11 +82,11 @@ LibvirtReach libvirt_reachability(const std::string& uri);
 
 // Runs cfg as a transient domain. run() throws isolab::Error "libvirt <operation>: <message>"
 // when the connection cannot be opened; a domain that fails to start is a VmOutcome
-// (qemu_failed, or host_cpu_msr_error for a KVM MSR abort). Progress and timeouts as in QemuBackend
-// (console file size); a timeout destroys the domain. The domain is destroyed on every exit
-// path, and also when interrupt_requested() (sys/process.h) turns true: run() then returns
-// VmOutcome::qemu_failed with detail "interrupted". Without ISOLAB_HAVE_LIBVIRT, run() throws
-// isolab::Error "built without libvirt".
+// (qemu_failed, or accelerator_failed when vm/qemu.h accelerator_failure finds its line). Progress
+// and timeouts as in QemuBackend (console file size); a timeout destroys the domain. The domain is
+// destroyed on every exit path, and also when interrupt_requested() (sys/process.h) turns true:
+// run() then returns VmOutcome::qemu_failed with detail "interrupted". Without ISOLAB_HAVE_LIBVIRT,
+// run() throws isolab::Error "built without libvirt".
 class LibvirtBackend : public VmBackend {
  public:
   explicit LibvirtBackend(std::string uri,

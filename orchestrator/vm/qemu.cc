@@ -1,5 +1,6 @@
 #include "vm/qemu.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "base/error.h"
@@ -145,9 +146,21 @@ bool is_qemu_topology_error(std::string_view err) {
   return false;
 }
 
-bool is_host_cpu_msr_error(std::string_view err) {
-  return err.find("failed to set MSR") != std::string_view::npos ||
-         err.find("kvm_buf_set_msrs") != std::string_view::npos;
+std::optional<std::string> accelerator_failure(std::string_view out) {
+  static constexpr std::string_view kPatterns[] = {"failed to set MSR",
+                                                   "kvm_buf_set_msrs",
+                                                   "KVM: entry failed, hardware error",
+                                                   "enabling virtualization on CPU",
+                                                   "failed to initialize kvm",
+                                                   "failed to initialize KVM",
+                                                   "Could not access KVM kernel module"};
+  std::size_t first = std::string_view::npos;
+  for (std::string_view p : kPatterns) first = std::min(first, out.find(p));
+  if (first == std::string_view::npos) return std::nullopt;
+  const std::size_t begin = out.rfind('\n', first);
+  const std::size_t from = begin == std::string_view::npos ? 0 : begin + 1;
+  const std::string_view line = out.substr(from, out.find('\n', first) - from);
+  return sanitize_excerpt(line, 300);
 }
 
 namespace {
@@ -181,6 +194,23 @@ std::vector<ThreadAffinity> pin_and_continue(Process& proc, const VmConfig& cfg)
   qmp->execute("cont");
   return a;
 }
+
+// QEMU's log, read again only when it has grown: a KVM entry failure leaves QEMU running with
+// the VM paused ([o8]), so the failure shows in the log, not in an exit.
+class QemuLogWatch {
+ public:
+  explicit QemuLogWatch(fs::path path) : path_(std::move(path)) {}
+  std::optional<std::string> accelerator_failure_now() {
+    const std::uintmax_t size = file_size_or_zero(path_);
+    if (size == seen_) return std::nullopt;
+    seen_ = size;
+    return accelerator_failure(log_tail(path_));
+  }
+
+ private:
+  fs::path path_;
+  std::uintmax_t seen_ = 0;
+};
 
 }  // namespace
 
@@ -226,10 +256,20 @@ VmOutcome QemuBackend::run(const VmConfig& cfg) {
     std::error_code ec;
     fs::remove(qmp_socket_path(cfg), ec);
   }
+  QemuLogWatch log_watch(qlog);
   for (;;) {
     std::optional<ProcessResult> r = proc->wait_for(poll_);
     double now = elapsed();
     observe_console(progress, file_size_or_zero(cfg.console_log), now);
+    if (auto accel = r ? std::nullopt : log_watch.accelerator_failure_now()) {
+      proc->terminate(std::chrono::seconds(2));
+      out.end = VmOutcome::accelerator_failed;
+      out.seconds = elapsed();
+      out.seconds_to_first_output = progress.first_output;
+      out.qemu_stderr_excerpt = log_tail(qlog);
+      out.detail = "the accelerator could not run the guest: " + *accel + " (QEMU stopped)";
+      return out;
+    }
     if (r) {
       out.seconds = now;
       out.seconds_to_first_output = progress.first_output;
@@ -243,12 +283,10 @@ VmOutcome QemuBackend::run(const VmConfig& cfg) {
         out.detail = "QEMU exited 0 (guest powered off, rebooted or panicked)";
       } else {
         out.qemu_exit_code = r->term_signal == 0 ? r->exit_code : -1;
-        out.end = is_host_cpu_msr_error(out.qemu_stderr_excerpt) ? VmOutcome::host_cpu_msr_error
-                                                                 : VmOutcome::qemu_failed;
+        const auto accel = accelerator_failure(out.qemu_stderr_excerpt);
+        out.end = accel ? VmOutcome::accelerator_failed : VmOutcome::qemu_failed;
         out.detail = "QEMU " + r->describe() +
-                     (out.end == VmOutcome::host_cpu_msr_error
-                          ? " on a KVM MSR write: host CPU-model problem, not the kernel's"
-                          : "");
+                     (accel ? ": the accelerator could not run the guest: " + *accel : "");
       }
       return out;
     }

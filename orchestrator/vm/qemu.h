@@ -1,6 +1,7 @@
 // QEMU direct kernel boot: the argv (pure), the per-architecture quirks, and the QEMU backend.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,9 @@ struct QemuArchQuirks {
   std::string kvm_cpu;    // default -cpu under KVM: "host"
   std::string tcg_cpu;    // default -cpu under TCG: "max" (every feature TCG emulates)
   std::string tcg_accel;  // -accel value for TCG: "tcg,thread=multi" (one host thread per vCPU)
-  // -cpu models to try in order under KVM when QEMU aborts with "failed to set MSR"
-  // (docs/sources.md [o1]): host, host without the IA32_ARCH_CAPABILITIES MSR (0x10a), then a
-  // named model that exposes no such MSR.
+  // -cpu models to try in order under KVM when the accelerator fails (accelerator_failure:
+  // "failed to set MSR", docs/sources.md [o1]; a KVM entry failure, [o8]): host, host without the
+  // IA32_ARCH_CAPABILITIES MSR (0x10a), then a named model that exposes no such MSR.
   std::vector<std::string> kvm_cpu_fallbacks;
   // The guest devices of the two serial ports, in order: console, result channel.
   std::string console_tty;  // "ttyS0"
@@ -77,9 +78,18 @@ std::filesystem::path qmp_socket_path(const VmConfig& cfg);
 // error, not the kernel's and not worth a retry.
 bool is_qemu_topology_error(std::string_view qemu_stderr);
 
-// True when QEMU's stderr shows the KVM MSR abort (docs/sources.md [o1]; "failed to set MSR 0x10a
-// ...", kvm_buf_set_msrs assertion).
-bool is_host_cpu_msr_error(std::string_view qemu_stderr);
+// The line of QEMU's output (stderr, or libvirt's domain log) that shows the accelerator could
+// not run the guest's vCPUs, trimmed and sanitized to at most 300 bytes; nullopt when there is
+// none. A host or accelerator failure, never the guest kernel's (docs/sources.md [o1], [o8]):
+//   "failed to set MSR" / "kvm_buf_set_msrs"  KVM's MSR abort: a host CPU-model problem
+//   "KVM: entry failed, hardware error"      KVM refused to enter the guest (0x80000021: an
+//                                              invalid guest state under nested VMX); QEMU
+//                                              pauses the VM and prints a register dump
+//   "enabling virtualization on CPU"         the host kernel could not enable VT-x/AMD-V
+//   "failed to initialize kvm" / "KVM"       QEMU could not open or set up KVM at all
+//   "Could not access KVM kernel module"
+// The first matching line wins.
+std::optional<std::string> accelerator_failure(std::string_view qemu_output);
 
 // Runs QEMU as a child of the ProcessRunner (own process group). With cfg.vcpu_pin it pins
 // first: QMP query-cpus-fast gives the vCPU thread ids, sched_setaffinity pins them and every

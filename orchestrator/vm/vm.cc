@@ -46,8 +46,8 @@ std::string_view to_string(VmOutcome::End e) {
       return "boot_timeout";
     case VmOutcome::qemu_failed:
       return "qemu_failed";
-    case VmOutcome::host_cpu_msr_error:
-      return "host_cpu_msr_error";
+    case VmOutcome::accelerator_failed:
+      return "accelerator_failed";
   }
   return "?";
 }

@@ -138,7 +138,9 @@ struct VmOutcome {
     silence_timeout,    // console silent for silence_timeout after first output; stopped
     boot_timeout,       // no console output within boot_timeout; stopped
     qemu_failed,        // QEMU could not start or exited non-zero / by signal on its own
-    host_cpu_msr_error  // QEMU aborted on "failed to set MSR" ([o1]): host CPU-model problem
+    accelerator_failed  // QEMU's output shows the accelerator could not run the vCPUs
+                        // (vm/qemu.h accelerator_failure: KVM MSR abort [o1], KVM entry
+                        // failure [o8], ...): a host problem; detail quotes the line
   };
   End end = qemu_failed;
   int qemu_exit_code = -1;              // -1 when QEMU was stopped by us or did not start

@@ -36,6 +36,35 @@ TEST(KvmProbeReal, ProbeImageFinishesUnderTcg) {
   fs::remove_all(d);
 }
 
+// Case O8 with a stand-in for QEMU (this host cannot make KVM fail an entry on demand): QEMU
+// prints the entry failure and keeps running with the VM paused. The probe stops each attempt as
+// soon as the line appears, not after the 6 s start budget, tries every model and quotes it.
+TEST(KvmProbeReal, EntryFailureStopsQemuAtOnceAndIsQuoted) {
+  fs::path d = temp_dir("probe-entry");
+  const fs::path bin = d / "bin";
+  fs::create_directories(bin);
+  write_file_atomic(bin / "qemu-system-x86_64",
+                    "#!/bin/sh\nprintf 'KVM: entry failed, hardware error 0x80000021\\n\\n"
+                    "EAX=00000000 EBX=00000000\\n'\nexec sleep 30\n");
+  fs::permissions(bin / "qemu-system-x86_64", fs::perms::owner_all);
+  write_file_atomic(d / "kvm", "");
+  const std::string path = ::getenv("PATH");
+  ::setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
+  auto runner = make_real_runner();
+  KvmProbeOptions o;
+  o.dev_kvm = d / "kvm";
+  const KvmProbeResult r = probe_kvm(*runner, d / "probe", o);
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_FALSE(r.works);
+  ASSERT_EQ(r.attempts.size(), 3u) << r.reason;
+  for (const std::string& a : r.attempts)
+    EXPECT_THAT(a, HasSubstr("the accelerator could not run the guest: KVM: entry failed, "
+                             "hardware error 0x80000021"));
+  EXPECT_THAT(r.reason, HasSubstr("every -cpu model"));
+  EXPECT_LT(r.seconds, 5.0);  // three attempts, each well inside one 6 s start budget
+  fs::remove_all(d);
+}
+
 // Auto mode follows the probe's own answer, whatever this host's KVM does: KVM with the model
 // that worked when the probe passes; TCG with the probe's reason when it fails (docs/sources.md
 // [o2]: /dev/kvm opens but a KVM guest crawls), decided within seconds; TCG without starting QEMU

@@ -81,9 +81,22 @@ const BootRowCase kBootCases[] = {
      "qemu_topology", "configuration", "QEMU refused the CPU topology: QEMU exited 1"},
     {"QEMU failed", "", "tcg", false, End::qemu_failed, "QEMU exited 1", "", false, true,
      "qemu_failed", "infrastructure", "QEMU: QEMU exited 1"},
-    {"host CPU MSR error", "", "kvm", false, End::host_cpu_msr_error, "failed to set MSR 0x10a",
-     "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69", false, true, "qemu_failed",
-     "infrastructure", "QEMU: failed to set MSR 0x10a"},
+    {"host CPU MSR error", "", "kvm", false, End::accelerator_failed,
+     "QEMU killed by signal 6: the accelerator could not run the guest: qemu-system-x86_64: "
+     "error: failed to set MSR 0x10a to 0x69",
+     "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69", false, true, "accelerator",
+     "infrastructure",
+     "the host's accelerator (kvm), not the kernel: QEMU killed by signal 6: "
+     "the accelerator could not run the guest: qemu-system-x86_64: error: failed to set MSR"},
+    // Case O8: KVM refused to enter the guest, QEMU paused it and was stopped; no console at all,
+    // yet no boot failure of the kernel's.
+    {"KVM entry failure", "", "kvm", false, End::accelerator_failed,
+     "the accelerator could not run the guest: KVM: entry failed, hardware error 0x80000021 "
+     "(QEMU stopped)",
+     "KVM: entry failed, hardware error 0x80000021\n\nIf you're running a guest", false, true,
+     "accelerator", "infrastructure",
+     "the host's accelerator (kvm), not the kernel: the accelerator could not run the guest: "
+     "KVM: entry failed, hardware error 0x80000021 (QEMU stopped)"},
     {"another kernel booted", kClean, "tcg", false, End::powered_off, "", "", true, false,
      "kernel_release", "infrastructure",
      "guest runs kernel '6.1.0-other', expected '6.1.192-test'"},

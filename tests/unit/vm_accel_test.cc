@@ -172,6 +172,29 @@ TEST_F(AccelTest, MsrAbortOnEveryModelFails) {
   EXPECT_THAT(r.reason, HasSubstr("every -cpu model"));
 }
 
+// Case O8: the entry failure's line is quoted in the attempt and the next model is tried; with
+// every model failing, the reason (which a run falling back to TCG records) quotes it too.
+TEST_F(AccelTest, KvmEntryFailureOnEveryModelIsQuotedAndFallsBack) {
+  script({}, data("vm/kvm_entry_failed_stderr.txt"));
+  runner_.responder = [inner = runner_.responder](const ProcessSpec& s) {
+    inner(s);
+    return exited(1);
+  };
+  KvmProbeResult r = probe_kvm(runner_, dir_ / "work", opts_);
+  EXPECT_EQ(runner_.calls.size(), 3u);
+  EXPECT_FALSE(r.works);
+  ASSERT_EQ(r.attempts.size(), 3u);
+  EXPECT_THAT(r.attempts[0], HasSubstr("host: QEMU exited 1, the accelerator could not run the "
+                                       "guest: KVM: entry failed, hardware error 0x80000021"));
+  EXPECT_THAT(r.reason, HasSubstr("KVM: entry failed, hardware error 0x80000021"));
+  AccelChooser chooser(opts_);
+  runner_.calls.clear();
+  AccelChoice a = chooser.choose(AccelMode::auto_, runner_, dir_ / "work2");
+  EXPECT_EQ(a.accel, Accel::tcg);
+  EXPECT_THAT(a.reason, HasSubstr("falling back to TCG"));
+  EXPECT_THAT(a.reason, HasSubstr("KVM: entry failed, hardware error 0x80000021"));
+}
+
 TEST_F(AccelTest, QemuExitBeforeFinishingIsNotWorking) {
   script({{"host", {"x\n\nISOLAB-KVM-PROBE L....", exited(1)}}},
          "qemu-system-x86_64: something else went wrong\n");

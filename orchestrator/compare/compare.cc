@@ -49,6 +49,30 @@ std::string hosts_text(const nlohmann::json& run) {
   return out.empty() ? "(no reachable host)" : out;
 }
 
+std::string joined(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+// Comparison::version_differences.
+std::vector<std::string> tool_version_differences(const VariantData& a, const VariantData& b) {
+  std::set<std::string> tools;
+  for (const VariantData* d : {&a, &b})
+    for (const auto& [tool, v] : d->tool_versions) tools.insert(tool);
+  std::vector<std::string> out;
+  const std::set<std::string> none;
+  for (const auto& tool : tools) {
+    const auto ia = a.tool_versions.find(tool), ib = b.tool_versions.find(tool);
+    const auto& va = ia == a.tool_versions.end() ? none : ia->second;
+    const auto& vb = ib == b.tool_versions.end() ? none : ib->second;
+    if (va != vb)
+      out.push_back(tool + " A=" + (va.empty() ? "(none)" : joined(va)) +
+                    ", B=" + (vb.empty() ? "(none)" : joined(vb)));
+  }
+  return out;
+}
+
 // The host fields behind host_fingerprint_sha256 (results/host.h) that differ:
 // "cpu_model A=X, B=Y; qemu_version A=..., B=..."; with a multi-host run on either side, the
 // hosts: "hosts A=..., B=...".
@@ -643,13 +667,8 @@ Comparison comparison_header(const nlohmann::json& run_a, const std::string& var
   cmp.kernel_b = b.kernel_release;
   cmp.cells_a = a.cells_ok;
   cmp.cells_b = b.cells_ok;
+  cmp.version_differences = tool_version_differences(a, b);
   return cmp;
-}
-
-std::string joined(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
-  return out;
 }
 
 }  // namespace

@@ -144,6 +144,9 @@ struct VariantData {
   // (cells[].insn_counts with "source": null, e.g. a KVM boot without a guest PMU): the first
   // such cell's "reason". An instruction metric absent on both sides is then "not measured".
   std::string insn_counts_unavailable;
+  // cells[].tool_versions of the contributing cells: "<workload>: <tool>" -> every version
+  // string recorded, as printed ({"latency: cyclictest": {"2.40"}}).
+  std::map<std::string, std::set<std::string>> tool_versions;
 };
 
 // Extracts a variant's samples. Throws isolab::Error if run is not a result.json object of
@@ -363,6 +366,10 @@ struct Comparison {
   // differences are listed in host_differences.
   bool pooled_unlike_hosts = false;
   std::vector<std::string> host_differences;
+  // The tools whose recorded versions differ between A's and B's contributing cells (one
+  // line each, "latency: cyclictest A=2.40, B=2.50"; "(none)" for a side that recorded none);
+  // informational, never refused: a different tool can explain a difference a kernel does not.
+  std::vector<std::string> version_differences;
   std::vector<FailureRow> failures;  // kernel-failure classes of either side
   bool host_sensitive = false;       // a cell ran under TCG or overcommitted
   FamilySummary family;

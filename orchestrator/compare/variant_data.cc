@@ -286,6 +286,15 @@ std::string checked_status(const results::CellRecord& c, const std::string& cp) 
   return std::string(results::to_string(*c.status));
 }
 
+// cells[].tool_versions ({"<workload>": {"<tool>": "<version>"}}); other shapes are skipped.
+void note_tool_versions(const nlohmann::json& versions, VariantData& d) {
+  if (!versions.is_object()) return;
+  for (const auto& [workload, tools] : versions.items())
+    if (tools.is_object())
+      for (const auto& [tool, version] : tools.items())
+        if (version.is_string()) d.tool_versions[workload + ": " + tool].insert(version);
+}
+
 // One contributing cell (status ok, not a warm-up) of the variant.
 void read_contributing_cell(const results::CellRecord& c, const std::string& cp,
                             const std::string& cell_id, VariantData& d) {
@@ -296,6 +305,7 @@ void read_contributing_cell(const results::CellRecord& c, const std::string& cp,
   if (!host_uri.empty()) d.hosts[host_uri] = host;
   read_ok_cell(c, cp, {cell_id, acc, host_uri, d.cells_ok}, d);
   note_insn_counts(c, d.cells_ok == 0, d);
+  note_tool_versions(c.field("tool_versions"), d);
   d.ok_cell_ids.push_back(cell_id);
   d.ok_cell_hosts.push_back(host_uri);
   ++d.cells_ok;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "parse/text_util.h"
 
 namespace isolab {
@@ -567,6 +568,19 @@ Metrics cyclictest_metrics(const CyclictestResult& result, std::vector<std::stri
     }
   }
   return m;
+}
+
+std::map<std::string, std::string> cyclictest_versions(const CyclictestResult& result,
+                                                       std::vector<std::string>* notes) {
+  if (result.version.empty()) return {};
+  const std::string printed = sanitize_excerpt(result.version, 40);
+  const bool two_decimals = printed.size() >= 3 && printed[printed.size() - 3] == '.';
+  if (notes && two_decimals && printed.back() == '0')
+    notes->push_back("cyclictest version \"" + printed +
+                     "\" is ambiguous: rt-tests prints its version with %1.2f, so " +
+                     printed.substr(0, printed.size() - 1) + " and " + printed +
+                     " print the same");
+  return {{"cyclictest", printed}};
 }
 
 }  // namespace isolab

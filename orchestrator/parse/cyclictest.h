@@ -90,6 +90,13 @@ struct CyclictestHistogram {
 };
 CyclictestHistogram merged_histogram(const CyclictestResult& result);
 
+// For cells[].tool_versions: {"cyclictest": the version exactly as printed} (sanitized, at most
+// 40 bytes); empty for text output, which carries none. rt-tests prints its version with
+// "%1.2f" (docs/sources.md [t7]): a printed form whose last digit is 0 stands for two releases
+// ("2.10": 2.1 or 2.10), and then *notes (when given) gets one line saying so.
+std::map<std::string, std::string> cyclictest_versions(const CyclictestResult& result,
+                                                       std::vector<std::string>* notes);
+
 // Nearest-rank percentile of a bucketed histogram: with N = sum(counts) + overflows and
 // k = max(1, ceil(p/100 * N)), the smallest bucket b whose cumulative count (buckets <= b)
 // reaches k. Bucket b holds latencies in [b, b+1) bucket units (cyclictest truncates), so the

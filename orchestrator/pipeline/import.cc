@@ -78,6 +78,7 @@ ImportedCell import_cyclictest(const std::string& text, const std::string& file,
   ImportedCell c;
   c.notes = r.notes;
   add_prefixed(c, prefix_of(o), cyclictest_metrics(r, &c.notes));
+  c.tool_versions = cyclictest_versions(r, &c.notes);
   CyclictestHistogram h = merged_histogram(r);
   if (!h.counts.empty()) {
     json counts = json::object();

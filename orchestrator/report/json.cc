@@ -278,6 +278,7 @@ nlohmann::json render_json(const Comparison& c) {
                       {"hosts", hosts_json(c)},
                       {"pooled_unlike_hosts", c.pooled_unlike_hosts},
                       {"host_differences", c.host_differences},
+                      {"version_differences", c.version_differences},
                       {"host_sensitive", c.host_sensitive}};
   j["metrics"] = nlohmann::json::array();
   for (const auto& r : c.metrics) j["metrics"].push_back(metric_json(r, c.settings));

@@ -193,6 +193,10 @@ std::string render_text(const Comparison& c) {
     o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
     for (const auto& d : c.differences) o << "  - " << d << "\n";
   }
+  if (!c.version_differences.empty()) {
+    o << "tool versions differ between A and B:\n";
+    for (const auto& d : c.version_differences) o << "  - " << d << "\n";
+  }
   o << "\n";
   tables_text(c, o);
   if (c.metrics.empty()) o << "(no metrics)\n";

@@ -12,6 +12,7 @@
 #include "base/files.h"
 #include "cli/compare.h"
 #include "report/render.h"
+#include "report/text.h"
 #include "sys/process.h"
 
 namespace isolab {
@@ -285,6 +286,30 @@ TEST(Compare, TheSameSourceOnBothSidesIsNoDifference) {
   const Comparison c = compare_run_variants(run, CompareSettings{});
   EXPECT_FALSE(c.forced);
   EXPECT_EQ(row(c, "vmstat-syscall.insns_per_syscall").a_values.size(), 3u);
+}
+
+// Each side's tool versions, as the cells recorded them; a difference is listed, not refused.
+TEST(Compare, ToolVersionsThatDifferAreListed) {
+  auto run = make_run("r", 3, 1.0, 5);
+  for (auto& c : run["cells"]) {
+    const bool b = c["variant"] == "patched";
+    c["tool_versions"] = {{"latency", {{"cyclictest", b ? "2.50" : "2.40"}}},
+                          {"load", {{"stress-ng", "0.15.06"}}}};
+    if (b) c["tool_versions"]["extra"] = {{"stress-ng", "0.17.00"}};
+  }
+  const Comparison c = compare_run_variants(run, CompareSettings{});
+  EXPECT_FALSE(c.forced);
+  EXPECT_EQ(c.version_differences,
+            (std::vector<std::string>{"extra: stress-ng A=(none), B=0.17.00",
+                                      "latency: cyclictest A=2.40, B=2.50"}));
+  EXPECT_THAT(render_text(c), ::testing::HasSubstr("tool versions differ between A and B:\n"
+                                                   "  - extra: stress-ng A=(none), B=0.17.00\n"));
+  // A side whose boots disagree among themselves shows every version it recorded.
+  run["cells"][0]["tool_versions"]["latency"]["cyclictest"] = "2.10";
+  EXPECT_EQ(compare_run_variants(run, CompareSettings{}).version_differences[1],
+            "latency: cyclictest A=2.10,2.40, B=2.50");
+  for (auto& cell : run["cells"]) cell.erase("tool_versions");
+  EXPECT_TRUE(compare_run_variants(run, CompareSettings{}).version_differences.empty());
 }
 
 TEST(Compare, MixedSourcesWithinOneVariantAreRefused) {

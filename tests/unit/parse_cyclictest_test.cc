@@ -45,6 +45,28 @@ TEST(CyclictestJson, RealHistogramRun) {
   EXPECT_TRUE(r.notes.empty());
 }
 
+// [t7]: the version as printed with %1.2f; a trailing 0 stands for two releases.
+TEST(CyclictestVersion, RecordedAsPrintedAndAmbiguityFlagged) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(cyclictest_versions(parse_cyclictest_json(data("host-2t-hist.json")), &notes),
+            (std::map<std::string, std::string>{{"cyclictest", "2.40"}}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("2.4 and 2.40 print the same"));
+  CyclictestResult r;
+  r.version = "2.10";
+  notes.clear();
+  EXPECT_EQ(cyclictest_versions(r, &notes).at("cyclictest"), "2.10");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("2.1 and 2.10 print the same"));
+  r.version = "2.55";  // a last digit other than 0 names one release
+  notes.clear();
+  EXPECT_EQ(cyclictest_versions(r, &notes).at("cyclictest"), "2.55");
+  EXPECT_TRUE(notes.empty());
+  // Text output has no version: nothing recorded, nothing noted.
+  EXPECT_TRUE(cyclictest_versions(parse_cyclictest_text(data("host-2t-q.txt")), &notes).empty());
+  EXPECT_TRUE(notes.empty());
+}
+
 TEST(CyclictestJson, RealRunWithoutHistogram) {
   auto r = parse_cyclictest_json(data("host-2t-nohist.json"));
   ASSERT_EQ(r.threads.size(), 2u);

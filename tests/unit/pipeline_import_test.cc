@@ -69,6 +69,9 @@ TEST(Import, RunShapeOneCellPerFile) {
   VariantData v = extract_variant(r, "customer");
   EXPECT_EQ(v.cells_ok, 2u);
   EXPECT_EQ(v.metrics.at("cyclictest.latency_max_us").values.size(), 2u);
+  // The JSON file's rt-tests version is recorded as printed; the text file carries none.
+  EXPECT_EQ(r["cells"][0]["tool_versions"]["cyclictest"]["cyclictest"], "2.40");
+  EXPECT_FALSE(r["cells"][1].contains("tool_versions"));
 }
 
 // [t1]: the -q lines of a 540 s run; per thread values as printed.

@@ -213,6 +213,7 @@ void parse_json(const WorkloadSpec& w, const ChannelRecord& js, const ChannelRec
                 WorkloadOutcome& o) {
   CyclictestResult r = parse_cyclictest_json(js.data);
   add_prefixed(o, w.name + ".", cyclictest_metrics(r, &o.notes));
+  o.tool_versions.merge(cyclictest_versions(r, &o.notes));
   CyclictestHistogram h = merged_histogram(r);
   if (!h.counts.empty()) {
     nlohmann::json counts = nlohmann::json::object();

@@ -578,8 +578,7 @@ std::map<std::string, std::string> cyclictest_versions(const CyclictestResult& r
   if (notes && two_decimals && printed.back() == '0')
     notes->push_back("cyclictest version \"" + printed +
                      "\" is ambiguous: rt-tests prints its version with %1.2f, so " +
-                     printed.substr(0, printed.size() - 1) + " and " + printed +
-                     " print the same");
+                     printed.substr(0, printed.size() - 1) + " and " + printed + " print the same");
   return {{"cyclictest", printed}};
 }
 

@@ -15,6 +15,8 @@ nlohmann::json to_json(const Analysis& a) {
   return {
       {"source_line", a.source_line},
       {"from_dmesg", a.from_dmesg},
+      {"customer_kernel", a.customer_kernel},
+      {"customer_kernel_messages", a.customer_kernel_messages},
       {"vcpus", a.vcpus},
       {"vcpus_overridden", a.vcpus_overridden},
       {"vcpus_needed", a.vcpus_needed},
@@ -47,6 +49,8 @@ nlohmann::json to_json(const Analysis& a) {
 std::string to_text(const Analysis& a) {
   std::ostringstream o;
   auto list = [](const CpuSet& s) { return s.empty() ? std::string("(none)") : s.to_list(); };
+  if (!a.customer_kernel.empty()) o << "customer kernel: " << a.customer_kernel << "\n";
+  for (const auto& m : a.customer_kernel_messages) o << "  it said: " << m << "\n";
   o << "vCPUs:         " << a.vcpus << (a.vcpus_overridden ? " (override)" : "") << "  ("
     << a.vcpus_reason << ")\n"
     << "possible/online: " << a.possible << "/" << a.online << "\n"

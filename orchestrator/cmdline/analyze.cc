@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "cmdline/customer_kernel.h"
 
 namespace isolab {
 
@@ -684,14 +685,80 @@ void isolation_warnings(Model& m, const Requested& req) {
     m.warn("isolation parameters were given but no CPU ends up isolated");
 }
 
+// Step 2b: the customer's kernel, from the dmesg and options.customer_kernel_version.
+CustomerKernel customer_kernel_of(std::string_view text, const AnalyzeOptions& opt, Analysis& a) {
+  CustomerKernel k = a.from_dmesg ? customer_kernel_of_dmesg(text) : CustomerKernel{};
+  if (opt.customer_kernel_version) {
+    k.version = *opt.customer_kernel_version;
+    k.version_source = "--kernel-version";
+    const auto mm = parse_kernel_version(k.version);
+    if (!mm) throw Error("--kernel-version '" + k.version + "': expected MAJOR.MINOR[...]");
+    k.major = mm->first, k.minor = mm->second;
+  }
+  if (!k.version.empty()) a.customer_kernel = k.version + " (" + k.version_source + ")";
+  a.customer_kernel_messages = k.isolation_messages;
+  if (k.major && (*k.major != opt.kernel.major || k.minor != opt.kernel.minor))
+    a.warnings.push_back("the line was written for kernel " + k.version + " (" + k.version_source +
+                         "); the guest boots " + std::to_string(opt.kernel.major) + "." +
+                         std::to_string(opt.kernel.minor) +
+                         ": parameters are analysed as the guest's kernel treats them, except "
+                         "those the customer's kernel ignored (dropped, with the reason)");
+  return k;
+}
+
+// Step 2c: the isolcpus= tokens the customer's kernel ignored leave the kept tokens, the guest's
+// line and the isolation parameters, for `dropped` with the reason.
+void drop_customer_rejections(const CustomerKernel& k, const AnalyzeOptions& opt,
+                              std::vector<const CmdlineToken*>& kept, Analysis& a) {
+  const std::string guest =
+      std::to_string(opt.kernel.major) + "." + std::to_string(opt.kernel.minor);
+  for (const CustomerRejection& r : customer_rejections(a.tokens, k)) {
+    const auto it = std::find(kept.begin(), kept.end(), r.token);
+    if (it == kept.end()) continue;
+    kept.erase(it);
+    if (auto s = std::find(a.kept.begin(), a.kept.end(), r.token->raw); s != a.kept.end())
+      a.kept.erase(s);
+    const std::string canonical = r.token->canonical();
+    if (auto s = std::find(a.isolation_params.begin(), a.isolation_params.end(), canonical);
+        s != a.isolation_params.end())
+      a.isolation_params.erase(s);
+    a.dropped.push_back({r.token->raw, r.why});
+    a.warnings.push_back(r.token->raw + ": " + r.why + "; the guest's " + guest +
+                         " kernel would apply it, so the reproduction boots without it, as the "
+                         "customer's machine ran");
+  }
+}
+
+// Step 9: what the customer's kernel reported against what the analysis gives.
+void compare_customer_reports(const CustomerKernel& k, Analysis& a) {
+  for (const std::string& m : k.isolation_messages) {
+    if (auto r = reported_cpu_list(m)) {
+      const CpuSet& ours = r->first == "nohz_full" ? a.nohz_full : a.rcu_nocbs;
+      const CpuListParse theirs = try_parse_cpulist(r->second, kMaxCpus);
+      if (!theirs.ok() || !(theirs.set == ours))
+        a.warnings.push_back("the customer's kernel reported " + r->first + " CPUs '" + r->second +
+                             "' ('" + m + "'); the reproduction gives '" + ours.to_list() +
+                             "' (check the CPU count, --vcpus)");
+    } else if (m.rfind("Housekeeping: nohz_full= or isolcpus= incorrect CPU range", 0) == 0 &&
+               std::find(a.expected_kernel_messages.begin(), a.expected_kernel_messages.end(), m) ==
+                   a.expected_kernel_messages.end()) {
+      a.warnings.push_back("the customer's kernel printed '" + m +
+                           "', which the analysis does not predict: its CPU count or kernel "
+                           "differs from the guest's (check --vcpus, --kernel-version)");
+    }
+  }
+}
+
 }  // namespace
 
 Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
   Analysis a;
   read_source_line(text, a);
   const std::vector<ParamVerdict> cut = tokenize_as_kept(a);
-  const std::vector<const CmdlineToken*> kept = classify_tokens(a);
+  std::vector<const CmdlineToken*> kept = classify_tokens(a);
   a.dropped.insert(a.dropped.end(), cut.begin(), cut.end());
+  const CustomerKernel customer = customer_kernel_of(text, opt, a);
+  drop_customer_rejections(customer, opt, kept, a);
   derive_vcpus(opt, kept, a);
   const CpuCounts counts = count_cpus(opt, kept, a);
   Model m(opt, a);
@@ -701,6 +768,7 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
   rcu_init_nohz(m);
   final_sets(m);
   isolation_warnings(m, requested);
+  compare_customer_reports(customer, a);
   return a;
 }
 

@@ -72,6 +72,18 @@
 //   - irqaffinity = the default IRQ affinity (kernel/irq/irqdesc.c irq_affinity_setup()): the
 //     parsed list, partial if the parse stopped on an error, always plus the boot CPU 0; all
 //     possible CPUs when absent.
+//  The customer's kernel decides (cmdline/customer_kernel.h). When the dmesg has a "Linux
+//  version" line or options.customer_kernel_version is set, the isolcpus= flags are judged by
+//  that kernel's rules too, and its own messages in the dmesg override the rules: an isolcpus=
+//  that the customer's kernel ignored as a whole (an unknown flag before 5.7, any flag before
+//  4.15, or its dmesg saying "isolcpus: Error, unknown flag") but 6.1 would apply goes to
+//  `dropped` with the reason, is left out of the guest's line and of the isolation computed,
+//  and a warning names the difference; the rest is analysed as the guest's kernel
+//  (options.kernel) treats it. A CPU set the customer's kernel reported ("NO_HZ: Full dynticks
+//  CPUs: L.", "Offload RCU callbacks from CPUs: L.") that differs from the analysis, and a
+//  "Housekeeping: ... incorrect CPU range" the analysis does not predict, each give a warning
+//  quoting the kernel. A customer kernel other than the guest's major.minor gives a warning
+//  naming both.
 //  Errors: isolab::Error for input that is not a command line (binary junk, over 1 MiB, dmesg
 //  without a command line). Everything the kernel itself tolerates is a warning, not an error.
 #pragma once
@@ -112,7 +124,10 @@ struct KernelAssumptions {
 
 struct AnalyzeOptions {
   std::optional<unsigned> vcpus;  // override of the derived vCPU count (1..kMaxCpus)
-  KernelAssumptions kernel;
+  KernelAssumptions kernel;       // the kernel the guest boots
+  // The kernel the line was written for ("5.4.0-150-generic"; `--kernel-version`), when it is
+  // not in the dmesg given; overrides the dmesg's "Linux version" line.
+  std::optional<std::string> customer_kernel_version;
 };
 
 struct ParamVerdict {
@@ -124,6 +139,11 @@ struct ParamVerdict {
 struct Analysis {           // NOLINT(clang-analyzer-optin.performance.Padding)
   std::string source_line;  // the command line analyzed (extracted from dmesg if needed)
   bool from_dmesg = false;
+  // The customer's kernel: "5.4.0-150-generic (dmesg)" or "... (--kernel-version)"; "" when
+  // neither a dmesg "Linux version" line nor options.customer_kernel_version gave one.
+  std::string customer_kernel;
+  // Its own lines about isolcpus=, nohz_full=, rcu_nocbs= (cmdline/customer_kernel.h).
+  std::vector<std::string> customer_kernel_messages;
   std::vector<CmdlineToken> tokens;
 
   unsigned vcpus = 1;

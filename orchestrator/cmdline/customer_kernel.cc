@@ -1,0 +1,166 @@
+// The customer's kernel: version and isolation messages from its dmesg, and the isolcpus=
+// parameters it ignored (declared in cmdline/customer_kernel.h).
+#include "cmdline/customer_kernel.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace isolab {
+
+namespace {
+
+// One era of isolcpus= flag handling: from version {major, minor} on (customer_kernel.h).
+struct FlagEra {
+  int major;
+  int minor;
+  std::vector<std::string_view> flags;  // the flags the kernel knows
+  bool skips_unknown;                   // an unknown all-letter flag is skipped, not fatal
+  const char* rule;                     // what a kernel of this era does with another flag
+};
+
+const std::vector<FlagEra>& flag_eras() {
+  static const std::vector<FlagEra> eras = {
+      {0, 0, {}, false, "kernels before 4.15 take no isolcpus= flags: the list fails to parse"},
+      {4,
+       15,
+       {"nohz", "domain"},
+       false,
+       "kernels 4.15 to 5.5 know the flags nohz and domain and ignore the whole parameter on "
+       "any other ('isolcpus: Error, unknown flag')"},
+      {5,
+       6,
+       {"nohz", "domain", "managed_irq"},
+       false,
+       "kernel 5.6 knows nohz, domain and managed_irq and ignores the whole parameter on any "
+       "other ('isolcpus: Error, unknown flag')"},
+      {5, 7, {"nohz", "domain", "managed_irq"}, true, ""},
+  };
+  return eras;
+}
+
+const FlagEra& era_of(int major, int minor) {
+  const FlagEra* found = &flag_eras().front();
+  for (const FlagEra& e : flag_eras())
+    if (major > e.major || (major == e.major && minor >= e.minor)) found = &e;
+  return *found;
+}
+
+// The leading flag words of an isolcpus= value ("managed_irq,domain,2-3" -> both words).
+std::vector<std::string> flag_words(std::string_view v) {
+  std::vector<std::string> words;
+  size_t p = 0;
+  while (p < v.size() && std::isalpha(static_cast<unsigned char>(v[p]))) {
+    const size_t comma = v.find(',', p);
+    words.emplace_back(v.substr(p, comma == std::string_view::npos ? v.size() - p : comma - p));
+    if (comma == std::string_view::npos) break;
+    p = comma + 1;
+  }
+  return words;
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The starts of the messages kept in CustomerKernel::isolation_messages.
+constexpr std::string_view kMessageStarts[] = {
+    "isolcpus:", "Housekeeping:", "NO_HZ: Full dynticks CPUs:", "Offload RCU callbacks from CPUs:",
+    "rcu_nocbs= bad CPU range"};
+
+std::string kernel_name(const CustomerKernel& k) {
+  return "the customer's kernel " + k.version + " (" + k.version_source + ")";
+}
+
+}  // namespace
+
+std::optional<std::pair<int, int>> parse_kernel_version(std::string_view v) {
+  if (!v.empty() && v.front() == 'v') v.remove_prefix(1);
+  int parts[2] = {0, 0};
+  size_t p = 0;
+  for (int i = 0; i < 2; ++i) {
+    const size_t start = p;
+    while (p < v.size() && std::isdigit(static_cast<unsigned char>(v[p])) && p - start < 4)
+      parts[i] = parts[i] * 10 + (v[p++] - '0');
+    if (p == start) return std::nullopt;
+    if (i == 0 && (p >= v.size() || v[p++] != '.')) return std::nullopt;
+  }
+  return std::make_pair(parts[0], parts[1]);
+}
+
+CustomerKernel customer_kernel_of_dmesg(std::string_view text) {
+  CustomerKernel k;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (const size_t at = line.find("Linux version ");
+        at != std::string_view::npos && k.version.empty()) {
+      std::string_view rest = line.substr(at + 14);
+      k.version = std::string(rest.substr(0, rest.find(' ')));
+      if (auto mm = parse_kernel_version(k.version)) k.major = mm->first, k.minor = mm->second;
+      k.version_source = "dmesg";
+      continue;
+    }
+    for (std::string_view start : kMessageStarts)
+      if (const size_t at = line.find(start); at != std::string_view::npos) {
+        k.isolation_messages.emplace_back(trimmed(line.substr(at)));
+        break;
+      }
+  }
+  return k;
+}
+
+std::vector<CustomerRejection> customer_rejections(const std::vector<CmdlineToken>& tokens,
+                                                   const CustomerKernel& k) {
+  std::vector<const CmdlineToken*> with_flags;
+  for (const CmdlineToken& t : tokens)
+    if (!t.after_dashes && t.normalized == "isolcpus" && t.value && !flag_words(*t.value).empty())
+      with_flags.push_back(&t);
+  std::vector<CustomerRejection> out;
+  const bool said = std::any_of(
+      k.isolation_messages.begin(), k.isolation_messages.end(),
+      [](const std::string& m) { return m.rfind("isolcpus: Error, unknown flag", 0) == 0; });
+  if (said) {
+    std::vector<const CmdlineToken*> odd;
+    for (const CmdlineToken* t : with_flags)
+      for (const std::string& w : flag_words(*t->value))
+        if (w != "nohz" && w != "domain") {
+          odd.push_back(t);
+          break;
+        }
+    for (const CmdlineToken* t : odd.empty() ? with_flags : odd)
+      out.push_back({t, kernel_name(k) + " printed 'isolcpus: Error, unknown flag' and ignored "
+                                         "the whole parameter"});
+    return out;
+  }
+  if (!k.major) return out;
+  const FlagEra& era = era_of(*k.major, k.minor.value_or(0));
+  if (era.skips_unknown) return out;
+  for (const CmdlineToken* t : with_flags)
+    for (const std::string& w : flag_words(*t->value))
+      if (std::find(era.flags.begin(), era.flags.end(), w) == era.flags.end()) {
+        out.push_back({t, kernel_name(k) + " ignored the whole parameter (flag '" + w +
+                              "': " + era.rule + ")"});
+        break;
+      }
+  return out;
+}
+
+std::optional<std::pair<std::string, std::string>> reported_cpu_list(std::string_view m) {
+  static constexpr std::pair<std::string_view, std::string_view> kReports[] = {
+      {"NO_HZ: Full dynticks CPUs:", "nohz_full"},
+      {"Offload RCU callbacks from CPUs:", "rcu_nocbs"}};
+  for (const auto& [start, what] : kReports)
+    if (m.rfind(start, 0) == 0) {
+      std::string_view list = trimmed(m.substr(start.size()));
+      if (!list.empty() && list.back() == '.') list.remove_suffix(1);
+      return std::make_pair(std::string(what), std::string(trimmed(list)));
+    }
+  return std::nullopt;
+}
+
+}  // namespace isolab

@@ -25,9 +25,10 @@ struct ImportCommand {
 
   void declare(CLI::App& imp) {
     std::string tool_names;
-    for (const auto& [name, parser] : isolab::import_tools())
+    for (const auto& [name, tool] : isolab::import_tools())
       tool_names += (tool_names.empty() ? "" : "|") + name;
-    imp.add_option("--tool", opt.tool, tool_names)->required();
+    imp.add_option("--tool", opt.tool, tool_names + " (the formats each reads: below)")->required();
+    imp.footer("--tool and the formats it reads:\n" + isolab::import_formats_text());
     imp.add_option("files", files, "Captured outputs: one boot or measurement each")->required();
     imp.add_option("--label", opt.label, "Variant (and spec) name of the imported run")->required();
     imp.add_option("-o,--output", output, "Run directory to create (default RESULTS_DIR/<id>)");

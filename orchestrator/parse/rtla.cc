@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "base/error.h"
@@ -252,13 +253,16 @@ namespace {
 // ---- timerlat hist ----
 
 struct HistColumn {
-  char kind = 'I';  // 'I' IRQ, 'T' Thr, 'U' Usr
+  char kind = 'I';  // 'I' IRQ, 'T' Thr, 'U' Usr (timerlat hist); 'N' CPU (osnoise hist)
   int cpu = 0;
 };
 
-std::optional<HistColumn> hist_column(std::string_view name) {
-  static constexpr std::pair<std::string_view, char> kinds[] = {
-      {"IRQ-", 'I'}, {"Thr-", 'T'}, {"Usr-", 'U'}};
+// The column names of one tool's histogram: "IRQ-002" -> {'I', 2}.
+using ColumnKinds = std::vector<std::pair<std::string_view, char>>;
+const ColumnKinds kTimerlatColumns = {{"IRQ-", 'I'}, {"Thr-", 'T'}, {"Usr-", 'U'}};
+const ColumnKinds kOsnoiseColumns = {{"CPU-", 'N'}};
+
+std::optional<HistColumn> hist_column(std::string_view name, const ColumnKinds& kinds) {
   for (const auto& [prefix, k] : kinds)
     if (name.substr(0, 4) == prefix) {
       auto cpu = to_ll(name.substr(4));
@@ -277,8 +281,8 @@ std::optional<long double> cell(std::string_view f, bool& bad) {
   return v;
 }
 
-RtlaLatencyStats& stats_of(RtlaTimerlatCpu& c, char kind) {
-  auto& slot = kind == 'I' ? c.irq : kind == 'T' ? c.thread : c.user;
+RtlaLatencyStats& stats_of(RtlaHistCpu& c, char kind) {
+  auto& slot = kind == 'I' ? c.irq : kind == 'T' ? c.thread : kind == 'N' ? c.noise : c.user;
   if (!slot) slot = RtlaLatencyStats{};
   return *slot;
 }
@@ -326,12 +330,11 @@ void drop_empty(std::optional<RtlaLatencyStats>& s) {
   if (s && s->count == 0) s->min_us = s->avg_us = s->max_us = std::nullopt;
 }
 
-}  // namespace
-
-RtlaTimerlatHist parse_rtla_timerlat_hist(std::string_view raw) {
+// The histogram of `tool` ("rtla timerlat hist" or "rtla osnoise hist") with its column kinds.
+RtlaHist parse_rtla_hist(std::string_view raw, const char* tool, const ColumnKinds& kinds) {
   const std::string text = strip_escapes(raw);
   const auto lines = split_lines(text);
-  RtlaTimerlatHist r;
+  RtlaHist r;
   std::vector<HistColumn> cols;
   std::vector<std::string> names;
   bool header = false, have_count = false;
@@ -350,15 +353,13 @@ RtlaTimerlatHist parse_rtla_timerlat_hist(std::string_view raw) {
     if (f[0] == "Index") {
       header = true;
       for (std::size_t i = 1; i < f.size(); ++i) {
-        auto c = hist_column(f[i]);
-        if (!c)
-          throw line_error("rtla timerlat hist", n + 1, lines[n],
-                           "unknown column " + quote(f[i], 40));
+        auto c = hist_column(f[i], kinds);
+        if (!c) throw line_error(tool, n + 1, lines[n], "unknown column " + quote(f[i], 40));
         cols.push_back(*c);
         names.emplace_back(f[i]);
         if (!cpu_index.count(c->cpu)) {
           cpu_index[c->cpu] = r.cpus.size();
-          r.cpus.push_back(RtlaTimerlatCpu{c->cpu, {}, {}, {}});
+          r.cpus.push_back(RtlaHistCpu{.cpu = c->cpu});
         }
         stats_of(r.cpus[cpu_index[c->cpu]], c->kind);
       }
@@ -367,7 +368,7 @@ RtlaTimerlatHist parse_rtla_timerlat_hist(std::string_view raw) {
     if (!header) continue;
     if (f[0] == "ALL:") break;  // newer rtla's all-CPU block: not per CPU
     if (f.size() != cols.size() + 1)
-      throw line_error("rtla timerlat hist", n + 1, lines[n],
+      throw line_error(tool, n + 1, lines[n],
                        std::to_string(f.size() - 1) + " values, the header has " +
                            std::to_string(cols.size()) + " columns");
     bool bad = false;
@@ -378,18 +379,39 @@ RtlaTimerlatHist parse_rtla_timerlat_hist(std::string_view raw) {
       have_count = have_count || *row == SumRow::count;
     } else {
       auto bucket = to_ll(f[0]);
-      if (!bucket) throw line_error("rtla timerlat hist", n + 1, lines[n], "not a bucket row");
+      if (!bucket) throw line_error(tool, n + 1, lines[n], "not a bucket row");
       for (std::size_t i = 0; i < cols.size(); ++i) {
         auto v = cell(f[i + 1], bad);
         if (v && *v > 0) r.buckets[names[i]][*bucket] = static_cast<long long>(*v);
       }
     }
-    if (bad) throw line_error("rtla timerlat hist", n + 1, lines[n], "a value is not a number");
+    if (bad) throw line_error(tool, n + 1, lines[n], "a value is not a number");
   }
-  if (!header) throw Error("rtla timerlat hist: no \"Index\" header line: no histogram");
-  if (!have_count) throw Error("rtla timerlat hist: no \"count:\" row: the summary is missing");
-  for (auto& c : r.cpus) drop_empty(c.irq), drop_empty(c.thread), drop_empty(c.user);
+  if (!header) throw Error(std::string(tool) + ": no \"Index\" header line: no histogram");
+  if (!have_count) throw Error(std::string(tool) + ": no \"count:\" row: the summary is missing");
+  for (auto& c : r.cpus)
+    drop_empty(c.irq), drop_empty(c.thread), drop_empty(c.user), drop_empty(c.noise);
   return r;
+}
+
+}  // namespace
+
+RtlaHist parse_rtla_timerlat_hist(std::string_view raw) {
+  return parse_rtla_hist(raw, "rtla timerlat hist", kTimerlatColumns);
+}
+
+RtlaHist parse_rtla_osnoise_hist(std::string_view raw) {
+  return parse_rtla_hist(raw, "rtla osnoise hist", kOsnoiseColumns);
+}
+
+bool is_rtla_hist(std::string_view raw) {
+  for (std::string_view line : split_lines(strip_escapes(raw))) {
+    line = trim(line);
+    if (line.substr(0, 5) == "Index" &&
+        (line.size() == 5 || std::isspace(static_cast<unsigned char>(line[5]))))
+      return true;
+  }
+  return false;
 }
 
 // ---- metrics ----
@@ -498,12 +520,11 @@ Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top) {
   return m;
 }
 
-Metrics rtla_timerlat_metrics(const RtlaTimerlatHist& h, std::vector<std::string>* notes) {
+Metrics rtla_timerlat_metrics(const RtlaHist& h, std::vector<std::string>* notes) {
   Metrics m;
-  using Slot = std::optional<RtlaLatencyStats> RtlaTimerlatCpu::*;
-  static const std::pair<const char*, Slot> kinds[] = {{"irq", &RtlaTimerlatCpu::irq},
-                                                       {"thread", &RtlaTimerlatCpu::thread},
-                                                       {"user", &RtlaTimerlatCpu::user}};
+  using Slot = std::optional<RtlaLatencyStats> RtlaHistCpu::*;
+  static const std::pair<const char*, Slot> kinds[] = {
+      {"irq", &RtlaHistCpu::irq}, {"thread", &RtlaHistCpu::thread}, {"user", &RtlaHistCpu::user}};
   using Stat = std::optional<double> RtlaLatencyStats::*;
   static const std::tuple<const char*, Stat, const char*> stats[] = {
       {"min", &RtlaLatencyStats::min_us, "min"},
@@ -511,7 +532,7 @@ Metrics rtla_timerlat_metrics(const RtlaTimerlatHist& h, std::vector<std::string
       {"max", &RtlaLatencyStats::max_us, "max"}};
   for (const auto& [kind, slot] : kinds) {
     bool printed = std::any_of(h.cpus.begin(), h.cpus.end(),
-                               [s = slot](const RtlaTimerlatCpu& c) { return (c.*s).has_value(); });
+                               [s = slot](const RtlaHistCpu& c) { return (c.*s).has_value(); });
     if (!printed) continue;
     for (const auto& [stat, field, aggregate] : stats) {
       MetricPerCpu pc;
@@ -525,6 +546,52 @@ Metrics rtla_timerlat_metrics(const RtlaTimerlatHist& h, std::vector<std::string
       if (m.size() == before && notes) notes->push_back(name + ": no CPU had samples");
     }
   }
+  return m;
+}
+
+Metrics rtla_osnoise_hist_metrics(const RtlaHist& h, std::vector<std::string>* notes) {
+  Metrics m;
+  using Get = std::optional<double> (*)(const RtlaLatencyStats&);
+  struct HistValue {
+    const char* name;
+    const char* unit;
+    const char* kind;
+    const char* aggregate;
+    Get get;
+  };
+  static const HistValue kValues[] = {
+      {"osnoise.hist_samples", "count", "count", "sum",
+       [](const RtlaLatencyStats& s) -> std::optional<double> {
+         return static_cast<double>(s.count);
+       }},
+      {"osnoise.hist_over", "count", "count", "sum",
+       [](const RtlaLatencyStats& s) -> std::optional<double> {
+         return static_cast<double>(s.over);
+       }},
+      {"osnoise.hist_max_bucket_us", "us", "", "max",
+       [](const RtlaLatencyStats& s) { return s.max_us; }},
+  };
+  for (const HistValue& v : kValues) {
+    MetricPerCpu pc;
+    pc.kind = v.kind;
+    for (const auto& c : h.cpus) {
+      if (!c.noise) continue;
+      pc.cpus.push_back(c.cpu);
+      pc.slots.push_back(v.get(*c.noise));
+      if (pc.kind == "count") pc.counts.push_back(static_cast<long long>(*pc.slots.back()));
+    }
+    add_per_cpu(m, v.name, v.unit, true, v.aggregate, std::move(pc));
+  }
+  long long width = 0;
+  std::size_t rows = 0;
+  std::set<long long> indices;
+  for (const auto& [column, buckets] : h.buckets)
+    for (const auto& [index, n] : buckets) indices.insert(index);
+  for (long long i : indices) width = std::gcd(width, i), rows += 1;
+  if (notes && rows >= 2 && width > 0)
+    notes->push_back("osnoise hist: bucket width " + std::to_string(width) +
+                     (h.unit_us == 1 ? " us" : " ns") +
+                     " (the greatest common divisor of the Index values)");
   return m;
 }
 

@@ -57,15 +57,17 @@ struct RtlaLatencyStats {
   std::optional<double> min_us, avg_us, max_us;
 };
 
-struct RtlaTimerlatCpu {
+// One CPU of an rtla histogram: timerlat hist fills irq, thread (and user); osnoise hist fills
+// noise (its "CPU-NNN" column, single noise durations). Absent when the column is not printed.
+struct RtlaHistCpu {
   int cpu = 0;
-  std::optional<RtlaLatencyStats> irq, thread, user;  // absent when the column is not printed
+  std::optional<RtlaLatencyStats> irq = {}, thread = {}, user = {}, noise = {};
 };
 
-struct RtlaTimerlatHist {
-  std::optional<double> duration_s;   // "# Duration: D HH:MM:SS"
-  double unit_us = 1;                 // 1 for "(us)", 0.001 for "(ns)"; values are already µs
-  std::vector<RtlaTimerlatCpu> cpus;  // in header order
+struct RtlaHist {
+  std::optional<double> duration_s;  // "# Duration: D HH:MM:SS"
+  double unit_us = 1;                // 1 for "(us)", 0.001 for "(ns)"; values are already µs
+  std::vector<RtlaHistCpu> cpus;     // in header order
   // Bucket index (as printed, in the time unit) -> count, per column name ("IRQ-002").
   std::map<std::string, std::map<long long, long long>> buckets;
 };
@@ -73,7 +75,27 @@ struct RtlaTimerlatHist {
 // Throws isolab::Error (line number, quoted line) when the "Index" header is missing, a column
 // name is neither IRQ-, Thr- nor Usr-NNN, a row has the wrong number of fields or a non-number
 // other than "-", or the summary has no "count:" row.
-RtlaTimerlatHist parse_rtla_timerlat_hist(std::string_view text);
+RtlaHist parse_rtla_timerlat_hist(std::string_view text);
+
+// `rtla osnoise hist` text (tools/tracing/rtla/src/osnoise_hist.c; docs/sources.md [r5]): the
+// same layout with one "CPU-NNN" column per CPU, the histogram of single noise durations
+// (osnoise:sample_threshold events). "Index" is a bucket's lower bound in the stated unit
+// (bucket number times -b), and min:/avg:/max: are computed from the bucketed values. The
+// same errors as parse_rtla_timerlat_hist, naming "rtla osnoise hist".
+RtlaHist parse_rtla_osnoise_hist(std::string_view text);
+
+// True when text is an rtla histogram (an "Index" header line) rather than a top table.
+bool is_rtla_hist(std::string_view text);
+
+// Metrics of an osnoise histogram, per CPU (bare names, as rtla_osnoise_metrics):
+//   osnoise.hist_samples: the count: row, single noises recorded (unit "count", kind
+//     "count", aggregate sum); osnoise.hist_over: samples beyond the last bucket (the same);
+//   osnoise.hist_max_bucket_us: the max: row, the lower bound of the bucket that held the
+//     largest single noise (unit "us", better lower, aggregate max): "30" means [30, 30 + the
+//     bucket width); never compare it with osnoise top's max single as if it were exact.
+// *notes gets the bucket width, the greatest common divisor of the non-zero Index values
+// (rows of zeros are left out), when there are two or more rows.
+Metrics rtla_osnoise_hist_metrics(const RtlaHist& hist, std::vector<std::string>* notes);
 
 // The osnoise tracer's per-period lines of a trace (parse/trace.h kOsnoiseSummary: "RUNTIME
 // NOISE %AVAIL MAX-SINGLE HW NMI IRQ SIRQ THREAD", µs and counts), summed per CPU as rtla
@@ -97,7 +119,7 @@ Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top);
 //   timerlat.irq_{min,avg,max}_us, timerlat.thread_{min,avg,max}_us (and user_* with -u):
 //   unit "us", better lower, aggregate min / mean / max; null slot for a CPU without data.
 //   A metric whose every CPU lacks data is omitted (with a note in notes).
-Metrics rtla_timerlat_metrics(const RtlaTimerlatHist& hist, std::vector<std::string>* notes);
+Metrics rtla_timerlat_metrics(const RtlaHist& hist, std::vector<std::string>* notes);
 
 // Why an rtla run gave no measurement (docs/sources.md [r2], and crashes), or ok.
 struct RtlaRunCheck {

@@ -153,8 +153,14 @@ void check_rtla_text(const std::string& tracer, const std::string& text, const s
 ImportedCell import_rtla_osnoise(const std::string& text, const std::string& file,
                                  const ImportOptions& o) {
   check_rtla_text("osnoise", text, file);
-  RtlaOsnoiseTop top = in_file(file, [&] { return parse_rtla_osnoise_top(text); });
   ImportedCell c;
+  if (is_rtla_hist(text)) {
+    const RtlaHist hist = in_file(file, [&] { return parse_rtla_osnoise_hist(text); });
+    add_prefixed(c, prefix_of(o), rtla_osnoise_hist_metrics(hist, &c.notes));
+    if (c.metrics.empty()) c.invalid_reason = "rtla osnoise hist: no CPU column";
+    return c;
+  }
+  RtlaOsnoiseTop top = in_file(file, [&] { return parse_rtla_osnoise_top(text); });
   add_prefixed(c, prefix_of(o), rtla_osnoise_metrics(top));
   return c;
 }
@@ -162,7 +168,7 @@ ImportedCell import_rtla_osnoise(const std::string& text, const std::string& fil
 ImportedCell import_rtla_timerlat(const std::string& text, const std::string& file,
                                   const ImportOptions& o) {
   check_rtla_text("timerlat", text, file);
-  RtlaTimerlatHist hist = in_file(file, [&] { return parse_rtla_timerlat_hist(text); });
+  RtlaHist hist = in_file(file, [&] { return parse_rtla_timerlat_hist(text); });
   ImportedCell c;
   add_prefixed(c, prefix_of(o), rtla_timerlat_metrics(hist, &c.notes));
   if (c.metrics.empty()) c.invalid_reason = "rtla timerlat: no CPU has samples";
@@ -346,16 +352,32 @@ Metrics interrupts_noise(const InterruptsSnapshot& before, const InterruptsSnaps
   return m;
 }
 
-const std::map<std::string, ImportParser>& import_tools() {
-  static const std::map<std::string, ImportParser> tools = {
-      {"cyclictest", import_cyclictest},
-      {"stress-ng", import_stressng},
-      {"trace", import_trace},
-      {"interrupts", import_interrupts},
-      {"rtla-osnoise", import_rtla_osnoise},
-      {"rtla-timerlat", import_rtla_timerlat},
+const std::map<std::string, ImportTool>& import_tools() {
+  static const std::map<std::string, ImportTool> tools = {
+      {"cyclictest",
+       {import_cyclictest,
+        "cyclictest --json file, or its text: -q summary lines, redrawn (ESC) output, -h "
+        "histogram (both footers), -N with --ns"}},
+      {"stress-ng",
+       {import_stressng, "stress-ng --yaml file, or its --metrics / --metrics-brief text"}},
+      {"trace",
+       {import_trace,
+        "tracefs trace text: irq, irq_vectors, softirq, timer and workqueue events, and the "
+        "osnoise tracer's events and per-period summary lines"}},
+      {"interrupts", {import_interrupts, "two /proc/interrupts snapshots, one after the other"}},
+      {"rtla-osnoise", {import_rtla_osnoise, "rtla osnoise top text, or rtla osnoise hist text"}},
+      {"rtla-timerlat", {import_rtla_timerlat, "rtla timerlat hist text"}},
   };
   return tools;
+}
+
+std::string import_formats_text() {
+  std::string out;
+  for (const auto& [name, tool] : import_tools()) {
+    out += "  " + name + std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') + tool.formats +
+           "\n";
+  }
+  return out;
 }
 
 namespace {
@@ -363,10 +385,9 @@ namespace {
 ImportParser parser_for(const std::string& tool) {
   const auto& tools = import_tools();
   auto it = tools.find(tool);
-  if (it != tools.end()) return it->second;
-  std::string names;
-  for (const auto& [name, p] : tools) names += (names.empty() ? "" : ", ") + name;
-  throw Error("--tool " + tool + ": unknown; one of " + names);
+  if (it != tools.end()) return it->second.parse;
+  throw Error("--tool " + tool + ": not a format isolab reads; --tool takes:\n" +
+              import_formats_text());
 }
 
 void check_label(const std::string& label) {

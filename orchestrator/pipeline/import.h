@@ -82,11 +82,21 @@ struct ImportedCell {
 using ImportParser = ImportedCell (*)(const std::string& text, const std::string& file,
                                       const ImportOptions& options);
 
+// One --tool: its parser and, for --help and the refusal of an unknown tool, the formats it
+// reads in one line.
+struct ImportTool {
+  ImportParser parse = nullptr;
+  const char* formats = "";
+};
+
 // --tool name -> parser: cyclictest (--json or text: -q lines, redrawn output, -h histogram),
 // stress-ng (--yaml, or --metrics(-brief) text), trace (tracefs text, "# cpu N" headers
 // optional), interrupts (two /proc/interrupts snapshots, one after the other), rtla-osnoise
 // (`rtla osnoise top` text), rtla-timerlat (`rtla timerlat hist` text).
-const std::map<std::string, ImportParser>& import_tools();
+const std::map<std::string, ImportTool>& import_tools();
+
+// "  cyclictest     cyclictest --json ...\n" one line per tool: what `import --help` lists.
+std::string import_formats_text();
 
 // The per-CPU noise metrics of two /proc/interrupts snapshots taken window_s apart, on `cpus`
 // (empty: every CPU column of `after`). Rows by meaning (x86 arch_show_interrupts(), arm64

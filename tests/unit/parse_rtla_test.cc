@@ -134,6 +134,60 @@ TEST(RtlaOsnoiseTop, RatesAreOverTheSampledRuntimeNotTheDuration) {
 }
 
 // A CPU the osnoise thread never ran on (Runtime 0) has no rate, not an infinite one.
+// docs/sources.md [r5]: the documentation's osnoise hist, 12 CPUs, buckets of 10 us.
+TEST(RtlaOsnoiseHist, DocumentationExampleBucketsAreLowerBounds) {
+  const std::string text = data("doc-osnoise-hist-b10.txt");
+  ASSERT_TRUE(is_rtla_hist(text));
+  const RtlaHist h = parse_rtla_osnoise_hist(text);
+  ASSERT_EQ(h.cpus.size(), 12u);
+  EXPECT_EQ(h.duration_s, 60.0);
+  EXPECT_EQ(h.cpus[0].cpu, 0);
+  EXPECT_EQ(h.cpus[11].cpu, 11);
+  ASSERT_TRUE(h.cpus[0].noise.has_value());
+  EXPECT_FALSE(h.cpus[0].irq.has_value());
+  EXPECT_EQ(h.cpus[0].noise->count, 55215);
+  EXPECT_EQ(h.cpus[11].noise->count, 54880);
+  // The rows are lower bounds 0, 10, ... 50, not row numbers; with over: 0 each column's
+  // buckets sum to its count.
+  EXPECT_EQ(h.buckets.at("CPU-000"),
+            (std::map<long long, long long>{{0, 42982}, {10, 12224}, {20, 8}, {30, 1}}));
+  for (const char* col : {"CPU-000", "CPU-011"}) {
+    long long sum = 0;
+    for (const auto& [index, n] : h.buckets.at(col)) sum += n;
+    EXPECT_EQ(sum, col == std::string("CPU-000") ? 55215 : 54880) << col;
+  }
+  EXPECT_EQ(h.buckets.at("CPU-011").rbegin()->first, 50);
+  std::vector<std::string> notes;
+  const Metrics m = rtla_osnoise_hist_metrics(h, &notes);
+  const Metric& max = m.at("osnoise.hist_max_bucket_us");
+  EXPECT_EQ(max.per_cpu->slots[0], 30.0);  // the worst noise of CPU 0 lay in [30, 40) us
+  EXPECT_EQ(max.per_cpu->slots[2], 20.0);
+  EXPECT_EQ(max.per_cpu->slots[11], 50.0);
+  EXPECT_EQ(max.aggregate, "max");
+  const Metric& samples = m.at("osnoise.hist_samples");
+  EXPECT_EQ(samples.per_cpu->kind, "count");
+  EXPECT_EQ(samples.per_cpu->counts[0], 55215);
+  EXPECT_EQ(m.at("osnoise.hist_over").per_cpu->counts[11], 0);
+  // avg: 0 is a bucketed average, not zero noise: no metric is made of it.
+  EXPECT_EQ(m.count("osnoise.hist_avg_us"), 0u);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("bucket width 10 us"), std::string::npos) << notes[0];
+}
+
+TEST(RtlaOsnoiseHist, NanosecondsAndWrongColumns) {
+  std::string text = data("doc-osnoise-hist-b10.txt");
+  text.replace(text.find("microseconds (us)"), 17, "nanoseconds (ns)");
+  const RtlaHist h = parse_rtla_osnoise_hist(text);
+  EXPECT_DOUBLE_EQ(*h.cpus[0].noise->max_us, 0.03);  // 30 ns
+  std::vector<std::string> notes;
+  rtla_osnoise_hist_metrics(h, &notes);
+  EXPECT_NE(notes[0].find("bucket width 10 ns"), std::string::npos) << notes[0];
+  // A timerlat histogram is not an osnoise histogram, and the reverse: the column names it.
+  EXPECT_THROW(parse_rtla_osnoise_hist(data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt")), Error);
+  EXPECT_THROW(parse_rtla_timerlat_hist(data("doc-osnoise-hist-b10.txt")), Error);
+  EXPECT_FALSE(is_rtla_hist(data("doc-osnoise-top-runtime-900ms.txt")));
+}
+
 TEST(RtlaOsnoiseTop, ACpuNeverSampledHasNoRate) {
   RtlaOsnoiseTop t;
   t.cpus.push_back({.cpu = 1, .runtime_us = 0, .irq = 5});
@@ -176,7 +230,7 @@ TEST(RtlaOsnoise, ColumnsByNameAndErrors) {
 // rtla timerlat hist -c 2-3 -d 4s -p 1000 in the same guest (docs/sources.md [r1]). Each column's
 // buckets plus its over: row sum to its count: (642 + 426, 545 + 523, 653 + 394, 518 + 529).
 TEST(RtlaTimerlat, RealGuestHistogram) {
-  RtlaTimerlatHist h = parse_rtla_timerlat_hist(data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt"));
+  RtlaHist h = parse_rtla_timerlat_hist(data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt"));
   EXPECT_EQ(*h.duration_s, 6.0);  // rtla's own clock: start-up under TCG took 2 s
   EXPECT_EQ(h.unit_us, 1.0);
   ASSERT_EQ(h.cpus.size(), 2u);
@@ -227,7 +281,7 @@ TEST(RtlaTimerlat, NoDataDashesAndAllBlock) {
   t = replace(t, "avg:       2928      3056      3003      3104",
               "avg:       2928      3056      3003         -");
   t += "ALL:  IRQ       Thr\ncount: 2115 1068\nmin: 26 62\n";
-  RtlaTimerlatHist h = parse_rtla_timerlat_hist(t);
+  RtlaHist h = parse_rtla_timerlat_hist(t);
   const RtlaLatencyStats& thr3 = *h.cpus[1].thread;
   EXPECT_EQ(thr3.count, 0);
   EXPECT_FALSE(thr3.min_us.has_value());

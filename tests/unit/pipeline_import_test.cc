@@ -369,8 +369,22 @@ TEST(Import, StressngYamlErrorNamesFile) {
               HasSubstr("n1-trace-prefixes.txt: "));
 }
 
+// [r5]: an osnoise histogram through the same --tool as osnoise top, told apart by its header.
+TEST(Import, R5OsnoiseHist) {
+  json r = import_of("rtla-osnoise", {"rtla/doc-osnoise-hist-b10.txt"});
+  EXPECT_EQ(metric(r, "rtla-osnoise.osnoise.hist_samples")["counts"][0], 55215);
+  EXPECT_EQ(values(r, "rtla-osnoise.osnoise.hist_max_bucket_us")[11], 50.0);
+  EXPECT_THAT(r["cells"][0]["notes"].dump(), HasSubstr("bucket width 10 us"));
+  EXPECT_FALSE(r["cells"][0]["metrics"].contains("rtla-osnoise.osnoise.irq_per_s"));
+}
+
 TEST(Import, UnknownToolAndBadLabel) {
-  EXPECT_THAT(import_error("perf", {"import/t1-quiet.txt"}), HasSubstr("--tool perf: unknown"));
+  // Refused with every format isolab reads, one line per --tool.
+  const std::string err = import_error("perf", {"import/t1-quiet.txt"});
+  EXPECT_THAT(err, HasSubstr("--tool perf: not a format isolab reads; --tool takes:"));
+  for (const auto& [name, tool] : import_tools()) EXPECT_THAT(err, HasSubstr(name + " "));
+  EXPECT_THAT(err, HasSubstr("rtla osnoise hist text"));
+  EXPECT_EQ(import_formats_text().find("  cyclictest    cyclictest --json"), 0u);
   ImportOptions o;
   o.tool = "cyclictest";
   o.label = "a b";

@@ -404,6 +404,9 @@ RtlaHist parse_rtla_osnoise_hist(std::string_view raw) {
   return parse_rtla_hist(raw, "rtla osnoise hist", kOsnoiseColumns);
 }
 
+std::string strip_rtla_escapes(std::string_view text) { return strip_escapes(text); }
+std::optional<double> parse_rtla_duration(std::string_view text) { return parse_duration(text); }
+
 bool is_rtla_hist(std::string_view raw) {
   for (std::string_view line : split_lines(strip_escapes(raw))) {
     line = trim(line);

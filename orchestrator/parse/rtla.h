@@ -84,6 +84,11 @@ RtlaHist parse_rtla_timerlat_hist(std::string_view text);
 // same errors as parse_rtla_timerlat_hist, naming "rtla osnoise hist".
 RtlaHist parse_rtla_osnoise_hist(std::string_view text);
 
+// rtla text with its terminal control sequences (CSI "ESC [ ... letter", "ESC c") removed.
+std::string strip_rtla_escapes(std::string_view text);
+// Seconds of rtla's "D HH:MM:SS" (get_duration()); nullopt when text is not that.
+std::optional<double> parse_rtla_duration(std::string_view text);
+
 // True when text is an rtla histogram (an "Index" header line) rather than a top table.
 bool is_rtla_hist(std::string_view text);
 

@@ -13,6 +13,7 @@
 #include "parse/cyclictest.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
+#include "parse/timerlat_top.h"
 #include "parse/trace.h"
 #include "results/host.h"
 #include "results/result.h"
@@ -168,8 +169,15 @@ ImportedCell import_rtla_osnoise(const std::string& text, const std::string& fil
 ImportedCell import_rtla_timerlat(const std::string& text, const std::string& file,
                                   const ImportOptions& o) {
   check_rtla_text("timerlat", text, file);
-  RtlaHist hist = in_file(file, [&] { return parse_rtla_timerlat_hist(text); });
   ImportedCell c;
+  if (!is_rtla_hist(text)) {
+    const RtlaTimerlatTop top = in_file(file, [&] { return parse_rtla_timerlat_top(text); });
+    c.notes = timerlat_analysis_notes(top);
+    add_prefixed(c, prefix_of(o), rtla_timerlat_metrics(top.table, &c.notes));
+    if (c.metrics.empty()) c.invalid_reason = "rtla timerlat top: no CPU has samples";
+    return c;
+  }
+  RtlaHist hist = in_file(file, [&] { return parse_rtla_timerlat_hist(text); });
   add_prefixed(c, prefix_of(o), rtla_timerlat_metrics(hist, &c.notes));
   if (c.metrics.empty()) c.invalid_reason = "rtla timerlat: no CPU has samples";
   return c;
@@ -366,7 +374,9 @@ const std::map<std::string, ImportTool>& import_tools() {
         "osnoise tracer's events and per-period summary lines"}},
       {"interrupts", {import_interrupts, "two /proc/interrupts snapshots, one after the other"}},
       {"rtla-osnoise", {import_rtla_osnoise, "rtla osnoise top text, or rtla osnoise hist text"}},
-      {"rtla-timerlat", {import_rtla_timerlat, "rtla timerlat hist text"}},
+      {"rtla-timerlat",
+       {import_rtla_timerlat,
+        "rtla timerlat hist text, or rtla timerlat top text with its auto-analysis block"}},
   };
   return tools;
 }

@@ -369,6 +369,19 @@ TEST(Import, StressngYamlErrorNamesFile) {
               HasSubstr("n1-trace-prefixes.txt: "));
 }
 
+// [r6]: timerlat top with its auto-analysis: the table's latencies, the analysis in the notes.
+TEST(Import, R6TimerlatTopWithAutoAnalysis) {
+  json r = import_of("rtla-timerlat", {"rtla/doc-timerlat-top-auto-analysis.txt"});
+  const json& max = metric(r, "rtla-timerlat.timerlat.thread_max_us");
+  EXPECT_EQ(max["cpus"].size(), 23u);
+  EXPECT_EQ(max["values"][22], 41.0);
+  EXPECT_EQ(values(r, "rtla-timerlat.timerlat.irq_max_us")[3], 17.0);
+  const std::string notes = r["cells"][0]["notes"].dump();
+  EXPECT_THAT(notes, HasSubstr("stopped tracing after 12 s"));
+  EXPECT_THAT(notes, HasSubstr("Blocking thread 3.79 us (9.03 %)"));
+  EXPECT_THAT(notes, HasSubstr("blocking task objtool, pid 49256"));
+}
+
 // [r5]: an osnoise histogram through the same --tool as osnoise top, told apart by its header.
 TEST(Import, R5OsnoiseHist) {
   json r = import_of("rtla-osnoise", {"rtla/doc-osnoise-hist-b10.txt"});

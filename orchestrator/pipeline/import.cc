@@ -11,6 +11,7 @@
 #include "base/utc_time.h"
 #include "cmdline/cpulist.h"
 #include "parse/cyclictest.h"
+#include "parse/hwlat.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/timerlat_top.h"
@@ -207,8 +208,20 @@ std::string event_names(const TraceCounts& t) {
   return out;
 }
 
+// The hwlat tracer's trace: its samples per CPU (docs/sources.md [w1]).
+ImportedCell import_hwlat(const std::string& text, const std::string& file,
+                          const ImportOptions& o) {
+  const auto samples = in_file(file, [&] { return parse_hwlat_trace(text); });
+  ImportedCell c;
+  add_prefixed(c, prefix_of(o), hwlat_metrics(samples));
+  c.notes.push_back("hwlat: " + std::to_string(samples.size()) +
+                    " samples; each CPU is where the hwlat thread's windows ran");
+  return c;
+}
+
 ImportedCell import_trace(const std::string& text, const std::string& file,
                           const ImportOptions& o) {
+  if (is_hwlat_trace(text)) return import_hwlat(text, file, o);
   TraceCounts t = parse_trace(text);
   if (t.first_malformed_line)
     bad_line(file, text, static_cast<std::size_t>(t.first_malformed_line),
@@ -370,8 +383,8 @@ const std::map<std::string, ImportTool>& import_tools() {
        {import_stressng, "stress-ng --yaml file, or its --metrics / --metrics-brief text"}},
       {"trace",
        {import_trace,
-        "tracefs trace text: irq, irq_vectors, softirq, timer and workqueue events, and the "
-        "osnoise tracer's events and per-period summary lines"}},
+        "tracefs trace text: irq, irq_vectors, softirq, timer and workqueue events, the "
+        "osnoise tracer's events and per-period summary lines, the hwlat tracer's samples"}},
       {"interrupts", {import_interrupts, "two /proc/interrupts snapshots, one after the other"}},
       {"rtla-osnoise", {import_rtla_osnoise, "rtla osnoise top text, or rtla osnoise hist text"}},
       {"rtla-timerlat",

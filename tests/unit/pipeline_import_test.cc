@@ -382,6 +382,16 @@ TEST(Import, R6TimerlatTopWithAutoAnalysis) {
   EXPECT_THAT(notes, HasSubstr("blocking task objtool, pid 49256"));
 }
 
+// [w1]: the hwlat tracer's trace through --tool trace, told apart by its "# tracer:" line.
+TEST(Import, W1HwlatTrace) {
+  json r = import_of("trace", {"trace/doc-hwlat.txt"});
+  const json& max = metric(r, "trace.hwlat.max_us");
+  EXPECT_EQ(max["cpus"], json::array({1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(max["values"][2], 18.0);
+  EXPECT_EQ(max["values"][0], 17.0);
+  EXPECT_EQ(metric(r, "trace.hwlat.threshold_crossings")["counts"][0], 9);
+}
+
 // [r5]: an osnoise histogram through the same --tool as osnoise top, told apart by its header.
 TEST(Import, R5OsnoiseHist) {
   json r = import_of("rtla-osnoise", {"rtla/doc-osnoise-hist-b10.txt"});

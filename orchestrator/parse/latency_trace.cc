@@ -40,15 +40,23 @@ std::string_view frame_of(std::string_view line) {
 }
 
 void read_header(std::string_view line, WakeupTraceSummary& s) {
-  static const std::regex lat_re(R"(^#\s*latency:\s*([0-9]{1,12})\s*us.*CPU#([0-9]{1,5}))");
+  static const std::regex tracer_re(R"(^#\s*([a-z_]{1,32}) latency trace v)");
+  static const std::regex lat_re(
+      R"(^#\s*latency:\s*([0-9]{1,12})\s*us,\s*(#([0-9]{1,9})/[0-9]{1,9},)?.*CPU#([0-9]{1,5}))");
   static const std::regex task_re(R"(^#\s*\|\s*task:\s*(\S{1,64}))");
+  static const std::regex prio_re(R"(policy:([0-9]{1,2}) rt_prio:([0-9]{1,3}))");
   std::string l(line.substr(0, 400));
   std::smatch m;
-  if (!s.latency_us && std::regex_search(l, m, lat_re)) {
+  if (s.tracer.empty() && std::regex_search(l, m, tracer_re)) {
+    s.tracer = m[1].str();
+  } else if (!s.latency_us && std::regex_search(l, m, lat_re)) {
     s.latency_us = std::stod(m[1].str());
-    s.cpu = std::stoi(m[2].str());
+    if (m[3].matched) s.entries = std::stol(m[3].str());
+    s.cpu = std::stoi(m[4].str());
   } else if (s.task.empty() && std::regex_search(l, m, task_re)) {
     s.task = m[1].str();
+    if (std::regex_search(l, m, prio_re))
+      s.policy = std::stoi(m[1].str()), s.rt_prio = std::stoi(m[2].str());
   }
 }
 

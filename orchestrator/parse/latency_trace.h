@@ -34,8 +34,14 @@ namespace isolab {
 double parse_max_latency_us(std::string_view text);
 
 struct WakeupTraceSummary {
+  // The tracer of "# wakeup_rt latency trace v1.1.5 on ..." ("" when absent). A file can start
+  // "# tracer: wakeup" and name wakeup_rt here: this line decides (docs/sources.md [w2]).
+  std::string tracer;
   std::optional<double> latency_us;  // from "# latency: N us"; nullopt: no header (empty trace)
+  std::optional<long> entries;       // "#12/12": the entries shown
   std::string task;                  // "cyclictest-250" ("" when absent)
+  std::optional<int> policy;         // "policy:1" of the task line (1 FIFO, 2 RR)
+  std::optional<int> rt_prio;        // "rt_prio:5": the user priority (kernel prio 99 - 5)
   std::optional<int> cpu;            // "CPU#N" of the header
   std::vector<std::string> wakeup_frames;  // first stack trace, tracing frames removed
   std::vector<std::string> switch_frames;  // last stack trace, tracing frames removed

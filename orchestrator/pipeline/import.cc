@@ -12,6 +12,7 @@
 #include "cmdline/cpulist.h"
 #include "parse/cyclictest.h"
 #include "parse/hwlat.h"
+#include "parse/latency_trace.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/timerlat_top.h"
@@ -219,9 +220,37 @@ ImportedCell import_hwlat(const std::string& text, const std::string& file,
   return c;
 }
 
+// A wakeup / wakeup_rt / wakeup_dl latency trace (docs/sources.md [w2]): the recorded maximum.
+ImportedCell import_wakeup(const WakeupTraceSummary& s, const ImportOptions& o) {
+  ImportedCell c;
+  if (!s.latency_us) {
+    c.invalid_reason = s.tracer + " trace without a \"# latency:\" line: nothing recorded";
+    return c;
+  }
+  Metric m;
+  m.unit = "us";
+  m.aggregate = "max";
+  m.values = {*s.latency_us};
+  add_prefixed(c, prefix_of(o), Metrics{{s.tracer + ".max_latency_us", m}});
+  const std::size_t dash = s.task.rfind('-');
+  std::string note = s.tracer + ": " + std::to_string(static_cast<long long>(*s.latency_us)) +
+                     " us on CPU " + (s.cpu ? std::to_string(*s.cpu) : std::string("?"));
+  if (dash != std::string::npos && dash > 0)
+    note += ", task " + sanitize_excerpt(s.task.substr(0, dash), 64) + " (pid " +
+            sanitize_excerpt(s.task.substr(dash + 1), 16) + ")";
+  static const char* const kPolicy[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR"};
+  if (s.policy && *s.policy >= 0 && *s.policy <= 2 && s.rt_prio)
+    note += ", " + std::string(kPolicy[*s.policy]) + " rt_prio " + std::to_string(*s.rt_prio);
+  if (s.entries) note += ", " + std::to_string(*s.entries) + " entries";
+  c.notes.push_back(note);
+  return c;
+}
+
 ImportedCell import_trace(const std::string& text, const std::string& file,
                           const ImportOptions& o) {
   if (is_hwlat_trace(text)) return import_hwlat(text, file, o);
+  if (const WakeupTraceSummary w = parse_wakeup_trace(text); !w.tracer.empty())
+    return import_wakeup(w, o);
   TraceCounts t = parse_trace(text);
   if (t.first_malformed_line)
     bad_line(file, text, static_cast<std::size_t>(t.first_malformed_line),
@@ -384,7 +413,8 @@ const std::map<std::string, ImportTool>& import_tools() {
       {"trace",
        {import_trace,
         "tracefs trace text: irq, irq_vectors, softirq, timer and workqueue events, the "
-        "osnoise tracer's events and per-period summary lines, the hwlat tracer's samples"}},
+        "osnoise tracer's events and per-period summary lines, the hwlat tracer's samples, the "
+        "wakeup / wakeup_rt latency trace"}},
       {"interrupts", {import_interrupts, "two /proc/interrupts snapshots, one after the other"}},
       {"rtla-osnoise", {import_rtla_osnoise, "rtla osnoise top text, or rtla osnoise hist text"}},
       {"rtla-timerlat",

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "compare/compare.h"
+#include "parse/latency_trace.h"
 #include "pipeline/import.h"
 #include "report/render.h"
 
@@ -390,6 +391,24 @@ TEST(Import, W1HwlatTrace) {
   EXPECT_EQ(max["values"][2], 18.0);
   EXPECT_EQ(max["values"][0], 17.0);
   EXPECT_EQ(metric(r, "trace.hwlat.threshold_crossings")["counts"][0], 9);
+}
+
+// [w2]: a wakeup_rt latency trace through --tool trace: the recorded maximum, where and whom.
+TEST(Import, W2WakeupRtLatencyTrace) {
+  json r = import_of("trace", {"trace/doc-wakeup-rt-events.txt"});
+  EXPECT_EQ(values(r, "trace.wakeup_rt.max_latency_us"), std::vector<double>{6});
+  EXPECT_EQ(r["cells"][0]["notes"]["trace"][0],
+            "wakeup_rt: 6 us on CPU 2, task sleep (pid 5882), SCHED_FIFO rt_prio 5, 12 entries");
+  // The tracer is the one the "latency trace" line names, not the first "# tracer:" line.
+  const WakeupTraceSummary w = parse_wakeup_trace(
+      "# tracer: wakeup\n#\n" + read_file(data("trace/doc-wakeup-rt-events.txt")));
+  EXPECT_EQ(w.tracer, "wakeup_rt");
+  EXPECT_EQ(w.latency_us, 6.0);
+  EXPECT_EQ(w.entries, 12);
+  EXPECT_EQ(w.cpu, 2);  // "CPU#2"; the entries carry no [NNN] column
+  EXPECT_EQ(w.task, "sleep-5882");
+  EXPECT_EQ(w.policy, 1);
+  EXPECT_EQ(w.rt_prio, 5);
 }
 
 // [r5]: an osnoise histogram through the same --tool as osnoise top, told apart by its header.

@@ -86,8 +86,8 @@ WakeupTraceSummary parse_wakeup_trace(std::string_view text) {
   return s;
 }
 
-std::map<std::string, long long> parse_function_profile(std::string_view text) {
-  std::map<std::string, long long> hits;
+std::map<std::string, FunctionProfileRow> parse_function_profile_rows(std::string_view text) {
+  std::map<std::string, FunctionProfileRow> rows;
   int n = 0;
   for (std::string_view line : split_lines(text)) {
     ++n;
@@ -98,8 +98,22 @@ std::map<std::string, long long> parse_function_profile(std::string_view text) {
     if (!h || *h < 0)
       throw Error("function profile line " + std::to_string(n) +
                   ": hit count is not a number: " + quote(line));
-    hits[std::string(w[0].substr(0, 200))] += *h;
+    FunctionProfileRow& r = rows[std::string(w[0].substr(0, 200))];
+    r.hits += *h;
+    if (w.size() >= 4 && w[3] == "us") {
+      const std::optional<double> t = to_double(w[2]);
+      if (!t || *t < 0)
+        throw Error("function profile line " + std::to_string(n) +
+                    ": time is not a number: " + quote(line));
+      r.time_us = r.time_us.value_or(0) + *t;
+    }
   }
+  return rows;
+}
+
+std::map<std::string, long long> parse_function_profile(std::string_view text) {
+  std::map<std::string, long long> hits;
+  for (const auto& [name, row] : parse_function_profile_rows(text)) hits[name] = row.hits;
   return hits;
 }
 

@@ -53,9 +53,27 @@ struct WakeupTraceSummary {
 // empty or header-only trace gives empty frame lists.
 WakeupTraceSummary parse_wakeup_trace(std::string_view text);
 
-// Function profiler output: function name as printed (at most 30 characters) -> hits summed
-// over the CPU files. Throws isolab::Error
-// naming the line for a row whose hit column is not a non-negative integer.
+// One function of the function profiler, summed over the CPU files (docs/sources.md [w3]).
+struct FunctionProfileRow {
+  long long hits = 0;
+  // With CONFIG_FUNCTION_GRAPH_TRACER: "Time" summed over the files, in µs (the number before
+  // " us", whatever its precision); it includes children and, by default, sleep inside.
+  std::optional<double> time_us;
+  // time_us / hits; nullopt without a time. The files' own Avg and s^2 (a variance in µs²
+  // though printed "us") are not combined across CPUs.
+  std::optional<double> avg_us() const {
+    if (!time_us || hits == 0) return std::nullopt;
+    return *time_us / static_cast<double>(hits);
+  }
+};
+
+// Function profiler output: function name as printed (at most 30 characters: "%-30.30s", so
+// rcu_preempt_deferred_qs_handler is "rcu_preempt_deferred_qs_handle") -> its row summed over
+// the CPU files. Throws isolab::Error naming the line for a row whose hit column is not a
+// non-negative integer or whose time is not a number.
+std::map<std::string, FunctionProfileRow> parse_function_profile_rows(std::string_view text);
+
+// The hits of parse_function_profile_rows.
 std::map<std::string, long long> parse_function_profile(std::string_view text);
 
 struct MadvisePressureResult {

@@ -402,6 +402,31 @@ Metrics interrupts_noise(const InterruptsSnapshot& before, const InterruptsSnaps
   return m;
 }
 
+// ---- function profiler
+
+// trace_stat/function<N> (one file per CPU, or their concatenation): calls.<function> (hits)
+// and calls.<function>.time_us (with the graph tracer), as the cyclictest step names them.
+ImportedCell import_function_profile(const std::string& text, const std::string& file,
+                                     const ImportOptions& o) {
+  if (text.find("Function") == std::string::npos)
+    throw Error(file + ": no \"Function  Hit\" header: not trace_stat/function output");
+  const auto rows = in_file(file, [&] { return parse_function_profile_rows(text); });
+  ImportedCell c;
+  for (const auto& [name, row] : rows) {
+    add_metric_value(c.metrics, prefix_of(o) + "calls." + name, "count", false, "sum",
+                     static_cast<double>(row.hits));
+    if (row.time_us)
+      add_metric_value(c.metrics, prefix_of(o) + "calls." + name + ".time_us", "us", true, "sum",
+                       *row.time_us);
+    if (name.size() == 30)
+      c.notes.push_back("'" + sanitize_excerpt(name, 40) +
+                        "' is cut to 30 characters by the profiler: the function's full name "
+                        "starts so");
+  }
+  if (c.metrics.empty()) c.invalid_reason = "function profile: no function row";
+  return c;
+}
+
 const std::map<std::string, ImportTool>& import_tools() {
   static const std::map<std::string, ImportTool> tools = {
       {"cyclictest",
@@ -416,6 +441,10 @@ const std::map<std::string, ImportTool>& import_tools() {
         "osnoise tracer's events and per-period summary lines, the hwlat tracer's samples, the "
         "wakeup / wakeup_rt latency trace"}},
       {"interrupts", {import_interrupts, "two /proc/interrupts snapshots, one after the other"}},
+      {"function-profile",
+       {import_function_profile,
+        "the function profiler's trace_stat/function<N> files (one or concatenated): hits, and "
+        "time with the graph tracer"}},
       {"rtla-osnoise", {import_rtla_osnoise, "rtla osnoise top text, or rtla osnoise hist text"}},
       {"rtla-timerlat",
        {import_rtla_timerlat,

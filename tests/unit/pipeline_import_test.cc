@@ -411,6 +411,31 @@ TEST(Import, W2WakeupRtLatencyTrace) {
   EXPECT_EQ(w.rt_prio, 5);
 }
 
+// [w3]: the function profiler's rows: hits and time (the number before " us", whatever its
+// precision), summed over CPU files; names cut at 30 characters are said to be.
+TEST(Import, W3FunctionProfile) {
+  json r = import_of("function-profile", {"import/w3-function-profile.txt"});
+  EXPECT_EQ(values(r, "function-profile.calls.vfs_write"), std::vector<double>{462});
+  EXPECT_EQ(values(r, "function-profile.calls.vfs_write.time_us"), std::vector<double>{68476.43});
+  EXPECT_EQ(values(r, "function-profile.calls.vfs_fstat.time_us"), std::vector<double>{878.094});
+  EXPECT_THAT(r["cells"][0]["notes"].dump(), HasSubstr("'rcu_preempt_deferred_qs_handle' is cut"));
+  const auto rows = parse_function_profile_rows(read_file(data("import/w3-function-profile.txt")));
+  EXPECT_NEAR(*rows.at("vfs_write").avg_us(), 148.217, 0.001);  // 68476.43 / 462
+  // Two CPU files concatenated: hits and time add up.
+  const std::string one = read_file(data("import/w3-function-profile.txt"));
+  const auto two = parse_function_profile_rows(one + one);
+  EXPECT_EQ(two.at("vfs_read").hits, 1282);
+  EXPECT_NEAR(*two.at("vfs_read").time_us, 19222.712, 1e-6);
+  // Without the graph tracer only Function and Hit are printed: no time.
+  const auto bare = parse_function_profile_rows(
+      "  Function                               Hit\n  --------                               ---\n"
+      "  vfs_write                              462\n");
+  EXPECT_EQ(bare.at("vfs_write").hits, 462);
+  EXPECT_FALSE(bare.at("vfs_write").time_us.has_value());
+  EXPECT_THAT(import_error("function-profile", {"import/t1-quiet.txt"}),
+              HasSubstr("not trace_stat/function output"));
+}
+
 // [r5]: an osnoise histogram through the same --tool as osnoise top, told apart by its header.
 TEST(Import, R5OsnoiseHist) {
   json r = import_of("rtla-osnoise", {"rtla/doc-osnoise-hist-b10.txt"});

@@ -9,7 +9,7 @@
 
 namespace isolab {
 
-using parse_detail::quote;
+using parse_detail::line_error;
 using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
@@ -17,9 +17,7 @@ using parse_detail::trim;
 
 namespace {
 
-Error line_error(std::size_t lineno, std::string_view line, const std::string& why) {
-  return Error("hwlat trace: line " + std::to_string(lineno) + " " + quote(line) + ": " + why);
-}
+constexpr std::string_view kWhat = "hwlat trace";
 
 // "[001]" of the prefix, searched before the "#N" of the body.
 std::optional<int> cpu_of(std::string_view prefix) {
@@ -98,8 +96,9 @@ std::vector<HwlatSample> parse_hwlat_trace(std::string_view text) {
     if (line.empty() || line.front() == '#') continue;
     bool bad = false;
     auto s = sample_of(line, bad);
-    if (bad) throw line_error(n + 1, lines[n], "a field of the sample is not a number");
-    if (!s) throw line_error(n + 1, lines[n], "not an hwlat sample (no \"inner/outer(us):\")");
+    if (bad) throw line_error(kWhat, n + 1, lines[n], "a field of the sample is not a number");
+    if (!s)
+      throw line_error(kWhat, n + 1, lines[n], "not an hwlat sample (no \"inner/outer(us):\")");
     out.push_back(*s);
   }
   if (out.empty()) throw Error("hwlat trace: no sample line");

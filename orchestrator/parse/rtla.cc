@@ -14,6 +14,7 @@
 
 namespace isolab {
 
+using parse_detail::line_error;
 using parse_detail::quote;
 using parse_detail::split_lines;
 using parse_detail::split_ws;
@@ -40,12 +41,6 @@ std::string strip_escapes(std::string_view s) {
     }
   }
   return out;
-}
-
-Error line_error(const char* what, std::size_t lineno, std::string_view line,
-                 const std::string& why) {
-  return Error(std::string(what) + ": line " + std::to_string(lineno) + " " + quote(line) + ": " +
-               why);
 }
 
 std::optional<long long> to_ll(std::string_view s) {

@@ -64,4 +64,10 @@ std::vector<std::string_view> split_ws(std::string_view s) {
   return out;
 }
 
+Error line_error(std::string_view what, std::size_t lineno, std::string_view line,
+                 const std::string& why) {
+  return Error(std::string(what) + ": line " + std::to_string(lineno) + " " + quote(line) + ": " +
+               why);
+}
+
 }  // namespace isolab::parse_detail

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/error.h"
+
 namespace isolab::parse_detail {
 
 // Double-quoted, sanitized, cut excerpt of untrusted text for error messages.
@@ -23,5 +25,9 @@ std::optional<double> to_double(std::string_view s);
 
 // Splits on runs of spaces and tabs.
 std::vector<std::string_view> split_ws(std::string_view s);
+
+// "<what>: line <lineno> "<quoted line>": <why>", the error of a line a parser refuses.
+Error line_error(std::string_view what, std::size_t lineno, std::string_view line,
+                 const std::string& why);
 
 }  // namespace isolab::parse_detail

@@ -11,7 +11,6 @@
 
 namespace isolab {
 
-using parse_detail::quote;
 using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
@@ -20,8 +19,7 @@ using parse_detail::trim;
 namespace {
 
 Error line_error(std::size_t lineno, std::string_view line, const std::string& why) {
-  return Error("rtla timerlat top: line " + std::to_string(lineno) + " " + quote(line) + ": " +
-               why);
+  return parse_detail::line_error("rtla timerlat top", lineno, line, why);
 }
 
 // The '|'-separated blocks of a line, trimmed.

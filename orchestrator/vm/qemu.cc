@@ -212,6 +212,36 @@ class QemuLogWatch {
   std::uintmax_t seen_ = 0;
 };
 
+// How QEMU's own exit ends the boot: from its status and the log tail in out.
+void qemu_exited(const ProcessResult& r, VmOutcome& out) {
+  if (!r.start_error.empty()) {
+    out.end = VmOutcome::qemu_failed;
+    out.detail = "QEMU " + r.describe();
+  } else if (r.term_signal == 0 && r.exit_code == 0) {
+    out.end = VmOutcome::powered_off;
+    out.qemu_exit_code = 0;
+    out.detail = "QEMU exited 0 (guest powered off, rebooted or panicked)";
+  } else {
+    out.qemu_exit_code = r.term_signal == 0 ? r.exit_code : -1;
+    const auto accel = accelerator_failure(out.qemu_stderr_excerpt);
+    out.end = accel ? VmOutcome::accelerator_failed : VmOutcome::qemu_failed;
+    out.detail = "QEMU " + r.describe() +
+                 (accel ? ": the accelerator could not run the guest: " + *accel : "");
+  }
+}
+
+// The outcome of a boot that ended at `seconds`: the end, why, the console's first output and
+// QEMU's log tail.
+VmOutcome ended(VmOutcome out, VmOutcome::End end, std::string detail, double seconds,
+                const ConsoleProgress& progress, const fs::path& qlog) {
+  out.end = end;
+  out.detail = std::move(detail);
+  out.seconds = seconds;
+  out.seconds_to_first_output = progress.first_output;
+  out.qemu_stderr_excerpt = log_tail(qlog);
+  return out;
+}
+
 }  // namespace
 
 VmOutcome QemuBackend::run(const VmConfig& cfg) {
@@ -263,41 +293,19 @@ VmOutcome QemuBackend::run(const VmConfig& cfg) {
     observe_console(progress, file_size_or_zero(cfg.console_log), now);
     if (auto accel = r ? std::nullopt : log_watch.accelerator_failure_now()) {
       proc->terminate(std::chrono::seconds(2));
-      out.end = VmOutcome::accelerator_failed;
-      out.seconds = elapsed();
-      out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = log_tail(qlog);
-      out.detail = "the accelerator could not run the guest: " + *accel + " (QEMU stopped)";
-      return out;
+      return ended(std::move(out), VmOutcome::accelerator_failed,
+                   "the accelerator could not run the guest: " + *accel + " (QEMU stopped)",
+                   elapsed(), progress, qlog);
     }
     if (r) {
-      out.seconds = now;
-      out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = log_tail(qlog);
-      if (!r->start_error.empty()) {
-        out.end = VmOutcome::qemu_failed;
-        out.detail = "QEMU " + r->describe();
-      } else if (r->term_signal == 0 && r->exit_code == 0) {
-        out.end = VmOutcome::powered_off;
-        out.qemu_exit_code = 0;
-        out.detail = "QEMU exited 0 (guest powered off, rebooted or panicked)";
-      } else {
-        out.qemu_exit_code = r->term_signal == 0 ? r->exit_code : -1;
-        const auto accel = accelerator_failure(out.qemu_stderr_excerpt);
-        out.end = accel ? VmOutcome::accelerator_failed : VmOutcome::qemu_failed;
-        out.detail = "QEMU " + r->describe() +
-                     (accel ? ": the accelerator could not run the guest: " + *accel : "");
-      }
+      out = ended(std::move(out), VmOutcome::qemu_failed, "", now, progress, qlog);
+      qemu_exited(*r, out);
       return out;
     }
     if (auto e = expired_timeout(cfg, progress, now)) {
       proc->terminate(std::chrono::seconds(2));
-      out.end = *e;
-      out.seconds = elapsed();
-      out.seconds_to_first_output = progress.first_output;
-      out.qemu_stderr_excerpt = log_tail(qlog);
-      out.detail = describe_timeout(*e, cfg, progress);
-      return out;
+      return ended(std::move(out), *e, describe_timeout(*e, cfg, progress), elapsed(), progress,
+                   qlog);
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <sstream>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -15,16 +16,11 @@ std::string doc() { return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/trace
 
 // The lines of the documentation's example with these sequence numbers.
 std::string only(const std::vector<int>& seqs) {
-  std::string out, text = doc();
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  std::string out, line;
+  std::istringstream in(doc());
+  while (std::getline(in, line))
     for (int s : seqs)
       if (line.find(": #" + std::to_string(s) + " ") != std::string::npos) out += line + "\n";
-  }
   return out;
 }
 

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/error.h"
+#include "cmdline/analyze.h"
+
 namespace isolab {
 
 namespace {
@@ -161,6 +164,66 @@ std::optional<std::pair<std::string, std::string>> reported_cpu_list(std::string
       return std::make_pair(std::string(what), std::string(trimmed(list)));
     }
   return std::nullopt;
+}
+
+CustomerKernel customer_kernel_of(std::string_view text, const AnalyzeOptions& opt, Analysis& a) {
+  CustomerKernel k = a.from_dmesg ? customer_kernel_of_dmesg(text) : CustomerKernel{};
+  if (opt.customer_kernel_version) {
+    k.version = *opt.customer_kernel_version;
+    k.version_source = "--kernel-version";
+    const auto mm = parse_kernel_version(k.version);
+    if (!mm) throw Error("--kernel-version '" + k.version + "': expected MAJOR.MINOR[...]");
+    k.major = mm->first, k.minor = mm->second;
+  }
+  if (!k.version.empty()) a.customer_kernel = k.version + " (" + k.version_source + ")";
+  a.customer_kernel_messages = k.isolation_messages;
+  if (k.major && (*k.major != opt.kernel.major || k.minor != opt.kernel.minor))
+    a.warnings.push_back("the line was written for kernel " + k.version + " (" + k.version_source +
+                         "); the guest boots " + std::to_string(opt.kernel.major) + "." +
+                         std::to_string(opt.kernel.minor) +
+                         ": parameters are analysed as the guest's kernel treats them, except "
+                         "those the customer's kernel ignored (dropped, with the reason)");
+  return k;
+}
+
+void drop_customer_rejections(const CustomerKernel& k, const AnalyzeOptions& opt,
+                              std::vector<const CmdlineToken*>& kept, Analysis& a) {
+  const std::string guest =
+      std::to_string(opt.kernel.major) + "." + std::to_string(opt.kernel.minor);
+  for (const CustomerRejection& r : customer_rejections(a.tokens, k)) {
+    const auto it = std::find(kept.begin(), kept.end(), r.token);
+    if (it == kept.end()) continue;
+    kept.erase(it);
+    if (auto s = std::find(a.kept.begin(), a.kept.end(), r.token->raw); s != a.kept.end())
+      a.kept.erase(s);
+    const std::string canonical = r.token->canonical();
+    if (auto s = std::find(a.isolation_params.begin(), a.isolation_params.end(), canonical);
+        s != a.isolation_params.end())
+      a.isolation_params.erase(s);
+    a.dropped.push_back({r.token->raw, r.why});
+    a.warnings.push_back(r.token->raw + ": " + r.why + "; the guest's " + guest +
+                         " kernel would apply it, so the reproduction boots without it, as the "
+                         "customer's machine ran");
+  }
+}
+
+void compare_customer_reports(const CustomerKernel& k, Analysis& a) {
+  for (const std::string& m : k.isolation_messages) {
+    if (auto r = reported_cpu_list(m)) {
+      const CpuSet& ours = r->first == "nohz_full" ? a.nohz_full : a.rcu_nocbs;
+      const CpuListParse theirs = try_parse_cpulist(r->second, kMaxCpus);
+      if (!theirs.ok() || !(theirs.set == ours))
+        a.warnings.push_back("the customer's kernel reported " + r->first + " CPUs '" + r->second +
+                             "' ('" + m + "'); the reproduction gives '" + ours.to_list() +
+                             "' (check the CPU count, --vcpus)");
+    } else if (m.rfind("Housekeeping: nohz_full= or isolcpus= incorrect CPU range", 0) == 0 &&
+               std::find(a.expected_kernel_messages.begin(), a.expected_kernel_messages.end(), m) ==
+                   a.expected_kernel_messages.end()) {
+      a.warnings.push_back("the customer's kernel printed '" + m +
+                           "', which the analysis does not predict: its CPU count or kernel "
+                           "differs from the guest's (check --vcpus, --kernel-version)");
+    }
+  }
 }
 
 }  // namespace isolab

@@ -63,6 +63,22 @@ struct CustomerRejection {
 std::vector<CustomerRejection> customer_rejections(const std::vector<CmdlineToken>& tokens,
                                                    const CustomerKernel& k);
 
+struct Analysis;
+struct AnalyzeOptions;
+
+// The analysis steps of analyze() (cmdline/analyze.h) that follow the customer's kernel:
+// customer_kernel_of: the kernel of a dmesg text and of options.customer_kernel_version (which
+//   overrides the dmesg's version; isolab::Error when it is not MAJOR.MINOR...), recorded in
+//   a.customer_kernel and a.customer_kernel_messages, with a warning when it is not the guest's.
+CustomerKernel customer_kernel_of(std::string_view text, const AnalyzeOptions& opt, Analysis& a);
+// drop_customer_rejections: the isolcpus= tokens k ignored leave `kept`, a.kept and
+//   a.isolation_params for a.dropped, each with the reason and a warning.
+void drop_customer_rejections(const CustomerKernel& k, const AnalyzeOptions& opt,
+                              std::vector<const CmdlineToken*>& kept, Analysis& a);
+// compare_customer_reports: a warning for each CPU set k reported that differs from a's, and
+//   for an "incorrect CPU range" message a's expected kernel messages lack.
+void compare_customer_reports(const CustomerKernel& k, Analysis& a);
+
 // The CPU list a kernel message reports, for "NO_HZ: Full dynticks CPUs: 2-5." and
 // "Offload RCU callbacks from CPUs: 2-5." (trailing '.' removed); nullopt for another line.
 // Returns {"nohz_full" or "rcu_nocbs", list}.

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "cmdline/analyze.h"
 
 namespace isolab {
@@ -103,14 +104,14 @@ CustomerKernel customer_kernel_of_dmesg(std::string_view text) {
     if (const size_t at = line.find("Linux version ");
         at != std::string_view::npos && k.version.empty()) {
       std::string_view rest = line.substr(at + 14);
-      k.version = std::string(rest.substr(0, rest.find(' ')));
+      k.version = sanitize_excerpt(rest.substr(0, rest.find(' ')), 64);  // untrusted text
       if (auto mm = parse_kernel_version(k.version)) k.major = mm->first, k.minor = mm->second;
       k.version_source = "dmesg";
       continue;
     }
     for (std::string_view start : kMessageStarts)
       if (const size_t at = line.find(start); at != std::string_view::npos) {
-        k.isolation_messages.emplace_back(trimmed(line.substr(at)));
+        k.isolation_messages.push_back(sanitize_excerpt(trimmed(line.substr(at)), 200));
         break;
       }
   }

@@ -46,7 +46,8 @@ struct CustomerKernel {
 std::optional<std::pair<int, int>> parse_kernel_version(std::string_view version);
 
 // The version (the first "Linux version X " line) and the isolation messages of a dmesg text
-// (any timestamp or syslog prefix); an empty CustomerKernel when it holds neither.
+// (any timestamp or syslog prefix), sanitized (files.h sanitize_excerpt: the version at most
+// 64 bytes, a message 200); an empty CustomerKernel when it holds neither.
 CustomerKernel customer_kernel_of_dmesg(std::string_view dmesg);
 
 // An isolation parameter the customer's kernel ignored as a whole although the guest's kernel

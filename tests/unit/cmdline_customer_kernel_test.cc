@@ -54,6 +54,14 @@ TEST(CustomerKernelDmesg, VersionAndIsolationMessages) {
   EXPECT_EQ(reported_cpu_list(k.isolation_messages[2]),
             std::make_pair(std::string("rcu_nocbs"), std::string("2-3")));
   EXPECT_EQ(reported_cpu_list(k.isolation_messages[0]), std::nullopt);
+  // A dmesg is untrusted text: what is kept of it carries no control bytes.
+  const CustomerKernel odd = customer_kernel_of_dmesg(
+      "[    0.0] Linux version 5.4.0\x1b[2J (x)\n[    0.0] isolcpus: Error, unknown "
+      "flag\x1b]0;t\a\n");
+  EXPECT_EQ(odd.version.find('\x1b'), std::string::npos) << odd.version;
+  ASSERT_EQ(odd.isolation_messages.size(), 1u);
+  EXPECT_EQ(odd.isolation_messages[0].find('\x1b'), std::string::npos);
+  EXPECT_EQ(odd.isolation_messages[0].find('\a'), std::string::npos);
 }
 
 // The wrong answer the issue reports: the customer's 5.4 kernel said it rejected isolcpus=, and

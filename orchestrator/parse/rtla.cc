@@ -403,7 +403,8 @@ std::string strip_rtla_escapes(std::string_view text) { return strip_escapes(tex
 std::optional<double> parse_rtla_duration(std::string_view text) { return parse_duration(text); }
 
 bool is_rtla_hist(std::string_view raw) {
-  for (std::string_view line : split_lines(strip_escapes(raw))) {
+  const std::string text = strip_escapes(raw);  // the lines below point into it
+  for (std::string_view line : split_lines(text)) {
     line = trim(line);
     if (line.substr(0, 5) == "Index" &&
         (line.size() == 5 || std::isspace(static_cast<unsigned char>(line[5]))))

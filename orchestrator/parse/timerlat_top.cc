@@ -195,8 +195,8 @@ RtlaTimerlatTop parse_rtla_timerlat_top(std::string_view raw) {
       read_analysis_line(line, *r.analysis, after_blocking);
       continue;
     }
-    if (nblocks && !read_row(line, n + 1, nblocks, r.table) && !r.table.cpus.empty())
-      continue;  // lines after the table ("Saving trace to ...")
+    // A line of another shape ("Saving trace to ...", a title) is not a row and is skipped.
+    if (nblocks) read_row(line, n + 1, nblocks, r.table);
   }
   if (!nblocks) throw Error("rtla timerlat top: no \"CPU COUNT\" header line: no table");
   if (r.table.cpus.empty()) throw Error("rtla timerlat top: no CPU row");

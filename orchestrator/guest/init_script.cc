@@ -78,9 +78,12 @@ rec() {
 fact() {
   if [ -e "$2" ]; then cat "$2" > /tmp/fact 2>/dev/null; rec "$1" $? /tmp/fact; fi
 }
+# The last record and DONE may still sit in the UART's buffer: stty's tcsetattr(TCSADRAIN)
+# waits until they are sent, since poweroff -f does not.
 finish() {
   dmesg > /tmp/dmesg_end 2>&1; rec dmesg_end 0 /tmp/dmesg_end
   printf '@@ISOLAB DONE %s\n' "$NONCE" >&3
+  stty -F /dev/ttyS1 raw -echo 2>/dev/null
   exec 3>&-
   echo "isolab: powering off"
   poweroff -f
@@ -207,8 +210,10 @@ std::string render_step_run(const GuestStep& s, const std::string& path) {
   // The step's edges for the instruction-counting TCG plugin (guest-tools/isolab-mark.c; a NOP
   // without the plugin): every vCPU's instruction counts are snapshot there.
   sh += "isolab-mark step-begin 2>/dev/null\n";
+  // Without the result channel (fd 3): busybox timeout leaves a watcher process behind for up to
+  // a second, and a holder of ttyS1 would keep finish()'s close from being the last one.
   sh += "timeout -s KILL " + std::to_string(s.timeout_s) + " sh " + path + " > " + s.name +
-        ".stdout 2> " + s.name + ".stderr\nrc=$?\n";
+        ".stdout 2> " + s.name + ".stderr 3>&-\nrc=$?\n";
   sh += "isolab-mark step-end 2>/dev/null\n";
   // Tracing stops before the leftovers are killed, so their exit is not counted as noise.
   if (!s.trace_cpus.empty()) sh += "[ -d $T/events ] && echo 0 > $T/tracing_on\n";

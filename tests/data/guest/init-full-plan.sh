@@ -23,9 +23,12 @@ rec() {
 fact() {
   if [ -e "$2" ]; then cat "$2" > /tmp/fact 2>/dev/null; rec "$1" $? /tmp/fact; fi
 }
+# The last record and DONE may still sit in the UART's buffer: stty's tcsetattr(TCSADRAIN)
+# waits until they are sent, since poweroff -f does not.
 finish() {
   dmesg > /tmp/dmesg_end 2>&1; rec dmesg_end 0 /tmp/dmesg_end
   printf '@@ISOLAB DONE %s\n' "$NONCE" >&3
+  stty -F /dev/ttyS1 raw -echo 2>/dev/null
   exec 3>&-
   echo "isolab: powering off"
   poweroff -f
@@ -97,7 +100,7 @@ if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/t
 cat /proc/interrupts > latency.interrupts_before
 read w0 rest < /proc/uptime
 isolab-mark step-begin 2>/dev/null
-timeout -s KILL 40 sh /isolab/steps/latency.sh > latency.stdout 2> latency.stderr
+timeout -s KILL 40 sh /isolab/steps/latency.sh > latency.stdout 2> latency.stderr 3>&-
 rc=$?
 isolab-mark step-end 2>/dev/null
 [ -d $T/events ] && echo 0 > $T/tracing_on
@@ -124,7 +127,7 @@ echo "isolab: step vmstat-idle start"
 cat /proc/interrupts > vmstat-idle.interrupts_before
 read w0 rest < /proc/uptime
 isolab-mark step-begin 2>/dev/null
-timeout -s KILL 60 sh /isolab/steps/vmstat-idle.sh > vmstat-idle.stdout 2> vmstat-idle.stderr
+timeout -s KILL 60 sh /isolab/steps/vmstat-idle.sh > vmstat-idle.stdout 2> vmstat-idle.stderr 3>&-
 rc=$?
 isolab-mark step-end 2>/dev/null
 read w1 rest < /proc/uptime

@@ -23,9 +23,12 @@ rec() {
 fact() {
   if [ -e "$2" ]; then cat "$2" > /tmp/fact 2>/dev/null; rec "$1" $? /tmp/fact; fi
 }
+# The last record and DONE may still sit in the UART's buffer: stty's tcsetattr(TCSADRAIN)
+# waits until they are sent, since poweroff -f does not.
 finish() {
   dmesg > /tmp/dmesg_end 2>&1; rec dmesg_end 0 /tmp/dmesg_end
   printf '@@ISOLAB DONE %s\n' "$NONCE" >&3
+  stty -F /dev/ttyS1 raw -echo 2>/dev/null
   exec 3>&-
   echo "isolab: powering off"
   poweroff -f
@@ -76,7 +79,7 @@ echo "isolab: step only start"
 cat /proc/interrupts > only.interrupts_before
 read w0 rest < /proc/uptime
 isolab-mark step-begin 2>/dev/null
-timeout -s KILL 10 sh /isolab/steps/only.sh > only.stdout 2> only.stderr
+timeout -s KILL 10 sh /isolab/steps/only.sh > only.stdout 2> only.stderr 3>&-
 rc=$?
 isolab-mark step-end 2>/dev/null
 read w1 rest < /proc/uptime

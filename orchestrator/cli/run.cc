@@ -15,8 +15,10 @@
 #include "cli/compare.h"
 #include "compare/history.h"
 #include "compare/load.h"
+#include "kernel/kernel.h"
 #include "pipeline/baseline.h"
 #include "pipeline/host_cpu_plan.h"
+#include "pipeline/mailed_series.h"
 #include "pipeline/plan_facts.h"
 #include "pipeline/plan_text.h"
 #include "pipeline/run.h"
@@ -115,6 +117,10 @@ struct RunCommand {
     isolab::Spec spec = isolab::load_spec_file(spec_path);
     apply_overrides(spec);
     try {
+      // A mailed series is split and checked before anything is built.
+      isolab::expand_mailed_series(
+          spec, cache_dir.empty() ? isolab::default_cache_dir() : fs::path(cache_dir),
+          *isolab::make_real_runner());
       return dry_run ? print_plan(spec) : measure(spec);
     } catch (const isolab::SpecError& e) {
       throw isolab::spec_error_in_file(e, spec_path);

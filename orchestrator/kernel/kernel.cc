@@ -18,6 +18,7 @@
 #include "kernel/config_check.h"
 #include "kernel/file_lock.h"
 #include "kernel/lookup.h"
+#include "kernel/mbox_series.h"
 #include "kernel/source.h"
 
 namespace fs = std::filesystem;
@@ -310,7 +311,7 @@ class KernelBuilder {
       for (const auto& p : req_.patches) {
         std::error_code ec;
         if (!fs::is_regular_file(p, ec)) throw Error(p.string() + ": patch file not found");
-        patch_ids_.push_back({p, sha256_file(p)});
+        patch_ids_.push_back({p, sha256_file(p), mail_subject(p, env_.runner)});
         patch_shas_.push_back(patch_ids_.back().sha256);
       }
     });
@@ -532,7 +533,7 @@ class KernelBuilder {
   nlohmann::json entry_meta() const {
     nlohmann::json patches = nlohmann::json::array();
     for (const auto& p : patch_ids_)
-      patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
+      patches.push_back({{"path", p.path.string()}, {"sha256", p.sha256}, {"subject", p.subject}});
     nlohmann::json frags = nlohmann::json::array();
     for (const auto& f : fragments_)
       frags.push_back({{"path", f.origin}, {"sha256", sha256_hex(f.text)}});

@@ -70,6 +70,7 @@ struct KernelEnv {
 struct PatchId {
   std::filesystem::path path;  // as given in KernelRequest::patches
   std::string sha256;          // of the file content
+  std::string subject;         // its mail's Subject (git mailinfo -k), "" for a bare diff
 };
 
 struct KernelArtifact {

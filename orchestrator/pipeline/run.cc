@@ -504,7 +504,8 @@ json variant_record(const Spec& spec, const GuestDerivation& guest, const Varian
   rec.config_sha256 = k.config_sha256;
   rec.patches = json::array();
   for (const auto& p : k.patches)
-    rec.patches->push_back({{"path", p.path.string()}, {"sha256", p.sha256}});
+    rec.patches->push_back(
+        {{"path", p.path.string()}, {"sha256", p.sha256}, {"subject", p.subject}});
   rec.cmdline = guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline);
   const json facts = build_facts(k);
   rec.build_warnings = facts["build_warnings"];

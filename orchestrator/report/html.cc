@@ -346,8 +346,9 @@ std::string patches_html(const nlohmann::json& patches) {
   if (!patches.is_array() || patches.empty()) return "none";
   std::string s = "<ul>";
   for (const auto& p : patches)
-    s += "<li><code>" + esc(field(p, "path")) + "</code> sha256 <code>" +
-         esc(field(p, "sha256").substr(0, 16)) + "</code></li>";
+    s += "<li>" + esc(field(p, "subject")) + (field(p, "subject").empty() ? "" : " ") + "<code>" +
+         esc(field(p, "path")) + "</code> sha256 <code>" + esc(field(p, "sha256").substr(0, 16)) +
+         "</code></li>";
   return s + "</ul>";
 }
 

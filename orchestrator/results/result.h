@@ -104,7 +104,7 @@ struct VariantRecord {
   std::optional<std::string> config_sha256;      // of the final .config
   std::optional<std::string> build_error;        // set instead of the above when the build failed
   std::optional<std::string> cmdline;            // the guest command line of the variant
-  std::optional<nlohmann::json> patches;         // [{"path", "sha256"}]
+  std::optional<nlohmann::json> patches;         // [{"path", "sha256", "subject"}]
   std::optional<nlohmann::json> build_warnings;  // kernel/build_log.h JSON array, or null
   std::optional<nlohmann::json> touched_files;   // sorted file paths the patches change
   nlohmann::json rest = nlohmann::json::object();

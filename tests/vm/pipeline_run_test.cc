@@ -84,11 +84,28 @@ TEST(PipelineRun, EndToEndBothVariantsThenCached) {
   EXPECT_NE(cr.out.find("patched"), std::string::npos) << cr.out;
   EXPECT_NE(cr.out.find("latency.latency_max_us"), std::string::npos) << cr.out;
 
+  // Again, with the patched variant's series given as one mbox (`git format-patch --stdout`
+  // form: the directory's patches concatenated in series order): the same build key.
   fs::path dir2 = temp_dir("e2e-again");
-  IsolabRun again = run_isolab(load_spec("e2e-short.json"), dir2);
+  json again_spec = load_spec("e2e-short.json");
+  const fs::path series_dir = again_spec["variants"][1]["patches"][0].get<std::string>();
+  std::string mbox;
+  for (const char* f : {"0001-mm-vmstat-do-not-requeue-vmstat_update-while-it-is-s.patch",
+                        "0002-mm-vmstat-track-pending-per-CPU-differentials-with-a.patch",
+                        "0003-tick-sched-fold-vmstat-on-idle-re-entry-and-before-r.patch"})
+    mbox += read_file(series_dir / f);
+  write_file_atomic(dir2 / "vmstat-nohz.mbox", mbox);
+  again_spec["variants"][1]["patches"] = json::array({(dir2 / "vmstat-nohz.mbox").string()});
+  IsolabRun again = run_isolab(again_spec, dir2);
   ASSERT_EQ(again.proc.exit_code, 0) << stderr_of(dir2);
-  for (const char* v : {"vanilla", "patched"})
+  for (const char* v : {"vanilla", "patched"}) {
     EXPECT_TRUE(again.result["variants"][v]["from_cache"].get<bool>()) << v;
+    EXPECT_EQ(again.result["variants"][v]["build_key"], r.result["variants"][v]["build_key"]) << v;
+  }
+  const json& patches = again.result["variants"]["patched"]["patches"];
+  ASSERT_EQ(patches.size(), 3u);
+  EXPECT_EQ(patches[2]["subject"].get<std::string>().substr(0, 12), "[PATCH 3/3] ");
+  EXPECT_EQ(patches[0]["sha256"], r.result["variants"]["patched"]["patches"][0]["sha256"]);
 }
 
 // The customer line of docs/sources.md [k5] becomes an 8-vCPU guest whose isolation

@@ -64,6 +64,26 @@ std::string sanitize_nonfinite(std::string_view text) {
   return out;
 }
 
+// rt-tests copies the command line into "cmdline:" without escaping it (docs/sources.md [t7]):
+// a '"' or '\\' of an argument would end the string early. The value runs from the quote after
+// the key to the last quote of that line; the quotes and backslashes between are escaped.
+std::string escape_raw_cmdline(std::string text) {
+  static constexpr std::string_view kKey = "\"cmdline:\"";
+  const std::size_t key = text.find(kKey);
+  if (key == std::string::npos) return text;
+  const std::size_t open = text.find('"', key + kKey.size());
+  const std::size_t eol = std::min(text.find('\n', key), text.size());
+  if (open == std::string::npos || open >= eol) return text;
+  const std::size_t close = text.rfind('"', eol - 1);
+  if (close == std::string::npos || close <= open) return text;
+  std::string value;
+  for (std::size_t i = open + 1; i < close; ++i) {
+    if (text[i] == '"' || text[i] == '\\') value.push_back('\\');
+    value.push_back(text[i]);
+  }
+  return text.replace(open + 1, close - open - 1, value);
+}
+
 const nlohmann::json* find_key(const nlohmann::json& obj, std::initializer_list<const char*> keys) {
   for (const char* k : keys) {
     auto it = obj.find(k);
@@ -103,7 +123,13 @@ nlohmann::json parse_json_document(std::string_view text) {
   std::string clean = sanitize_nonfinite(text);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(clean);
+    // Only a document that does not parse as written gets its cmdline value escaped.
+    doc = nlohmann::json::parse(clean, nullptr, false);
+    if (doc.is_discarded()) {
+      std::string escaped = sanitize_nonfinite(escape_raw_cmdline(std::string(text)));
+      doc = nlohmann::json::parse(escaped, nullptr, false);
+      if (doc.is_discarded()) doc = nlohmann::json::parse(clean);  // throws, naming the byte
+    }
   } catch (const nlohmann::json::out_of_range& e) {
     // e.g. a number like 1e400 that no double holds
     throw Error(std::string("cyclictest json: a value is out of range: ") + e.what());
@@ -407,6 +433,32 @@ CyclictestThread thread_from_histogram(const TextScan& scan, std::size_t t, doub
 
 }  // namespace
 
+namespace {
+
+// Output without results: cyclictest's usage text (it refused its options, e.g. "-a 12" on a
+// machine without CPU 12; docs/sources.md [t6]) is a configuration error, said so with the
+// refusing line when the capture has one; anything else is named as not cyclictest output.
+Error no_results_error(std::string_view text) {
+  std::string refusal;
+  bool usage = false;
+  for (std::string_view line : split_lines(text)) {
+    line = trim(line);
+    usage = usage || line == "Usage:";
+    if (refusal.empty() && (line.find("out of range") != std::string_view::npos ||
+                            line.find("invalid") != std::string_view::npos))
+      refusal = quote(line, 100);
+  }
+  if (usage)
+    return Error(
+        "cyclictest text: cyclictest printed its usage text, not results: it refused its "
+        "options (a configuration error, no measurement)" +
+        (refusal.empty() ? "" : "; it said " + refusal));
+  return Error("cyclictest text: no \"T:\" summary lines and no histogram summary in " +
+               quote(text, 200));
+}
+
+}  // namespace
+
 CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns) {
   CyclictestResult r;
   r.format = "text";
@@ -450,9 +502,7 @@ CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns)
   if (scan.threads.empty())
     for (std::size_t t = 0; t < hist_threads; ++t)
       scan.threads[static_cast<int>(t)] = thread_from_histogram(scan, t, scale);
-  if (scan.threads.empty())
-    throw Error("cyclictest text: no \"T:\" summary lines and no histogram summary in " +
-                quote(text, 200));
+  if (scan.threads.empty()) throw no_results_error(text);
   for (auto& [idx, th] : scan.threads) {
     std::size_t col = static_cast<std::size_t>(idx);
     for (const auto& [bucket, cols] : scan.hist_rows)

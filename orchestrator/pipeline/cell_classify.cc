@@ -65,6 +65,17 @@ const BootRow kBootRows[] = {
      [](const BootFacts& f) {
        return failed("configuration", "QEMU refused the CPU topology: " + f.outcome.detail);
      }},
+    {"host_cpu_placement",
+     [](const BootFacts& f) {
+       return qemu_ended(f) && host_cpu_placement_error(f.outcome.qemu_stderr_excerpt);
+     },
+     [](const BootFacts& f) {
+       return failed("configuration",
+                     "the host could not place the guest on the CPUs asked for (a host CPU "
+                     "offline or outside the parent cgroup's cpuset; host configuration, not the "
+                     "guest): " +
+                         *host_cpu_placement_error(f.outcome.qemu_stderr_excerpt));
+     }},
     {"accelerator",
      [](const BootFacts& f) { return f.outcome.end == VmOutcome::End::accelerator_failed; },
      [](const BootFacts& f) {

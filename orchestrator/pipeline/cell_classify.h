@@ -7,6 +7,8 @@
 //     host_starved_guest  RCU stall, gp kthread starved, TCG or an
 //                         overcommitted slot                          -> failed, infrastructure
 //     qemu_topology       QEMU refused the -smp topology              -> failed, configuration
+//     host_cpu_placement  QEMU or libvirt could not pin the guest's
+//                         threads (vm/qemu.h host_cpu_placement_error) -> failed, configuration
 //     accelerator         QEMU's output shows the accelerator could not
 //                         run the vCPUs (vm/qemu.h accelerator_failure:
 //                         KVM MSR abort, KVM entry failure, ...)        -> failed, infrastructure

@@ -90,6 +90,10 @@ ImportedCell import_cyclictest(const std::string& text, const std::string& file,
         {"unit", "us"}, {"bucket_ns", h.bucket_ns}, {"counts", counts}, {"overflows", h.overflows}};
   }
   if (c.metrics.empty()) c.invalid_reason = "cyclictest: no thread has samples";
+  // docs/sources.md [t3]: return_code says whether the run succeeded.
+  if (r.return_code && *r.return_code != 0)
+    c.invalid_reason = "cyclictest return_code " + std::to_string(*r.return_code) +
+                       ": the run reported a failure, its numbers are no measurement";
   return c;
 }
 

@@ -71,8 +71,9 @@ struct ImportedCell {
   std::vector<std::string> notes;
   // As WorkloadOutcome::tool_versions ({"stress-ng": "0.21.04"}), for cells[].tool_versions.<wl>.
   std::map<std::string, std::string> tool_versions;
-  // Non-empty: the file parsed but measured nothing (every cyclictest thread had 0
-  // cycles); the cell is recorded with status "invalid" and this reason, not as an error.
+  // Non-empty: the file parsed but measured nothing (every cyclictest thread had 0 cycles, or
+  // its JSON return_code is not 0); the cell is recorded with status "invalid" and this reason,
+  // not as an error.
   std::string invalid_reason;
 };
 

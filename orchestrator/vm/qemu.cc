@@ -146,6 +146,21 @@ bool is_qemu_topology_error(std::string_view err) {
   return false;
 }
 
+std::optional<std::string> host_cpu_placement_error(std::string_view out) {
+  for (std::size_t pos = 0; pos < out.size();) {
+    std::size_t nl = out.find('\n', pos);
+    if (nl == std::string_view::npos) nl = out.size();
+    const std::string_view line = out.substr(pos, nl - pos);
+    pos = nl + 1;
+    const bool cpuset_write = line.find("cpuset.cpus") != std::string_view::npos &&
+                              (line.find("Permission denied") != std::string_view::npos ||
+                               line.find("Invalid argument") != std::string_view::npos);
+    if (cpuset_write || line.find("cannot set CPU affinity") != std::string_view::npos)
+      return sanitize_excerpt(line, 300);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> accelerator_failure(std::string_view out) {
   static constexpr std::string_view kPatterns[] = {"failed to set MSR",
                                                    "kvm_buf_set_msrs",

@@ -78,6 +78,13 @@ std::filesystem::path qmp_socket_path(const VmConfig& cfg);
 // error, not the kernel's and not worth a retry.
 bool is_qemu_topology_error(std::string_view qemu_stderr);
 
+// The line of QEMU's or libvirt's error output that says the host could not place the guest's
+// threads on the CPUs asked for (docs/sources.md [q2]): "cannot set CPU affinity on process",
+// or a write to a cgroup's "cpuset.cpus" refused ("Permission denied", "Invalid argument"). A
+// host CPU offline or outside the parent cgroup's cpuset: host configuration, not the guest's
+// failure. Trimmed and sanitized to at most 300 bytes; nullopt when there is none.
+std::optional<std::string> host_cpu_placement_error(std::string_view output);
+
 // The line of QEMU's output (stderr, or libvirt's domain log) that shows the accelerator could
 // not run the guest's vCPUs, trimmed and sanitized to at most 300 bytes; nullopt when there is
 // none. A host or accelerator failure, never the guest kernel's (docs/sources.md [o1], [o8]):

@@ -134,6 +134,19 @@ TEST(CmdlineAnalyze, K3UnknownAndInvalidFlags) {
   EXPECT_TRUE(has_warning(b, "rejects the parameter"));
 }
 
+// Q2 of the public cases: a libvirt cpuset's '^' exclusion is not kernel cpulist grammar; the
+// kernel rejects the whole isolcpus= (also with U+02C6 for '^', as a translated guide prints it).
+TEST(CmdlineAnalyze, Q2LibvirtExclusionIsNotACpulist) {
+  for (const char* line : {"isolcpus=1-4,^2",
+                           "isolcpus=1-4,\xcb\x86"
+                           "2"}) {
+    SCOPED_TRACE(line);
+    Analysis a = analyze(line);
+    EXPECT_EQ(a.isolated.to_list(), "");
+    EXPECT_TRUE(has_message(a, "Housekeeping: nohz_full= or isolcpus= incorrect CPU range"));
+  }
+}
+
 TEST(CmdlineAnalyze, K2CpusThatDoNotExist61) {
   // 6.1 parses CPU lists with nr_cpu_ids bits: 2-15 on 6 possible CPUs is ERANGE and the
   // whole parameter is ignored (rcu_nocbs= then offloads all CPUs).

@@ -114,6 +114,14 @@ TEST(CyclictestJson, T3QuirksNanBesideGoodThread) {
   EXPECT_EQ(m.at("latency_p99_us").values, std::vector<double>{40});
 }
 
+// [t7]: a real capture whose --json file name held '"' and '\\' (rt-tests does not escape it).
+TEST(CyclictestJson, T7RawQuotesAndBackslashInCmdline) {
+  auto r = parse_cyclictest_json(data("host-raw-cmdline.json"));
+  EXPECT_EQ(r.cmdline, R"(cyclictest -q -D 1 -t 1 -a 0 -i 1000 --json=raw "q" \x.json)");
+  ASSERT_EQ(r.threads.size(), 1u);
+  EXPECT_EQ(r.threads[0].cycles, 930);
+}
+
 TEST(CyclictestJson, NsResolutionConvertsToUs) {
   auto r = parse_cyclictest_json(
       R"({"resolution_in_ns": 1, "thread": {"0": {"cycles": 10, "min": 14943, "max": 505987, "avg": 31007.65}}})");

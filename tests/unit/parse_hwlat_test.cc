@@ -66,6 +66,21 @@ TEST(Hwlat, FiveLinesTakeTheLargerOfInnerAndOuter) {
   EXPECT_EQ(m.at("hwlat.nmi_count").per_cpu->counts[0], 1);  // CPU 1's #10
 }
 
+// W1 of the public cases, the line before v5.7: no count:, NMI fields; its latency is the
+// outer 12 us although inner is 0.
+TEST(Hwlat, PreV57LineWithNmiFields) {
+  const auto s = parse_hwlat_trace(
+      "           <...>-3638  [003] d... 19501.283419: #6     inner/outer(us):    0/12    "
+      "ts:1499801138.297435289 nmi-total:4 nmi-count:1\n");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].seq, 6);
+  EXPECT_EQ(s[0].cpu, 3);
+  EXPECT_EQ(s[0].latency_us(), 12);
+  EXPECT_EQ(s[0].count, 1);
+  EXPECT_EQ(*s[0].nmi_total_us, 4);
+  EXPECT_EQ(*s[0].nmi_count, 1);
+}
+
 TEST(Hwlat, OlderLinesWithoutCountCountOnceAndBadLinesAreNamed) {
   const auto s = parse_hwlat_trace(
       "           <...>-1729  [002] d...   678.473449: #1     inner/outer(us):   11/12    "

@@ -229,6 +229,31 @@ TEST(RtlaOsnoise, ColumnsByNameAndErrors) {
 
 // rtla timerlat hist -c 2-3 -d 4s -p 1000 in the same guest (docs/sources.md [r1]). Each column's
 // buckets plus its over: row sum to its count: (642 + 426, 545 + 523, 653 + 394, 518 + 529).
+// R1 of the public cases: the documentation's 10-minute example at a 1000 us period. Columns
+// are mapped by header name; each column's buckets sum to its count: of 600002 (two more than
+// duration / period, not an error); maxima as the max: row prints them.
+TEST(RtlaTimerlat, DocumentationTenMinuteHistogram) {
+  RtlaHist h = parse_rtla_timerlat_hist(data("doc-timerlat-hist-10m.txt"));
+  EXPECT_EQ(*h.duration_s, 600.0);
+  ASSERT_EQ(h.cpus.size(), 5u);
+  const double irq_max[] = {16, 15, 24, 21, 13}, thr_max[] = {36, 58, 44, 46, 50};
+  for (std::size_t i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(h.cpus[i].cpu, static_cast<int>(i));
+    EXPECT_EQ(*h.cpus[i].irq->max_us, irq_max[i]);
+    EXPECT_EQ(*h.cpus[i].thread->max_us, thr_max[i]);
+    for (const char* kind : {"IRQ-00", "Thr-00"}) {
+      const std::string column = kind + std::to_string(i);
+      long long sum = 0;
+      for (const auto& [bucket, n] : h.buckets.at(column)) sum += n;
+      EXPECT_EQ(sum, 600002) << column;
+    }
+    EXPECT_EQ(h.cpus[i].irq->count, 600002);
+  }
+  EXPECT_EQ(*h.cpus[3].thread->avg_us, 4);
+  EXPECT_EQ(h.buckets.at("Thr-001").rbegin()->first, 58);  // rows 38-39 are left out
+}
+
 TEST(RtlaTimerlat, RealGuestHistogram) {
   RtlaHist h = parse_rtla_timerlat_hist(data("guest-6.1-tcg-timerlat-hist-cpus2-3.txt"));
   EXPECT_EQ(*h.duration_s, 6.0);  // rtla's own clock: start-up under TCG took 2 s

@@ -79,6 +79,21 @@ const BootRowCase kBootCases[] = {
     {"QEMU refused the topology", "", "tcg", false, End::qemu_failed, "QEMU exited 1",
      "qemu-system-x86_64: CPU topology parameters must be greater than zero", false, true,
      "qemu_topology", "configuration", "QEMU refused the CPU topology: QEMU exited 1"},
+    // Case Q2: libvirt could not pin the vCPU threads (a host CPU outside machine.slice's
+    // cpuset): host configuration, named so.
+    {"libvirt cpuset write refused", "", "kvm", false, End::qemu_failed,
+     "libvirt virDomainCreateXML: Unable to write",
+     "error: Unable to write to '/sys/fs/cgroup/cpuset/machine.slice/machine-qemu\\x2d1\\x2dvm"
+     ".scope/libvirt/vcpu0/cpuset.cpus': Permission denied",
+     false, true, "host_cpu_placement", "configuration",
+     "the host could not place the guest on the CPUs asked for (a host CPU offline or outside "
+     "the parent cgroup's cpuset; host configuration, not the guest): error: Unable to write to "
+     "'/sys/fs/cgroup/cpuset/machine.slice/machine-qemu"},
+    {"libvirt affinity refused", "", "kvm", false, End::qemu_failed,
+     "libvirt virDomainCreateXML: cannot set CPU affinity",
+     "Error starting domain: cannot set CPU affinity on process 4242: Invalid argument", false,
+     true, "host_cpu_placement", "configuration",
+     "guest): Error starting domain: cannot set CPU affinity on process 4242: Invalid argument"},
     {"QEMU failed", "", "tcg", false, End::qemu_failed, "QEMU exited 1", "", false, true,
      "qemu_failed", "infrastructure", "QEMU: QEMU exited 1"},
     {"host CPU MSR error", "", "kvm", false, End::accelerator_failed,

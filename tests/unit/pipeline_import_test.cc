@@ -105,6 +105,45 @@ TEST(Import, T3ZeroCycleThreadsAreNoSamples) {
   EXPECT_EQ(v.issues[0].reason, "cyclictest: no thread has samples");
 }
 
+// [t3]: return_code tells success: a run that reports a failure is kept, as an invalid cell.
+TEST(Import, T3NonZeroReturnCodeIsNoMeasurement) {
+  json r = import_of("cyclictest", {"import/t3-return-code-1.json"});
+  EXPECT_EQ(r["cells"][0]["status"], "invalid");
+  EXPECT_EQ(r["cells"][0]["reason"],
+            "cyclictest return_code 1: the run reported a failure, its numbers are no measurement");
+}
+
+// [t6]: --json of a run without -a: thread 0 has the numbers, thread 1 no samples (-nan avg),
+// and "cpu": -1 is the CPU asked for (none), so no thread becomes a CPU's latency.
+TEST(Import, T6NoAffinityThreadsAreNotCpus) {
+  json r = import_of("cyclictest", {"import/t6-no-affinity.json"});
+  EXPECT_EQ(r["cells"][0]["status"], "ok");
+  EXPECT_EQ(values(r, "cyclictest.latency_min_us"), std::vector<double>{3});
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us"), std::vector<double>{41});
+  EXPECT_EQ(values(r, "cyclictest.latency_avg_us"), std::vector<double>{5.21});
+  EXPECT_FALSE(metric(r, "cyclictest.latency_max_us").contains("cpus"))
+      << metric(r, "cyclictest.latency_max_us").dump();
+}
+
+// [t6]: `cyclictest -a 12` on a machine without CPU 12 (a real capture of stdout and stderr on
+// a 2-CPU host): libnuma's warning and the usage text, exit 1; a configuration error, no
+// measurement.
+TEST(Import, T6UsageTextIsAConfigurationError) {
+  EXPECT_THAT(import_error("cyclictest", {"import/t6-usage-a12.txt"}),
+              HasSubstr("cyclictest printed its usage text, not results: it refused its options (a "
+                        "configuration error, no measurement); it said \"libnuma: Warning: "
+                        "cpu argument 12 is out of range\""));
+}
+
+// [t7]: rt-tests copies the command line into "cmdline:" unescaped: a real capture whose --json
+// file name holds '"' and '\\' still imports, with the command line as it was.
+TEST(Import, T7RawCmdlineInJson) {
+  json r = import_of("cyclictest", {"cyclictest/host-raw-cmdline.json"});
+  EXPECT_EQ(r["cells"][0]["status"], "ok");
+  EXPECT_EQ(values(r, "cyclictest.latency_max_us").size(), 1u);
+  EXPECT_EQ(r["cells"][0]["tool_versions"]["cyclictest"]["cyclictest"], "2.40");
+}
+
 // [t4]: real non-quiet output through a pty: only the block after the last ESC counts.
 TEST(Import, T4RedrawnOutput) {
   json r = import_of("cyclictest", {"cyclictest/host-2t-nonquiet-pty.txt"});
@@ -159,6 +198,17 @@ TEST(Import, S4InstancesAndScientificNumbers) {
   EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops_per_s_usr_sys")[0], 2057.5);
   // system-info's stress-ng-version is recorded with the result.
   EXPECT_EQ(r["cells"][0]["tool_versions"]["stress-ng"]["stress-ng"], "0.21.04");
+}
+
+// S5 of the public cases (stress-ng 0.09.25 on a 16-CPU VM): the unquoted '#' in system-info's
+// kernel version and the colon-separated date do not disturb the metrics or the version; the
+// rates are stress-ng's own: 30539 / 10.014023 s real, 30539 / 141.21 s usr+sys.
+TEST(Import, S5OldYamlWithHashAndColonDates) {
+  json r = import_of("stress-ng", {"import/s5-stressng-0.09.25.yaml"});
+  EXPECT_DOUBLE_EQ(values(r, "stress-ng.cpu.bogo_ops")[0], 30539);
+  EXPECT_NEAR(values(r, "stress-ng.cpu.bogo_ops_per_s_real")[0], 3049.62, 0.005);
+  EXPECT_NEAR(values(r, "stress-ng.cpu.bogo_ops_per_s_usr_sys")[0], 216.27, 0.005);
+  EXPECT_EQ(r["cells"][0]["tool_versions"]["stress-ng"]["stress-ng"], "0.09.25");
 }
 
 // [s3]: stress-ng's own verdict, from real 0.15.06 logs (tests/data/stress-ng/s3-*, named by the

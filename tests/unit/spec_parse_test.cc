@@ -175,6 +175,20 @@ TEST(Spec, LatencyTracingFieldsAreChecked) {
             "(no error)");
 }
 
+// docs/sources.md [t6]: cyclictest's CPUs come from "cpus"; extra_args may not choose them.
+TEST(Spec, CyclictestExtraArgsDoNotChooseCpus) {
+  auto pointer_with = [](const char* args) {
+    json d = minimal();
+    d["workloads"][0] = {{"name", "l"}, {"tool", "cyclictest"}, {"extra_args", json::parse(args)}};
+    return pointer_of(d);
+  };
+  for (const char* args : {R"(["-S"])", R"(["--smp"])", R"(["-a", "8-11"])", R"(["-a8"])",
+                           R"(["--affinity=3"])", R"(["-t", "4"])", R"(["--threads=2"])"})
+    EXPECT_EQ(pointer_with(args), "/workloads/0/extra_args/0") << args;
+  EXPECT_EQ(pointer_with(R"(["--policy=fifo", "-S"])"), "/workloads/0/extra_args/1");
+  EXPECT_EQ(pointer_with(R"(["--policy=fifo", "--tracemark"])"), "(no error)");
+}
+
 TEST(Spec, VmstatOverheadOnlyFieldsAreRejectedElsewhere) {
   json d = json::parse(R"({"name":"x","variants":[{"name":"a"}],"guest":{"cmdline":"nohz_full=1",
     "vcpus":2},"workloads":[{"name":"w","tool":"stress-ng","touch_pages":true}]})");

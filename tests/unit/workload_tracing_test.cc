@@ -103,6 +103,24 @@ TEST(WorkloadTracing, RecordsBecomeMetrics) {
   EXPECT_EQ(o.latency_trace["max_latency_us"], 1969);
 }
 
+// [w3]: on v6.11-v6.12 before the fix the profiler ignores set_ftrace_filter and lists every
+// function (the case's rows: schedule, x64_sys_call): the count asked for is still read, but the
+// cell is invalid, naming the first function outside the filter.
+TEST(WorkloadTracing, ProfileRowsOutsideTheFilterMakeTheCellInvalid) {
+  const std::string unfiltered = std::string(kProfile) +
+                                 "  schedule                              838\n"
+                                 "  x64_sys_call                          512\n";
+  WorkloadOutcome o = parse_workload(traced(), records("1969\n", unfiltered));
+  ASSERT_FALSE(o.failed) << o.failure;
+  EXPECT_EQ(o.metrics.at("shared.calls.madvise_cold_or_pageout_pte_range").values,
+            std::vector<double>{200});
+  EXPECT_EQ(o.invalid,
+            "the function profile lists 2 function(s) outside set_ftrace_filter (first: "
+            "schedule): this kernel ignored the filter and traced every function while the "
+            "latency was measured");
+  EXPECT_EQ(parse_workload(traced(), records("1969\n", kProfile)).invalid, "");
+}
+
 TEST(WorkloadTracing, MissingOrBrokenTracingFailsWithItsReason) {
   WorkloadOutcome o = parse_workload(traced(), records("", kProfile));
   EXPECT_TRUE(o.failed);

@@ -359,6 +359,31 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
 
 namespace libvirt_detail {
 
+namespace {
+
+// A paused domain never goes on by itself (isolab pauses none): QEMU stops the VM on a KVM entry
+// failure (docs/sources.md [o8]) or an I/O error and keeps running. Such a domain is destroyed
+// and out says why: an accelerator failure quoting QEMU's line when its log has one, else a QEMU
+// failure naming libvirt's pause reason. False while the domain is not paused.
+bool ended_paused(virDomainPtr dom, const DomainWatch& w, VmOutcome& out) {
+  int state = 0, reason = 0;
+  if (virDomainGetState(dom, &state, &reason, 0) < 0 || state != VIR_DOMAIN_PAUSED) return false;
+  virDomainDestroy(dom);
+  out.qemu_stderr_excerpt = w.log_tail();
+  if (auto line = accelerator_failure(out.qemu_stderr_excerpt)) {
+    out.end = VmOutcome::accelerator_failed;
+    out.detail = "the accelerator could not run the guest: " + *line +
+                 " (libvirt: domain paused; destroyed)";
+  } else {
+    out.end = VmOutcome::qemu_failed;
+    out.detail =
+        "libvirt: domain paused (virDomainPausedReason " + std::to_string(reason) + "); destroyed";
+  }
+  return true;
+}
+
+}  // namespace
+
 VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig& cfg,
                      const DomainWatch& w) {
   VmOutcome out;
@@ -405,6 +430,11 @@ VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig&
         out.qemu_exit_code = 0;
         out.detail = "libvirt: domain ended" + (reason.empty() ? "" : ", reason=" + reason);
       }
+      return out;
+    }
+    if (ended_paused(dom.get(), w, out)) {
+      out.seconds = now;
+      out.seconds_to_first_output = progress.first_output;
       return out;
     }
     if (interrupt_requested()) {

@@ -60,7 +60,10 @@ struct DomainWatch {
 
 // Starts the transient domain xml on conn and waits for its end, applying cfg's timeouts to
 // w.console_bytes() (vm/watch.h) and destroying the domain on timeout, interrupt and every exit
-// path. Returns the outcome as LibvirtBackend::run documents it.
+// path. A domain that is paused (QEMU stops the VM on a KVM entry failure) is destroyed at the
+// next poll: accelerator_failed when w.log_tail() holds QEMU's accelerator line
+// (vm/qemu.h accelerator_failure), else qemu_failed naming the pause. Returns the outcome as
+// LibvirtBackend::run documents it.
 VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig& cfg,
                      const DomainWatch& w);
 

@@ -13,7 +13,9 @@
 #include "base/files.h"
 #include "kernel/kernel.h"
 #include "vm/libvirt.h"
+#include "vm/libvirt_internal.h"
 #include "vm/qemu.h"
+#include "vm/watch.h"
 
 namespace isolab {
 namespace {
@@ -235,6 +237,45 @@ TEST_F(VmBoot, QemuLoopingInitHitsSilenceTimeoutAndLeavesNoQemu) {
   EXPECT_LT(o.seconds, 40.0);
   EXPECT_FALSE(qemu_alive(*runner_, name_));
 }
+
+#ifdef ISOLAB_HAVE_LIBVIRT
+// Case O8 under libvirt: on a KVM entry failure QEMU pauses the VM and the domain stays active.
+// A domain started paused is in that state: it ends at the first poll, never at the wall
+// timeout: with QEMU's entry-failure line in its log (injected: this host cannot make KVM fail an
+// entry) as an accelerator failure quoting it, with its real log as a QEMU failure naming the
+// pause.
+TEST_F(VmBoot, LibvirtPausedDomainEndsAtOnce) {
+  LibvirtReach r = libvirt_reachability(private_libvirt_uri());
+  ASSERT_TRUE(r.ok) << r.detail;
+  for (bool kvm_line : {true, false}) {
+    SCOPED_TRACE(kvm_line);
+    VmConfig c = config(kLoopingInit, 2);
+    c.name += kvm_line ? "-kvm" : "-plain";
+    c.wall_timeout = std::chrono::seconds(60);
+    prepare_output_files(c);
+    libvirt_detail::ConnHandle conn = libvirt_detail::open_connection(private_libvirt_uri());
+    libvirt_detail::DomainWatch w;
+    w.console_bytes = [&] { return file_size_or_zero(c.console_log); };
+    w.log_tail = [&] {
+      return kvm_line
+                 ? std::string("KVM: entry failed, hardware error 0x80000021\n\nEAX=0\n")
+                 : read_file(libvirt_domain_log_dir(private_libvirt_uri()) / (c.name + ".log"));
+    };
+    w.create_flags = VIR_DOMAIN_START_PAUSED;
+    const VmOutcome o = libvirt_detail::run_domain(conn.get(), libvirt_domain_xml(c), c, w);
+    EXPECT_LT(o.seconds, 10.0) << o.detail;
+    if (kvm_line) {
+      EXPECT_EQ(o.end, VmOutcome::accelerator_failed) << o.detail;
+      EXPECT_THAT(o.detail, HasSubstr("the accelerator could not run the guest: KVM: entry failed, "
+                                      "hardware error 0x80000021 (libvirt: domain paused"));
+    } else {
+      EXPECT_EQ(o.end, VmOutcome::qemu_failed) << o.detail;
+      EXPECT_THAT(o.detail, HasSubstr("libvirt: domain paused (virDomainPausedReason "));
+    }
+    EXPECT_FALSE(qemu_alive(*runner_, c.name));
+  }
+}
+#endif
 
 TEST_F(VmBoot, LibvirtLoopingInitHitsWallTimeoutAndDomainIsGone) {
   LibvirtReach r = libvirt_reachability(private_libvirt_uri());

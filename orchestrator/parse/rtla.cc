@@ -221,6 +221,7 @@ RtlaOsnoiseTop parse_rtla_osnoise_top(std::string_view raw) {
                          "unknown column " + quote(unknown, 40));
       if (std::find(cols->begin(), cols->end(), OsCol::cpu) == cols->end())
         throw line_error("rtla osnoise top", n + 1, lines[n], "no CPU column");
+      r.task_noise_columns = std::find(cols->begin(), cols->end(), OsCol::irq) != cols->end();
       continue;
     }
     if (!cols) continue;  // text before the header (rtla's own messages)
@@ -444,14 +445,15 @@ constexpr OsValue kOsValues[] = {
 struct OsCount {
   const char* kind;
   long long (*get)(const RtlaOsnoiseCpu&);
+  bool task_noise;  // a column rtla hwnoise does not print
 };
 
 constexpr OsCount kOsCounts[] = {
-    {"hw", [](const RtlaOsnoiseCpu& c) { return c.hw; }},
-    {"nmi", [](const RtlaOsnoiseCpu& c) { return c.nmi; }},
-    {"irq", [](const RtlaOsnoiseCpu& c) { return c.irq; }},
-    {"softirq", [](const RtlaOsnoiseCpu& c) { return c.softirq; }},
-    {"thread", [](const RtlaOsnoiseCpu& c) { return c.thread; }},
+    {"hw", [](const RtlaOsnoiseCpu& c) { return c.hw; }, false},
+    {"nmi", [](const RtlaOsnoiseCpu& c) { return c.nmi; }, false},
+    {"irq", [](const RtlaOsnoiseCpu& c) { return c.irq; }, true},
+    {"softirq", [](const RtlaOsnoiseCpu& c) { return c.softirq; }, true},
+    {"thread", [](const RtlaOsnoiseCpu& c) { return c.thread; }, true},
 };
 
 }  // namespace
@@ -504,6 +506,7 @@ Metrics rtla_osnoise_metrics(const RtlaOsnoiseTop& top) {
     add_per_cpu(m, v.name, v.unit, v.lower, v.aggregate, std::move(pc));
   }
   for (const OsCount& k : kOsCounts) {
+    if (k.task_noise && !top.task_noise_columns) continue;
     MetricPerCpu pc;
     pc.kind = "count";
     for (const auto& c : top.cpus) {

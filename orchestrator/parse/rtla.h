@@ -43,6 +43,10 @@ struct RtlaOsnoiseCpu {
 struct RtlaOsnoiseTop {
   std::optional<double> duration_s;  // from "duration: D HH:MM:SS"
   std::vector<RtlaOsnoiseCpu> cpus;  // in printed order, CPUs unique
+  // False for the table of `rtla hwnoise` (6.2+, "Hardware-related Noise"), which ends after HW
+  // and NMI: it counts no IRQ, Softirq or Thread noise, and rtla_osnoise_metrics gives no rate
+  // for them (absent, not zero).
+  bool task_noise_columns = true;
 };
 
 // Throws isolab::Error naming the line (1-based) and quoting it when the header is missing, a

@@ -133,6 +133,23 @@ TEST(RtlaOsnoiseTop, RatesAreOverTheSampledRuntimeNotTheDuration) {
   EXPECT_EQ(j.get<Metric>().per_cpu->windows_s, irq.per_cpu->windows_s);
 }
 
+// The 6.12 documentation's `rtla hwnoise` table: HW and NMI rates over each CPU's sampled runtime
+// (599 s), and no IRQ, Softirq or Thread rate at all, since the table has no such columns (read
+// as zeros they would claim a CPU free of interrupts).
+TEST(RtlaOsnoiseTop, HwnoiseTableHasNoTaskNoiseRates) {
+  const RtlaOsnoiseTop t = parse_rtla_osnoise_top(data("doc-hwnoise-6.12.txt"));
+  ASSERT_EQ(t.cpus.size(), 7u);
+  EXPECT_FALSE(t.task_noise_columns);
+  EXPECT_EQ(t.cpus[2].cpu, 3);
+  EXPECT_EQ(t.cpus[2].hw, 6);
+  const Metrics m = rtla_osnoise_metrics(t);
+  EXPECT_NEAR(m.at("osnoise.hw_per_s").values[2], 6 / 599.0, 1e-12);
+  EXPECT_NEAR(m.at("osnoise.nmi_per_s").values[0], 74 / 599.0, 1e-12);
+  for (const char* absent : {"osnoise.irq_per_s", "osnoise.softirq_per_s", "osnoise.thread_per_s"})
+    EXPECT_EQ(m.count(absent), 0u) << absent;
+  EXPECT_TRUE(parse_rtla_osnoise_top(data("doc-osnoise-top-runtime-900ms.txt")).task_noise_columns);
+}
+
 // A CPU the osnoise thread never ran on (Runtime 0) has no rate, not an infinite one.
 // docs/sources.md [r5]: the documentation's osnoise hist, 12 CPUs, buckets of 10 us.
 TEST(RtlaOsnoiseHist, DocumentationExampleBucketsAreLowerBounds) {

@@ -128,6 +128,8 @@ struct AnalyzeOptions {
   // The kernel the line was written for ("5.4.0-150-generic"; `--kernel-version`), when it is
   // not in the dmesg given; overrides the dmesg's "Linux version" line.
   std::optional<std::string> customer_kernel_version;
+  // Where customer_kernel_version was given, as errors and Analysis::customer_kernel name it.
+  std::string customer_kernel_version_source = "--kernel-version";
 };
 
 struct ParamVerdict {

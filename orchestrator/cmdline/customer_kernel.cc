@@ -171,9 +171,11 @@ CustomerKernel customer_kernel_of(std::string_view text, const AnalyzeOptions& o
   CustomerKernel k = a.from_dmesg ? customer_kernel_of_dmesg(text) : CustomerKernel{};
   if (opt.customer_kernel_version) {
     k.version = *opt.customer_kernel_version;
-    k.version_source = "--kernel-version";
+    k.version_source = opt.customer_kernel_version_source;
     const auto mm = parse_kernel_version(k.version);
-    if (!mm) throw Error("--kernel-version '" + k.version + "': expected MAJOR.MINOR[...]");
+    if (!mm)
+      throw Error(k.version_source + " '" + sanitize_excerpt(k.version, 64) +
+                  "': expected MAJOR.MINOR[...]");
     k.major = mm->first, k.minor = mm->second;
   }
   if (!k.version.empty()) a.customer_kernel = k.version + " (" + k.version_source + ")";

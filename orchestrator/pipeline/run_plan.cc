@@ -102,6 +102,10 @@ GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr
   const GuestSource src = guest_source(spec);
   AnalyzeOptions ao;
   if (spec.vcpus > 0) ao.vcpus = static_cast<unsigned>(spec.vcpus);
+  if (!spec.customer_kernel_version.empty()) {
+    ao.customer_kernel_version = spec.customer_kernel_version;
+    ao.customer_kernel_version_source = "/guest/customer_kernel_version";
+  }
   ao.kernel.nr_cpus_config = kernel_nr_cpus;
   Analysis a;
   try {

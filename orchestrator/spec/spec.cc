@@ -11,6 +11,7 @@
 #include "base/json_text.h"
 #include "cmdline/analyze.h"
 #include "cmdline/cpulist.h"
+#include "cmdline/customer_kernel.h"
 #include "spec/compare_settings.h"
 #include "spec/json_object.h"
 #include "spec/workloads.h"
@@ -281,6 +282,16 @@ void parse_guest(const json* g, const fs::path& base_dir, Spec& s) {
     int given = !s.cmdline.empty() + !s.customer_cmdline.empty() + !dm.empty();
     if (given > 1)
       throw SpecError("/guest", "give one of cmdline, customer_cmdline, customer_dmesg");
+    s.customer_kernel_version = go.str("customer_kernel_version");
+    if (!s.customer_kernel_version.empty() && s.customer_cmdline.empty() && dm.empty())
+      throw SpecError("/guest/customer_kernel_version",
+                      "only with customer_cmdline or customer_dmesg (the customer's kernel)");
+    if (!s.customer_kernel_version.empty() &&
+        (s.customer_kernel_version.size() > 64 || !parse_kernel_version(s.customer_kernel_version)))
+      throw SpecError(
+          "/guest/customer_kernel_version",
+          "expected a kernel release MAJOR.MINOR[...] such as 5.15.0-91-generic, got '" +
+              sanitize_excerpt(s.customer_kernel_version, 64) + "'");
     parse_guest_size(go, s);
     if (const json* t = go.get("topology")) s.topology = parse_topology(*t);
     s.gate_expect_fail = go.strings("gate_expect_fail");

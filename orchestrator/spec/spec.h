@@ -124,6 +124,10 @@ struct Spec {
   std::string cmdline;
   std::string customer_cmdline;
   std::filesystem::path customer_dmesg;
+  // /guest/customer_kernel_version: the release of the customer's kernel ("5.15.0-91-generic"),
+  // for a customer_cmdline (or over a customer_dmesg's "Linux version" line): the analysis
+  // follows that kernel's rules (cmdline/customer_kernel.h). "" when not given.
+  std::string customer_kernel_version;
   int vcpus = 0;  // 0: derived from the command line
   int memory_mib = 512;
   // The guest's NUMA layout; empty: no NUMA topology (one node). When given, guest.vcpus must

@@ -38,6 +38,23 @@ std::string spec_error_pointer(const json& doc, std::string* message = nullptr) 
   return "(no error)";
 }
 
+// /guest/customer_kernel_version: a customer's line written for 5.4, whose isolcpus= flags that
+// kernel rejected (4.15-5.5 know nohz and domain only): the guest boots without isolcpus=, the
+// analysis names where the version came from; a version for a hand-written line, or one that is
+// no release, is refused at the field.
+TEST(PipelineGuest, CustomerKernelVersionDecidesTheReproduction) {
+  json d = spec_with_customer_line("isolcpus=managed_irq,domain,2-3 nohz_full=2-3 rcu_nocbs=2-3");
+  d["guest"]["customer_kernel_version"] = "5.4.0-150-generic";
+  const GuestDerivation g = derive_guest(parse_spec(d, kSpecs));
+  EXPECT_EQ(g.cmdline.find("isolcpus"), std::string::npos) << g.cmdline;
+  EXPECT_NE(g.cmdline.find("nohz_full=2-3"), std::string::npos) << g.cmdline;
+  EXPECT_EQ(g.analysis["customer_kernel"], "5.4.0-150-generic (/guest/customer_kernel_version)");
+  d["guest"]["customer_kernel_version"] = "five";
+  EXPECT_EQ(spec_error_pointer(d), "/guest/customer_kernel_version");
+  d["guest"] = {{"cmdline", "nohz_full=1"}, {"customer_kernel_version", "5.4"}};
+  EXPECT_EQ(spec_error_pointer(d), "/guest/customer_kernel_version");
+}
+
 // docs/sources.md [k7]: 40 vCPUs, a kernel with NR_CPUS >= 40, and the customer's isolation.
 TEST(PipelineGuest, K7SpecDerives40CpusAndA40CpuKernel) {
   Spec s = parse_spec(

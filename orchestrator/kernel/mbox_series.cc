@@ -11,18 +11,13 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 
 namespace fs = std::filesystem;
 
 namespace isolab {
 
 namespace {
-
-std::string_view trim_ws(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
@@ -153,13 +148,13 @@ MailMessage read_message(const fs::path& file, const fs::path& work, ProcessRunn
 
 std::optional<PatchSubject> parse_patch_subject(std::string_view subject) {
   PatchSubject p;
-  std::string_view s = trim_ws(subject);
+  std::string_view s = trim_space(subject);
   for (bool more = true; more;) {
     more = false;
     for (std::string_view pre : {"re:", "aw:", "fwd:", "fw:"})
       if (starts_with_nocase(s, pre)) {
         p.reply = p.reply || pre == "re:" || pre == "aw:";
-        s = trim_ws(s.substr(pre.size()));
+        s = trim_space(s.substr(pre.size()));
         more = true;
       }
   }
@@ -168,7 +163,7 @@ std::optional<PatchSubject> parse_patch_subject(std::string_view subject) {
     const std::size_t close = s.find(']');
     if (close == std::string_view::npos) break;
     patch = read_group(s.substr(1, close - 1), p, numbered) || patch;
-    s = trim_ws(s.substr(close + 1));
+    s = trim_space(s.substr(close + 1));
   }
   if (!patch) return std::nullopt;
   return p;

@@ -36,7 +36,7 @@ std::optional<int> small_number(std::string_view s) {
 }
 
 // The tags of one bracket group, applied to p; true when the group holds PATCH or RFC.
-bool read_group(std::string_view group, PatchSubject& p, bool& numbered) {
+bool read_group(std::string_view group, PatchSubject& p) {
   bool patch = false;
   std::size_t i = 0;
   while (i < group.size()) {
@@ -61,7 +61,6 @@ bool read_group(std::string_view group, PatchSubject& p, bool& numbered) {
       if (m && n && *n > 0 && *m <= *n) {
         p.index = *m;
         p.total = *n;
-        numbered = true;
       }
     }
   }
@@ -158,11 +157,11 @@ std::optional<PatchSubject> parse_patch_subject(std::string_view subject) {
         more = true;
       }
   }
-  bool patch = false, numbered = false;
+  bool patch = false;
   while (!s.empty() && s.front() == '[') {
     const std::size_t close = s.find(']');
     if (close == std::string_view::npos) break;
-    patch = read_group(s.substr(1, close - 1), p, numbered) || patch;
+    patch = read_group(s.substr(1, close - 1), p) || patch;
     s = trim_space(s.substr(close + 1));
   }
   if (!patch) return std::nullopt;

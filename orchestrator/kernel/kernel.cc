@@ -19,6 +19,7 @@
 #include "kernel/file_lock.h"
 #include "kernel/lookup.h"
 #include "kernel/mbox_series.h"
+#include "kernel/robot_checks.h"
 #include "kernel/source.h"
 
 namespace fs = std::filesystem;
@@ -273,18 +274,18 @@ class KernelBuilder {
     if (env_.cache_dir.empty()) throw Error("variant " + variant_ + ": kernel cache dir is empty");
     read_inputs();
     derive_slot_and_index();
-    if (auto a = index_hit()) return *a;
+    if (auto a = index_hit()) return with_robot_findings(*a);
     slot_lock_.emplace(cache_ / "locks" / ("slot-" + slot_ + ".lock"), say_fn());
-    if (auto a = index_hit()) return *a;  // built by another process while we waited
+    if (auto a = index_hit()) return with_robot_findings(*a);  // built by another process
     open_slot();
     check_out_variant();
     configure();
     derive_build_key();
-    if (auto a = entry_hit()) return *a;
+    if (auto a = entry_hit()) return with_robot_findings(*a);
     make_image();
     read_kernel_release();
     publish();
-    return built_artifact();
+    return with_robot_findings(built_artifact());
   }
 
  private:
@@ -293,6 +294,22 @@ class KernelBuilder {
   }
   std::function<void(const std::string&)> say_fn() const {
     return [this](const std::string& m) { say(m); };
+  }
+
+  // The robot's checks of the patches against the source's base commit (kernel/robot_checks.h);
+  // a check that cannot run is said and leaves no findings, never failing the kernel.
+  KernelArtifact with_robot_findings(KernelArtifact a) const {
+    if (req_.patches.empty()) return a;
+    try {
+      a.robot_findings =
+          robot_checks(src_.repo, src_.base_commit, req_.patches, env_.runner,
+                       fs::temp_directory_path() /
+                           ("isolab-robot-" + std::to_string(::getpid()) + "-" + variant_));
+      say("robot checks: " + std::to_string(a.robot_findings.size()) + " finding(s)");
+    } catch (const std::exception& e) {  // also a filesystem error of the work directory
+      say(std::string("robot checks not run: ") + e.what());
+    }
+    return a;
   }
 
   // Stage 1: what is known before any config step: the source tree (unpacked once), the

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/progress.h"
+#include "kernel/build_log.h"
 #include "spec/kernel_source.h"
 #include "sys/process.h"
 
@@ -87,6 +88,9 @@ struct KernelArtifact {
   // The kernel's System.map in the cache entry ("" when the entry has none: prebuilt kernels
   // and entries published before it was kept).
   std::filesystem::path system_map;
+  // What a kernel test robot reports on the patches (kernel/robot_checks.h: checkpatch, the
+  // includecheck the series adds), found again on every call; empty without patches.
+  std::vector<BuildWarning> robot_findings;
 };
 
 // Returns a bzImage for the request, building it only when the cache has no entry for its

@@ -101,7 +101,8 @@ void reopen_interrupted(json& d) {
 // True when the bzImage is a kernel cache entry (not a prebuilt image elsewhere).
 // What a kernel build says beside the kernel, as a kernel test robot reports it
 // (docs/examples/madvise-latency.md): its compiler and kbuild warnings, from the build log
-// (kernel/build_log.h), and the files its patches change, so that compare can tell which warnings B
+// (kernel/build_log.h), the robot's checkpatch and includecheck findings (kernel/robot_checks.h),
+// and the files its patches change, so that compare can tell which warnings B
 // adds in the files its series touches. A log that cannot be read gives null warnings (compare then
 // skips them) rather than an empty list.
 json build_facts(const KernelArtifact& k) {
@@ -111,6 +112,7 @@ json build_facts(const KernelArtifact& k) {
     warnings = json::array();
     for (const auto& w : parse_build_warnings(log, build_log_source_dir(log)))
       warnings.push_back(build_warning_to_json(w));
+    for (const auto& w : k.robot_findings) warnings.push_back(build_warning_to_json(w));
   } catch (const Error&) {
   }
   std::set<std::string> touched;

@@ -1,9 +1,13 @@
 // vm tier: build warnings as results (as the kernel test robot reported one for the madvise
-// change of docs/examples/madvise-latency.md). The vm tier's vanilla kernel
-// against tests/data/kernel/planted-warning, an unused variable in mm/vmstat.c built for real
-// (only vmstat.c is recompiled after the cached vanilla build): result.json keeps each variant's
-// warnings, and `isolab compare` lists the one B adds and counts it against B.
+// change of docs/examples/madvise-latency.md). The vm tier's vanilla kernel against
+// tests/data/kernel/planted-warning (an unused variable in mm/vmstat.c, no Signed-off-by) and
+// planted-includecheck (mm/madvise.c includes linux/swap.h twice), built for real (only the two
+// files are recompiled after the cached vanilla build): result.json keeps each variant's
+// compiler warnings and the robot's checkpatch and includecheck findings, and `isolab compare`
+// lists the three B adds and counts them against B.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "vm/isolab_run.h"
 
@@ -26,25 +30,43 @@ TEST(KernelBuildWarning, PlantedWarningIsListedAndCountsAgainstB) {
   EXPECT_EQ(planted["message"], "unused variable 'planted_unused'");
   EXPECT_EQ(planted["line"], 2011);  // the patch adds it at line 2011
   EXPECT_GT(planted["column"].get<int>(), 0);
-  EXPECT_EQ(variants["warning"]["touched_files"], json::array({"mm/vmstat.c"}));
+  EXPECT_EQ(variants["warning"]["touched_files"], json::array({"mm/madvise.c", "mm/vmstat.c"}));
+  // The includecheck finding as the seed's robot reported it, and checkpatch's on the patch
+  // without a sign-off; the vanilla kernel has neither.
+  EXPECT_TRUE(std::any_of(
+      variants["warning"]["build_warnings"].begin(), variants["warning"]["build_warnings"].end(),
+      [](const json& w) {
+        return w == json{{"file", "mm/madvise.c"},
+                         {"line", 0},
+                         {"column", 0},
+                         {"class", "includecheck"},
+                         {"message", "linux/swap.h is included more than once"}};
+      }))
+      << variants["warning"]["build_warnings"].dump(1);
   for (const auto& w : variants["vanilla"]["build_warnings"])
     EXPECT_NE(w["class"], "-Wunused-variable") << w.dump();
 
   ProcessResult cmp = run_isolab_command({"compare", r.run_dir.string()});
   EXPECT_EQ(cmp.exit_code, 1) << cmp.out << cmp.err;
-  EXPECT_NE(cmp.out.find("build warnings B adds over A (matched by file, class and message): 1"),
+  EXPECT_NE(cmp.out.find("build warnings B adds over A (matched by file, class and message): 3"),
             std::string::npos)
       << cmp.out;
   EXPECT_NE(cmp.out.find("mm/vmstat.c:2011:"), std::string::npos) << cmp.out;
-  EXPECT_NE(cmp.out.find("counts against B"), std::string::npos) << cmp.out;
-  EXPECT_NE(cmp.out.find("1 new build warning(s) of B in files it touches"), std::string::npos)
+  EXPECT_NE(cmp.out.find("mm/madvise.c: warning: linux/swap.h is included more than once "
+                         "[includecheck]  [new in a file the series touches: counts against B]"),
+            std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("ERROR: Missing Signed-off-by: line(s) [checkpatch:MISSING_SIGN_OFF]"),
+            std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("3 new build warning(s) of B in files it touches"), std::string::npos)
       << cmp.out;
 
   ProcessResult js = run_isolab_command({"compare", r.run_dir.string(), "--format", "json"});
   json j = json::parse(js.out);
-  ASSERT_EQ(j["new_build_warnings"].size(), 1u) << js.out;
-  EXPECT_EQ(j["new_build_warnings"][0]["in_touched_file"], true);
-  EXPECT_EQ(j["summary"]["new_warnings_in_touched_files"], 1);
+  ASSERT_EQ(j["new_build_warnings"].size(), 3u) << js.out;
+  for (const auto& w : j["new_build_warnings"]) EXPECT_EQ(w["in_touched_file"], true) << w.dump();
+  EXPECT_EQ(j["summary"]["new_warnings_in_touched_files"], 3);
 }
 
 }  // namespace

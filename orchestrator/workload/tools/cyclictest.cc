@@ -205,10 +205,11 @@ void parse_calls(const WorkloadSpec& w, const ChannelContents& ch, WorkloadOutco
   // set_ftrace_filter and profile every function (docs/sources.md [w3]): the counts asked for
   // are right, but every function was traced while cyclictest measured.
   std::vector<std::string> outside;
-  for (const auto& [name, n] : hits)
-    if (std::none_of(w.count_calls.begin(), w.count_calls.end(),
-                     [&](const std::string& f) { return f.substr(0, kProfileNameWidth) == name; }))
-      outside.push_back(name);
+  for (const auto& hit : hits)
+    if (std::none_of(w.count_calls.begin(), w.count_calls.end(), [&](const std::string& f) {
+          return f.substr(0, kProfileNameWidth) == hit.first;
+        }))
+      outside.push_back(hit.first);
   if (!outside.empty() && o.invalid.empty())
     o.invalid =
         "the function profile lists " + std::to_string(outside.size()) +

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "cli/bisect.h"
 #include "cli/cache.h"
 #include "cli/calibrate.h"
 #include "cli/cmdline.h"
@@ -53,6 +54,12 @@ std::span<const Subcommand> subcommands() {
        "One self-contained HTML page of a comparison (plots of every boot, latency histograms, "
        "interruptions per isolated CPU, gate, kernels, host): RUN_DIR, or RUN_A RUN_B.",
        isolab::declare_report},
+      {"bisect",
+       "Find the first patch of B's series that moves a metric: runs of A against prefixes of "
+       "the series, judged by compare; prints each step and the bisect directory last.\n"
+       "Exit status: 0 a patch named, 1 none (the series does not move the metric, or a step "
+       "stayed inconclusive), 2 error.",
+       isolab::declare_bisect},
       {"calibrate",
        "A/A calibration of one or more runs of one kernel: per metric the trend and split tests "
        "against boot order (drifting metrics named), spread, minimum detectable effect, noise "

@@ -212,7 +212,7 @@ struct RunCommand {
 
   // The options as run_spec takes them; progress and meter are set by the caller.
   isolab::RunOptions run_options() const {
-    isolab::RunOptions o;
+    isolab::RunOptions o = guest_tool_run_options();
     o.spec_path = spec_path;
     o.results_dir = results_dir;
     o.cache_dir = cache_dir;
@@ -226,12 +226,6 @@ struct RunCommand {
     o.trace = !no_trace;
     o.jobs = jobs;
     o.parallel = parse_parallel(parallel);
-    o.source_dir = ISOLAB_SOURCE_DIR;
-    o.vmstat_overhead = beside_isolab("ISOLAB_VMSTAT_OVERHEAD", "vmstat-overhead");
-    o.page_fault_bench = beside_isolab("ISOLAB_PAGE_FAULT_BENCH", "page-fault-bench");
-    o.madvise_pressure = beside_isolab("ISOLAB_MADVISE_PRESSURE", "madvise-pressure");
-    o.isolab_mark = beside_isolab("ISOLAB_MARK", "isolab-mark");
-    o.insn_plugin = isolab::find_insn_plugin_files(self_dir());
     o.insn_count = !no_insn_count;
     return o;
   }
@@ -323,6 +317,17 @@ struct RunCommand {
   }
 };
 }  // namespace
+
+RunOptions guest_tool_run_options() {
+  RunOptions o;
+  o.source_dir = ISOLAB_SOURCE_DIR;
+  o.vmstat_overhead = beside_isolab("ISOLAB_VMSTAT_OVERHEAD", "vmstat-overhead");
+  o.page_fault_bench = beside_isolab("ISOLAB_PAGE_FAULT_BENCH", "page-fault-bench");
+  o.madvise_pressure = beside_isolab("ISOLAB_MADVISE_PRESSURE", "madvise-pressure");
+  o.isolab_mark = beside_isolab("ISOLAB_MARK", "isolab-mark");
+  o.insn_plugin = find_insn_plugin_files(self_dir());
+  return o;
+}
 
 Action declare_run(CLI::App& sub) { return declare_command<RunCommand>(sub); }
 

@@ -4,8 +4,14 @@
 #pragma once
 
 #include "cli/subcommand.h"
+#include "pipeline/run.h"
 
 namespace isolab {
+
+// The RunOptions fields every measuring subcommand (run, bisect) fills alike: isolab's source
+// tree (for the git revision result.json records), the guest tools and the
+// instruction-counting plugin found beside the isolab binary (cli/common.h beside_isolab).
+RunOptions guest_tool_run_options();
 
 // Declares `isolab run`'s options (CLI11) on `sub`; the action runs it and returns its exit status.
 Action declare_run(CLI::App& sub);

@@ -1,0 +1,218 @@
+#include "cli/bisect.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/files.h"
+#include "base/json_text.h"
+#include "base/progress.h"
+#include "base/random_token.h"
+#include "base/utc_time.h"
+#include "cli/common.h"
+#include "cli/run.h"
+#include "kernel/kernel.h"
+#include "kernel/mbox_series.h"
+#include "pipeline/bisect.h"
+#include "pipeline/mailed_series.h"
+#include "spec/spec.h"
+#include "sys/process.h"
+
+namespace isolab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "+6.91%" or "n/a".
+std::string change_text(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.2f%%", pct);
+  return buf;
+}
+
+std::string patches_text(std::size_t prefix) {
+  return prefix == 1 ? "patch 1" : "patches 1-" + std::to_string(prefix);
+}
+
+// One line per attempt: "step 2: patches 1-2, 4 boots each: regressed +6.91% -> moved (RUN)".
+std::string step_line(std::size_t number, const BisectStep& s) {
+  return "step " + std::to_string(number) + ": " + patches_text(s.prefix) +
+         (s.attempt > 1 ? " (attempt " + std::to_string(s.attempt) + ")" : "") + ", " +
+         std::to_string(s.boots) + " boots each: " + verdict_name(s.measurement.verdict) + " " +
+         change_text(s.measurement.change_pct) + " -> " + step_state_name(s.state) + " (" +
+         s.measurement.run_dir.string() + ")";
+}
+
+struct BisectCommand {
+  std::string spec_path, results_dir = "results", accel = "auto", cache_dir, variant_a, variant_b,
+                         parallel, progress_format = "text";
+  std::vector<std::string> metrics;
+  int boots = 4, max_boots = 16, jobs = 0;
+  bool no_trace = false, quiet = false;
+
+  void declare(CLI::App& b) {
+    b.add_option("spec", spec_path, "Spec file (JSON) whose variant B applies a series")
+        ->required();
+    b.add_option("--metric", metrics,
+                 "METRIC[@CPUS]:higher|lower (the bad direction), repeatable: the metric to "
+                 "bisect; several: the first the whole series moves. Default: the spec's "
+                 "compare.primary");
+    b.add_option("--variant-a", variant_a, "The baseline variant (default: the spec's first)");
+    b.add_option("--variant-b", variant_b,
+                 "The variant whose series is bisected (default: the spec's second)");
+    b.add_option("--boots", boots,
+                 "Boots per variant of a step (4: the fewest with which the one-sided exact test "
+                 "can reach p < 0.05)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    b.add_option("--max-boots", max_boots,
+                 "Most boots per variant of one attempt: an inconclusive step is measured again "
+                 "with twice the boots up to this")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    declare_run_like(b);
+  }
+
+  void declare_run_like(CLI::App& b) {
+    b.add_option("--results-dir", results_dir, "Where the bisect directory is created")
+        ->capture_default_str();
+    b.add_option("--accel", accel, "auto (KVM if it really runs guests, else TCG), kvm or tcg")
+        ->check(CLI::IsMember({"auto", "kvm", "tcg"}))
+        ->capture_default_str();
+    b.add_option("--cache-dir", cache_dir,
+                 "Kernel and image cache (default $ISOLAB_CACHE_DIR or ~/.cache/isolab)");
+    b.add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
+    b.add_option("--parallel", parallel, "Guests booted at once, as for `isolab run`");
+    b.add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
+    b.add_flag("-q,--quiet", quiet, "No progress on stderr (errors and warnings only)");
+    b.add_option("--progress", progress_format, "text or json, as for `isolab run`")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  }
+
+  int run() {
+    Spec spec = load_spec_file(spec_path);
+    auto runner = make_real_runner();
+    try {
+      expand_mailed_series(spec, cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir),
+                           *runner);
+    } catch (const SpecError& e) {
+      throw spec_error_in_file(e, spec_path);
+    }
+    default_variants(spec);
+    install_interrupt_handlers();
+    return bisect(spec, *runner);
+  }
+
+  void default_variants(const Spec& spec) {
+    if (variant_a.empty()) variant_a = spec.variants.front().name;
+    if (variant_b.empty()) {
+      if (spec.variants.size() < 2) throw Error("bisect: the spec has one variant; B is needed");
+      variant_b = spec.variants[1].name;
+    }
+  }
+
+  std::vector<PrimaryMetric> candidates(const Spec& spec) const {
+    std::vector<PrimaryMetric> c;
+    for (const std::string& m : metrics) c.push_back(primary_from_argument(m));
+    if (c.empty() && spec.compare.is_object() && spec.compare.contains("primary"))
+      c = primary_from_json(spec.compare["primary"], "/compare/primary");
+    return c;
+  }
+
+  int bisect(const Spec& spec, ProcessRunner& runner) {
+    const BisectSettings settings{boots, max_boots};
+    const fs::path dir = bisect_dir(spec);
+    Progress meter(progress_mode(progress_format, quiet, STDERR_FILENO), std::cerr,
+                   monotonic_seconds);
+    RunOptions o = run_options(dir, meter);
+    SeriesMeasurer measure(spec, variant_a, variant_b, candidates(spec), o, runner);
+    const VariantSpec& a = find_variant(spec, variant_a, "--variant-a");
+    const VariantSpec& b = find_variant(spec, variant_b, "--variant-b");
+    std::vector<std::string> subjects;
+    for (const fs::path& p : b.patches) subjects.push_back(mail_subject(p, runner));
+    const double t0 = monotonic_seconds();
+    auto record = [&](const BisectOutcome& out) {
+      write_file_atomic(dir / "bisect.json",
+                        json_text(bisect_record(spec_path, a, b, subjects, measure.metric(),
+                                                settings, out, monotonic_seconds() - t0),
+                                  2) +
+                            "\n");
+    };
+    auto on_step = [&](const BisectOutcome& out) {
+      std::cout << step_line(out.steps.size(), out.steps.back()) << std::endl;
+      record(out);
+    };
+    std::cout << "bisect: " << b.patches.size() << " patches of " << b.name << " against " << a.name
+              << "; " << dir.string() << "\n";
+    BisectOutcome out;
+    try {
+      out = bisect_series(
+          b.patches.size(), settings, [&](auto p, int n) { return measure(p, n); }, on_step);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (steps so far: " + (dir / "bisect.json").string() +
+                  ")");
+    }
+    record(out);
+    print_conclusion(out, b, subjects, measure.metric(), monotonic_seconds() - t0);
+    std::cout << dir.string() << std::endl;
+    return out.culprit ? 0 : 1;
+  }
+
+  static void print_conclusion(const BisectOutcome& out, const VariantSpec& b,
+                               const std::vector<std::string>& subjects,
+                               const std::optional<PrimaryMetric>& metric, double wall_s) {
+    if (metric)
+      std::cout << "metric: " << metric->row_name()
+                << " (bad: " << (metric->higher_is_bad ? "higher" : "lower") << ")\n";
+    std::cout << "conclusion: " << out.conclusion << "\n";
+    if (out.culprit)
+      std::cout << "first patch that moves it: " << *out.culprit << "/" << out.patches << " "
+                << subjects[*out.culprit - 1] << " (" << b.patches[*out.culprit - 1].string()
+                << ")\n";
+    std::cout << "spent: " << out.steps.size() << " steps, " << out.cells() << " boots, "
+              << static_cast<long>(wall_s) << " s\n";
+  }
+
+  // <results-dir>/<UTC time>-bisect-<spec name>-<token>
+  fs::path bisect_dir(const Spec& spec) const {
+    const fs::path dir = fs::path(results_dir) / (utc_now("%Y%m%dT%H%M%SZ") + "-bisect-" +
+                                                  spec.name + "-" + random_token(6));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw Error("--results-dir " + results_dir + ": cannot create " + dir.string());
+    return dir;
+  }
+
+  RunOptions run_options(const fs::path& dir, Progress& meter) const {
+    RunOptions o = guest_tool_run_options();
+    o.spec_path = spec_path;
+    o.results_dir = dir;
+    o.cache_dir = cache_dir;
+    o.accel = accel == "kvm"   ? AccelRequest::kvm
+              : accel == "tcg" ? AccelRequest::tcg
+                               : AccelRequest::automatic;
+    o.trace = !no_trace;
+    o.jobs = jobs;
+    o.parallel = parse_parallel(parallel);
+    o.progress = [&meter](const std::string& s) { meter.message(s); };
+    o.meter = &meter;
+    return o;
+  }
+};
+
+}  // namespace
+
+Action declare_bisect(CLI::App& sub) { return declare_command<BisectCommand>(sub); }
+
+}  // namespace isolab

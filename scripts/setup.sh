@@ -20,6 +20,8 @@ packages=(
   qemu-system-x86 qemu-utils libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
   busybox-static rt-tests rtla stress-ng linux-source-6.1 linux-source-6.12
   flex bison bc libelf-dev cpio xz-utils kmod libxml2-utils
+  # the robot checks of a series: sparse on the files it touches (docs/results.md)
+  sparse
   # tests: the HTML report is opened in headless Chromium
   chromium
 )

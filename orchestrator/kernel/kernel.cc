@@ -16,6 +16,7 @@
 #include "kernel/build_log.h"
 #include "kernel/cache.h"
 #include "kernel/config_check.h"
+#include "kernel/extra_warnings.h"
 #include "kernel/file_lock.h"
 #include "kernel/lookup.h"
 #include "kernel/mbox_series.h"
@@ -27,6 +28,9 @@ namespace fs = std::filesystem;
 namespace isolab {
 
 namespace {
+
+// The W=1 and sparse findings of a built kernel, in its cache entry (kernel/extra_warnings.h).
+constexpr const char* kExtraWarningsFile = "extra-warnings.json";
 
 using Clock = std::chrono::steady_clock;
 
@@ -122,6 +126,21 @@ void run_logged(const KernelEnv& env, const std::vector<std::string>& argv, cons
               "; log: " + log.string());
 }
 
+// The W=1 and sparse findings a build kept in its entry; none when it kept none (built
+// without patches, with the checks off, or by an isolab before them) or the file is unreadable.
+std::vector<BuildWarning> read_extra_warnings(const fs::path& entry) {
+  std::vector<BuildWarning> out;
+  std::error_code ec;
+  if (!fs::is_regular_file(entry / kExtraWarningsFile, ec)) return out;
+  const auto j = nlohmann::json::parse(read_file(entry / kExtraWarningsFile), nullptr, false);
+  try {
+    for (const auto& w : j) out.push_back(build_warning_from_json(w));
+  } catch (const Error&) {
+    out.clear();
+  }
+  return out;
+}
+
 KernelArtifact load_entry(const fs::path& entry, const std::vector<PatchId>& patches) {
   mark_cache_use(entry);
   auto j = nlohmann::json::parse(read_file(entry / "meta.json"), nullptr, false);
@@ -140,6 +159,7 @@ KernelArtifact load_entry(const fs::path& entry, const std::vector<PatchId>& pat
   a.from_cache = true;
   a.build_seconds = 0;
   a.log = entry / "build.log";
+  a.robot_findings = read_extra_warnings(entry);
   return a;
 }
 
@@ -283,6 +303,7 @@ class KernelBuilder {
     derive_build_key();
     if (auto a = entry_hit()) return with_robot_findings(*a);
     make_image();
+    extra_warnings_pass();
     read_kernel_release();
     publish();
     return with_robot_findings(built_artifact());
@@ -301,10 +322,13 @@ class KernelBuilder {
   KernelArtifact with_robot_findings(KernelArtifact a) const {
     if (req_.patches.empty()) return a;
     try {
+      std::vector<BuildWarning> extra = std::move(a.robot_findings);
       a.robot_findings =
           robot_checks(src_.repo, src_.base_commit, req_.patches, env_.runner,
                        fs::temp_directory_path() /
-                           ("isolab-robot-" + std::to_string(::getpid()) + "-" + variant_));
+                           ("isolab-robot-" + std::to_string(::getpid()) + "-" + variant_),
+                       req_.robot_checks);
+      a.robot_findings.insert(a.robot_findings.end(), extra.begin(), extra.end());
       say("robot checks: " + std::to_string(a.robot_findings.size()) + " finding(s)");
     } catch (const std::exception& e) {  // also a filesystem error of the work directory
       say(std::string("robot checks not run: ") + e.what());
@@ -494,6 +518,58 @@ class KernelBuilder {
     seconds_.build = seconds_since(t0);
   }
 
+  // Stage 7b: the touched .c files compiled again at W=1 and checked by sparse (where installed),
+  // after the series and at its base, in this build dir; what the series adds becomes robot
+  // findings (kernel/extra_warnings.h). A pass that cannot run is said, never a build failure.
+  void extra_warnings_pass() {
+    const RobotChecks& rc = req_.robot_checks;
+    const bool sparse = rc.sparse && program_in_path("sparse");
+    if (req_.patches.empty() || !(rc.w1 || sparse)) return;
+    if (rc.sparse && !sparse) say("sparse is not installed: the sparse check does not run");
+    std::vector<std::string> touched;
+    for (const auto& p : req_.patches)
+      for (auto& f : patch_touched_files(read_file(p, 16u << 20))) touched.push_back(f);
+    const std::vector<std::string> objects = compiled_objects(touched, build_dir_);
+    extra_.emplace();
+    if (objects.empty()) return;
+    try {
+      const auto after = extra_pass("series", objects, rc.w1, sparse);
+      switch_worktree(worktree_, src_.base_commit, *sctx_);
+      const auto before = extra_pass("base", objects, rc.w1, sparse);
+      switch_worktree(worktree_, commit_, *sctx_);
+      const std::string log = read_file(log_, 64u << 20);
+      extra_ = added_warnings(before, after, parse_build_warnings(log, build_log_source_dir(log)));
+      say(std::string(rc.w1 ? "W=1" : "") + (rc.w1 && sparse ? " and " : "") +
+          (sparse ? "sparse" : "") + " on " + std::to_string(objects.size()) +
+          " touched object(s): " + std::to_string(extra_->size()) + " new warning(s)");
+    } catch (const Error& e) {
+      say(std::string("W=1/sparse checks not run: ") + e.what());
+      extra_.reset();
+      try {
+        switch_worktree(worktree_, commit_, *sctx_);
+      } catch (const Error&) {  // the next build checks its own commit out anyway
+      }
+    }
+  }
+
+  // One W=1/sparse pass over `objects` at the worktree's commit, its sources touched first so
+  // that make compiles (and checks) each one; its log is extra-<name>-<variant>.log beside the
+  // build log.
+  std::vector<BuildWarning> extra_pass(const std::string& name,
+                                       const std::vector<std::string>& objects, bool w1,
+                                       bool sparse) {
+    for (const std::string& o : objects)
+      fs::last_write_time(worktree_ / (o.substr(0, o.size() - 2) + ".c"),
+                          fs::file_time_type::clock::now());
+    const fs::path log =
+        log_.parent_path() / ("extra-" + name + "-" + safe_name(variant_) + ".log");
+    write_file_atomic(log,
+                      "# isolab W=1/sparse pass at the " + name + ", variant " + variant_ + "\n");
+    run_logged(env_, extra_warnings_argv(build_dir_, jobs_, key_, ccache_, w1, sparse, objects),
+               worktree_, log);
+    return parse_extra_warnings(read_file(log, 64u << 20), worktree_.string());
+  }
+
   std::size_t build_steps_estimate() const {
     if (auto n = expected_build_steps(cache_, build_dir_, src_.tree_id, req_.base_target))
       return *n;
@@ -538,6 +614,11 @@ class KernelBuilder {
       write_file_atomic(tmp / "kernel_release", release_ + "\n");
       fs::copy_file(log_, tmp / "build.log");
       write_file_atomic(tmp / "meta.json", json_text(entry_meta(), 2) + "\n");
+      if (extra_) {
+        nlohmann::json extra = nlohmann::json::array();
+        for (const auto& w : *extra_) extra.push_back(build_warning_to_json(w));
+        write_file_atomic(tmp / kExtraWarningsFile, json_text(extra, 2) + "\n");
+      }
       fs::create_directories(entry_.parent_path());
       if (fs::exists(entry_)) fs::remove_all(entry_);  // incomplete leftover (we hold the key lock)
       fs::rename(tmp, entry_);
@@ -592,6 +673,7 @@ class KernelBuilder {
     a.build_seconds = seconds_.build;
     a.log = log_;
     a.source_tree_id = src_.tree_id;
+    a.robot_findings = extra_.value_or(std::vector<BuildWarning>{});
     return a;
   }
 
@@ -621,6 +703,8 @@ class KernelBuilder {
   // derive_build_key, make_image, read_kernel_release
   std::string config_sha_, key_, release_;
   fs::path entry_;
+  // extra_warnings_pass: what the series adds at W=1 and in sparse; nullopt when not run.
+  std::optional<std::vector<BuildWarning>> extra_;
   struct {
     double source = 0, patch = 0, config = 0, build = 0;
   } seconds_;

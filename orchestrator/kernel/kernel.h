@@ -47,6 +47,8 @@ struct KernelRequest {
   // the index inputs and of the final .config, hence of the build key, but not of the build slot:
   // guests of every size share one worktree and build dir.
   std::optional<unsigned> nr_cpus;
+  // Which robot checks run on the patches (spec/kernel_source.h); not part of any key.
+  RobotChecks robot_checks;
 };
 
 struct KernelEnv {
@@ -88,8 +90,10 @@ struct KernelArtifact {
   // The kernel's System.map in the cache entry ("" when the entry has none: prebuilt kernels
   // and entries published before it was kept).
   std::filesystem::path system_map;
-  // What a kernel test robot reports on the patches (kernel/robot_checks.h: checkpatch, the
-  // includecheck the series adds), found again on every call; empty without patches.
+  // What a kernel test robot reports on the patches: checkpatch and the includecheck the series
+  // adds (kernel/robot_checks.h), found again on every call, then the W=1 and sparse warnings
+  // the series adds in the touched .c files (kernel/extra_warnings.h), found when the kernel is
+  // built and kept in its cache entry (extra-warnings.json). Empty without patches.
   std::vector<BuildWarning> robot_findings;
 };
 

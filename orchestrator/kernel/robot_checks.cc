@@ -110,8 +110,9 @@ std::vector<std::string> series_trees(ProcessRunner& runner, const fs::path& rep
 
 std::vector<BuildWarning> robot_checks(const fs::path& source_repo, const std::string& base_commit,
                                        const std::vector<fs::path>& patches, ProcessRunner& runner,
-                                       const fs::path& work_dir) {
+                                       const fs::path& work_dir, const RobotChecks& checks) {
   std::error_code ec;
+  if (!checks.checkpatch && !checks.includecheck) return {};
   fs::remove_all(work_dir, ec);
   const fs::path scripts = work_dir / "scripts";
   for (const char* f :
@@ -120,13 +121,17 @@ std::vector<BuildWarning> robot_checks(const fs::path& source_repo, const std::s
       throw Error("the kernel source has no scripts/" + std::string(f) + " at " +
                   base_commit.substr(0, 12));
   std::vector<BuildWarning> out;
-  for (const auto& p : patches) {
+  for (const auto& p : checks.checkpatch ? patches : std::vector<fs::path>{}) {
     ProcessResult r =
         run_in(runner,
                {"perl", (scripts / "checkpatch.pl").string(), "--no-tree", "--terse", "--showfile",
                 "--show-types", "--no-summary", "--color=never", fs::absolute(p).string()},
                work_dir);
     for (auto& w : parse_checkpatch(r.out, p.filename().string())) out.push_back(std::move(w));
+  }
+  if (!checks.includecheck) {
+    fs::remove_all(work_dir, ec);
+    return out;
   }
   const auto sources = series_trees(runner, source_repo, base_commit, patches, work_dir);
   const fs::path script = scripts / "checkincludes.pl";

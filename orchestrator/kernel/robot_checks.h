@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel/build_log.h"
+#include "spec/kernel_source.h"
 #include "sys/process.h"
 
 namespace isolab {
@@ -32,11 +33,12 @@ std::vector<BuildWarning> parse_checkincludes(std::string_view output);
 // findings of the touched .c/.h files after the series that the base did not have. Works in
 // work_dir (created, then removed). Throws isolab::Error when git cannot give the scripts or
 // the touched files, or a patch does not apply to them; the scripts' own exit status is not an
-// error (checkpatch exits 1 when it finds something).
+// error (checkpatch exits 1 when it finds something). `checks` says which of the two run (its
+// w1 and sparse are kernel/extra_warnings.h's); with neither, nothing runs.
 std::vector<BuildWarning> robot_checks(const std::filesystem::path& source_repo,
                                        const std::string& base_commit,
                                        const std::vector<std::filesystem::path>& patches,
-                                       ProcessRunner& runner,
-                                       const std::filesystem::path& work_dir);
+                                       ProcessRunner& runner, const std::filesystem::path& work_dir,
+                                       const RobotChecks& checks = {});
 
 }  // namespace isolab

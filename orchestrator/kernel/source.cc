@@ -442,4 +442,9 @@ std::string checkout_variant(const SourceTree& src, const fs::path& worktree,
   return commit;
 }
 
+void switch_worktree(const fs::path& worktree, const std::string& commit,
+                     const SourceContext& ctx) {
+  git(ctx, worktree, {"checkout", "-q", "-f", "--detach", commit});
+}
+
 }  // namespace isolab

@@ -64,4 +64,9 @@ std::string checkout_variant(const SourceTree& src, const std::filesystem::path&
                              const std::vector<std::string>& patch_sha256,
                              const SourceContext& ctx);
 
+// Switches `worktree` (one checkout_variant made) to `commit` with `git checkout -f --detach`:
+// only the files that differ are rewritten. Throws isolab::Error with git's message.
+void switch_worktree(const std::filesystem::path& worktree, const std::string& commit,
+                     const SourceContext& ctx);
+
 }  // namespace isolab

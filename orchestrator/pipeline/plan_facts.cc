@@ -20,6 +20,7 @@ KernelRequest kernel_request(const Spec& spec, const VariantSpec& v, const Guest
   if (r.source.kind != KernelSourceSpec::Kind::prebuilt)
     r.nr_cpus = guest_kernel_nr_cpus(r.fragments, guest.nr_cpus_required);
   r.variant_name = v.name;
+  r.robot_checks = spec.robot_checks;
   return r;
 }
 

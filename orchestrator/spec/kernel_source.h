@@ -7,6 +7,18 @@
 
 namespace isolab {
 
+// Which of a kernel test robot's checks isolab runs on a variant's patches (spec
+// /kernel/robot_checks, docs/spec.md): checkpatch and includecheck (kernel/robot_checks.h), and
+// the extra warnings of the touched .c files at W=1 and from sparse (kernel/extra_warnings.h).
+// They change no kernel, so they are not part of any build key. Each is on by default; sparse
+// runs only where the `sparse` program is installed.
+struct RobotChecks {
+  bool checkpatch = true;
+  bool includecheck = true;
+  bool w1 = true;      // make W=1 on the touched .c files, at the base and after the series
+  bool sparse = true;  // make C=2 CHECK=sparse on them, in the same pass
+};
+
 struct KernelSourceSpec {
   enum class Kind { tarball, git, prebuilt };
   Kind kind = Kind::tarball;

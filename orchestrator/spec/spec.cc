@@ -188,7 +188,24 @@ KernelSourceSpec parse_source(const json& src, const fs::path& base_dir) {
   return k;
 }
 
-// /kernel: source, base_config, config_fragments.
+// /kernel/robot_checks: a boolean for all four, or an object of booleans.
+RobotChecks parse_robot_checks(const json& j) {
+  const std::string p = "/kernel/robot_checks";
+  if (j.is_boolean()) {
+    const bool on = j.get<bool>();
+    return {on, on, on, on};
+  }
+  SpecObject o(j, p);
+  RobotChecks r;
+  r.checkpatch = o.boolean("checkpatch", true);
+  r.includecheck = o.boolean("includecheck", true);
+  r.w1 = o.boolean("w1", true);
+  r.sparse = o.boolean("sparse", true);
+  o.finish();
+  return r;
+}
+
+// /kernel: source, base_config, config_fragments, robot_checks.
 void parse_kernel(const json& k, const fs::path& base_dir, Spec& s) {
   SpecObject ko(k, "/kernel");
   if (const json* src = ko.get("source")) s.source = parse_source(*src, base_dir);
@@ -201,6 +218,7 @@ void parse_kernel(const json& k, const fs::path& base_dir, Spec& s) {
   for (std::size_t i = 0; i < frags.size(); ++i)
     s.config_fragments.push_back(
         resolve_existing(frags[i], base_dir, json_child("/kernel/config_fragments", i)));
+  if (const json* r = ko.get("robot_checks")) s.robot_checks = parse_robot_checks(*r);
   ko.finish();
 }
 

@@ -118,6 +118,9 @@ struct Spec {
   KernelSourceSpec source;
   std::string base_config = "tinyconfig";
   std::vector<std::filesystem::path> config_fragments;
+  // /kernel/robot_checks: true (default), false, or {"checkpatch", "includecheck", "w1",
+  // "sparse"} each a boolean (default true): which robot checks run on B's patches.
+  RobotChecks robot_checks;
   std::vector<VariantSpec> variants;  // at least one; A = first, B = second
   // Guest. cmdline is the isolation part; customer_cmdline (text or a dmesg file) is reduced
   // by the cmdline analyzer into cmdline + vcpus when given.

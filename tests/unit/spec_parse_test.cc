@@ -81,6 +81,29 @@ TEST(Spec, BadFieldsNameTheirJsonPointer) {
   EXPECT_EQ(pointer_of(d), "/workloads");
 }
 
+TEST(Spec, RobotChecksAreOnByDefaultAndSwitchable) {
+  const Spec on = parse_spec(minimal(), ISOLAB_SOURCE_DIR);
+  EXPECT_TRUE(on.robot_checks.checkpatch && on.robot_checks.includecheck && on.robot_checks.w1 &&
+              on.robot_checks.sparse);
+  json d = minimal();
+  d["kernel"]["robot_checks"] = false;
+  const Spec off = parse_spec(d, ISOLAB_SOURCE_DIR);
+  EXPECT_FALSE(off.robot_checks.checkpatch || off.robot_checks.includecheck ||
+               off.robot_checks.w1 || off.robot_checks.sparse);
+  d["kernel"]["robot_checks"] = {{"sparse", false}, {"checkpatch", false}};
+  const Spec some = parse_spec(d, ISOLAB_SOURCE_DIR);
+  EXPECT_FALSE(some.robot_checks.sparse);
+  EXPECT_FALSE(some.robot_checks.checkpatch);
+  EXPECT_TRUE(some.robot_checks.w1);
+  EXPECT_TRUE(some.robot_checks.includecheck);
+  d["kernel"]["robot_checks"] = {{"w=1", true}};
+  EXPECT_EQ(pointer_of(d), "/kernel/robot_checks/w=1");
+  d["kernel"]["robot_checks"] = {{"w1", "yes"}};
+  EXPECT_EQ(pointer_of(d), "/kernel/robot_checks/w1");
+  d["kernel"]["robot_checks"] = "all";
+  EXPECT_EQ(pointer_of(d), "/kernel/robot_checks");
+}
+
 TEST(Spec, BaselineForNightlyMode) {
   json d = minimal();
   d["baseline"] = {{"last_good", true}};

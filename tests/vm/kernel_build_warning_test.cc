@@ -1,10 +1,11 @@
 // vm tier: build warnings as results (as the kernel test robot reported one for the madvise
 // change of docs/examples/madvise-latency.md). The vm tier's vanilla kernel against
-// tests/data/kernel/planted-warning (an unused variable in mm/vmstat.c, no Signed-off-by) and
-// planted-includecheck (mm/madvise.c includes linux/swap.h twice), built for real (only the two
-// files are recompiled after the cached vanilla build): result.json keeps each variant's
-// compiler warnings and the robot's checkpatch and includecheck findings, and `isolab compare`
-// lists the three B adds and counts them against B.
+// tests/data/kernel/planted-warning (an unused variable in mm/vmstat.c, no Signed-off-by),
+// planted-includecheck (mm/madvise.c includes linux/swap.h twice) and planted-w1 (a function
+// without a prototype in mm/vmstat.c, which only W=1 and sparse see), built for real (only the
+// two files are recompiled after the cached vanilla build): result.json keeps each variant's
+// compiler warnings and the robot's checkpatch, includecheck, W=1 and sparse findings, and
+// `isolab compare` lists the five B adds and counts them against B.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,7 +49,7 @@ TEST(KernelBuildWarning, PlantedWarningIsListedAndCountsAgainstB) {
 
   ProcessResult cmp = run_isolab_command({"compare", r.run_dir.string()});
   EXPECT_EQ(cmp.exit_code, 1) << cmp.out << cmp.err;
-  EXPECT_NE(cmp.out.find("build warnings B adds over A (matched by file, class and message): 3"),
+  EXPECT_NE(cmp.out.find("build warnings B adds over A (matched by file, class and message): 5"),
             std::string::npos)
       << cmp.out;
   EXPECT_NE(cmp.out.find("mm/vmstat.c:2011:"), std::string::npos) << cmp.out;
@@ -59,14 +60,23 @@ TEST(KernelBuildWarning, PlantedWarningIsListedAndCountsAgainstB) {
   EXPECT_NE(cmp.out.find("ERROR: Missing Signed-off-by: line(s) [checkpatch:MISSING_SIGN_OFF]"),
             std::string::npos)
       << cmp.out;
-  EXPECT_NE(cmp.out.find("3 new build warning(s) of B in files it touches"), std::string::npos)
+  // What only W=1 and sparse see, and neither the base nor the regular build had.
+  EXPECT_NE(cmp.out.find("mm/vmstat.c:2090:5: warning: no previous prototype for "
+                         "'planted_no_prototype' [-Wmissing-prototypes]  [new in a file"),
+            std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("mm/vmstat.c:2090:5: warning: symbol 'planted_no_prototype' was not "
+                         "declared. Should it be static? [sparse]  [new in a file"),
+            std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("5 new build warning(s) of B in files it touches"), std::string::npos)
       << cmp.out;
 
   ProcessResult js = run_isolab_command({"compare", r.run_dir.string(), "--format", "json"});
   json j = json::parse(js.out);
-  ASSERT_EQ(j["new_build_warnings"].size(), 3u) << js.out;
+  ASSERT_EQ(j["new_build_warnings"].size(), 5u) << js.out;
   for (const auto& w : j["new_build_warnings"]) EXPECT_EQ(w["in_touched_file"], true) << w.dump();
-  EXPECT_EQ(j["summary"]["new_warnings_in_touched_files"], 3);
+  EXPECT_EQ(j["summary"]["new_warnings_in_touched_files"], 5);
 }
 
 }  // namespace

@@ -111,8 +111,16 @@ std::vector<std::string> series_trees(ProcessRunner& runner, const fs::path& rep
 std::vector<BuildWarning> robot_checks(const fs::path& source_repo, const std::string& base_commit,
                                        const std::vector<fs::path>& patches, ProcessRunner& runner,
                                        const fs::path& work_dir, const RobotChecks& checks) {
-  std::error_code ec;
   if (!checks.checkpatch && !checks.includecheck) return {};
+  // The work directory goes when the checks end, thrown out of or not.
+  struct Scratch {
+    fs::path dir;
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } scratch{work_dir};
+  std::error_code ec;
   fs::remove_all(work_dir, ec);
   const fs::path scripts = work_dir / "scripts";
   for (const char* f :
@@ -129,16 +137,12 @@ std::vector<BuildWarning> robot_checks(const fs::path& source_repo, const std::s
                work_dir);
     for (auto& w : parse_checkpatch(r.out, p.filename().string())) out.push_back(std::move(w));
   }
-  if (!checks.includecheck) {
-    fs::remove_all(work_dir, ec);
-    return out;
-  }
+  if (!checks.includecheck) return out;
   const auto sources = series_trees(runner, source_repo, base_commit, patches, work_dir);
   const fs::path script = scripts / "checkincludes.pl";
   const auto before = includecheck(runner, script, sources, work_dir / "base");
   for (auto& w : includecheck(runner, script, sources, work_dir / "patched"))
     if (std::find(before.begin(), before.end(), w) == before.end()) out.push_back(std::move(w));
-  fs::remove_all(work_dir, ec);
   return out;
 }
 

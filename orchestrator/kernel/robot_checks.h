@@ -31,10 +31,10 @@ std::vector<BuildWarning> parse_checkincludes(std::string_view output);
 // The robot's findings for a series on base_commit of the git repository source_repo:
 // checkpatch on each patch (a patch's findings name it by file name), and the includecheck
 // findings of the touched .c/.h files after the series that the base did not have. Works in
-// work_dir (created, then removed). Throws isolab::Error when git cannot give the scripts or
-// the touched files, or a patch does not apply to them; the scripts' own exit status is not an
-// error (checkpatch exits 1 when it finds something). `checks` says which of the two run (its
-// w1 and sparse are kernel/extra_warnings.h's); with neither, nothing runs.
+// work_dir (created, then removed, also when it throws). Throws isolab::Error when git cannot give
+// the scripts or the touched files, or a patch does not apply to them; the scripts' own exit status
+// is not an error (checkpatch exits 1 when it finds something). `checks` says which of the two run
+// (its w1 and sparse are kernel/extra_warnings.h's); with neither, nothing runs.
 std::vector<BuildWarning> robot_checks(const std::filesystem::path& source_repo,
                                        const std::string& base_commit,
                                        const std::vector<std::filesystem::path>& patches,

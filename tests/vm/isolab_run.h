@@ -46,6 +46,12 @@ inline std::filesystem::path temp_dir(const std::string& tag) {
   return d;
 }
 
+// The last line of a command's stdout (isolab run and bisect print their directory last).
+inline std::filesystem::path last_line(std::string out) {
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+}
+
 struct IsolabRun {
   ProcessResult proc;
   std::filesystem::path run_dir;  // the last line of stdout
@@ -68,9 +74,7 @@ inline IsolabRun run_isolab(const nlohmann::json& spec, const std::filesystem::p
   ps.timeout = std::chrono::minutes(40);
   IsolabRun r;
   r.proc = runner->run(ps);
-  std::string out = r.proc.out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  r.run_dir = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+  r.run_dir = last_line(r.proc.out);
   if (std::filesystem::exists(r.run_dir / "result.json"))
     r.result = nlohmann::json::parse(read_file(r.run_dir / "result.json"));
   return r;

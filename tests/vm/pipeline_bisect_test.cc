@@ -30,9 +30,7 @@ BisectRun run_bisect(const std::filesystem::path& dir) {
   ps.timeout = std::chrono::minutes(60);
   BisectRun r;
   r.proc = make_real_runner()->run(ps);
-  std::string out = r.proc.out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  r.dir = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+  r.dir = last_line(r.proc.out);
   if (std::filesystem::exists(r.dir / "bisect.json"))
     r.record = nlohmann::json::parse(read_file(r.dir / "bisect.json"));
   return r;

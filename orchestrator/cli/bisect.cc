@@ -101,6 +101,9 @@ struct BisectCommand {
   }
 
   int run() {
+    if (max_boots < boots)
+      throw Error("--max-boots " + std::to_string(max_boots) + " is below --boots " +
+                  std::to_string(boots));
     Spec spec = load_spec_file(spec_path);
     auto runner = make_real_runner();
     try {
@@ -122,9 +125,25 @@ struct BisectCommand {
     }
   }
 
+  // One --metric: the primary-metric syntax, naming a metric the spec's workloads give.
+  static PrimaryMetric metric_argument(const std::string& m, const Spec& spec) {
+    PrimaryMetric p;
+    try {
+      p = primary_from_argument(m);
+    } catch (const Error& e) {
+      std::string why = e.what();
+      if (why.rfind("--primary ", 0) == 0) why = "--metric " + why.substr(10);
+      throw Error(why);
+    }
+    if (!workloads_give(spec.workloads, p.metric, false))
+      throw Error("--metric " + m + ": no metric of the spec's workloads is named " + p.metric +
+                  " (they give " + workload_prefixes(spec.workloads) + ")");
+    return p;
+  }
+
   std::vector<PrimaryMetric> candidates(const Spec& spec) const {
     std::vector<PrimaryMetric> c;
-    for (const std::string& m : metrics) c.push_back(primary_from_argument(m));
+    for (const std::string& m : metrics) c.push_back(metric_argument(m, spec));
     if (c.empty() && spec.compare.is_object() && spec.compare.contains("primary"))
       c = primary_from_json(spec.compare["primary"], "/compare/primary");
     return c;
@@ -143,6 +162,7 @@ struct BisectCommand {
     for (const fs::path& p : b.patches) subjects.push_back(mail_subject(p, runner));
     const double t0 = monotonic_seconds();
     auto record = [&](const BisectOutcome& out) {
+      fs::create_directories(dir);
       write_file_atomic(dir / "bisect.json",
                         json_text(bisect_record(spec_path, a, b, subjects, measure.metric(),
                                                 settings, out, monotonic_seconds() - t0),
@@ -160,8 +180,9 @@ struct BisectCommand {
       out = bisect_series(
           b.patches.size(), settings, [&](auto p, int n) { return measure(p, n); }, on_step);
     } catch (const Error& e) {
-      throw Error(std::string(e.what()) + " (steps so far: " + (dir / "bisect.json").string() +
-                  ")");
+      const bool some = fs::exists(dir / "bisect.json");
+      throw Error(std::string(e.what()) +
+                  (some ? " (steps so far: " + (dir / "bisect.json").string() + ")" : ""));
     }
     record(out);
     print_conclusion(out, b, subjects, measure.metric(), monotonic_seconds() - t0);
@@ -184,14 +205,11 @@ struct BisectCommand {
               << static_cast<long>(wall_s) << " s\n";
   }
 
-  // <results-dir>/<UTC time>-bisect-<spec name>-<token>
+  // <results-dir>/<UTC time>-bisect-<spec name>-<token>; created by the first step's run (or
+  // by the first record), so that input refused before any step leaves nothing behind.
   fs::path bisect_dir(const Spec& spec) const {
-    const fs::path dir = fs::path(results_dir) / (utc_now("%Y%m%dT%H%M%SZ") + "-bisect-" +
-                                                  spec.name + "-" + random_token(6));
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw Error("--results-dir " + results_dir + ": cannot create " + dir.string());
-    return dir;
+    return fs::path(results_dir) /
+           (utc_now("%Y%m%dT%H%M%SZ") + "-bisect-" + spec.name + "-" + random_token(6));
   }
 
   RunOptions run_options(const fs::path& dir, Progress& meter) const {

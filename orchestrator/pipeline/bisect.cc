@@ -127,9 +127,9 @@ const VariantSpec& find_variant(const Spec& spec, const std::string& name,
   throw Error(what + " " + name + ": no such variant in the spec (it has " + names + ")");
 }
 
-SeriesMeasurer::SeriesMeasurer(const Spec& spec, std::string variant_a, std::string variant_b,
-                               std::vector<PrimaryMetric> candidates, RunOptions options,
-                               ProcessRunner& runner)
+SeriesMeasurer::SeriesMeasurer(const Spec& spec, const std::string& variant_a,
+                               const std::string& variant_b, std::vector<PrimaryMetric> candidates,
+                               RunOptions options, ProcessRunner& runner)
     : spec_(spec),
       candidates_(std::move(candidates)),
       options_(std::move(options)),

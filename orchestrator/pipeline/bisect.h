@@ -44,7 +44,7 @@ Spec prefix_spec(const Spec& spec, const VariantSpec& a, const VariantSpec& b, s
 // not boot is another search than this one); compare's errors pass through.
 class SeriesMeasurer {
  public:
-  SeriesMeasurer(const Spec& spec, std::string variant_a, std::string variant_b,
+  SeriesMeasurer(const Spec& spec, const std::string& variant_a, const std::string& variant_b,
                  std::vector<PrimaryMetric> candidates, RunOptions options, ProcessRunner& runner);
 
   StepMeasurement operator()(std::size_t prefix, int boots);

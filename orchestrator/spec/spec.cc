@@ -371,21 +371,6 @@ void parse_baseline(const json& b, const fs::path& base_dir, Spec& s) {
   bo.finish();
 }
 
-// Whether some metric a workload gives is `name` (prefix: starts with it).
-bool workloads_give(const std::vector<WorkloadSpec>& ws, const std::string& name, bool prefix) {
-  for (const auto& w : ws)
-    for (const auto& pattern : workload_metric_patterns(w))
-      if (metric_pattern_matches(pattern, name, prefix)) return true;
-  return false;
-}
-
-// "<wl>.*" for each workload: what an error about a metric name offers.
-std::string workload_prefixes(const std::vector<WorkloadSpec>& ws) {
-  std::string out;
-  for (const auto& w : ws) out += (out.empty() ? "" : ", ") + w.name + ".*";
-  return out;
-}
-
 // /compare: the settings as compare reads them (compare_settings.h), and every metric they
 // name (a thresholds_pct key, exact or prefix, and a primary metric) one the workloads give.
 void parse_compare(const json& c, const std::vector<WorkloadSpec>& ws) {
@@ -485,6 +470,19 @@ json workloads_to_json(const std::vector<WorkloadSpec>& ws) {
     arr.push_back(j);
   }
   return arr;
+}
+
+bool workloads_give(const std::vector<WorkloadSpec>& ws, const std::string& name, bool prefix) {
+  for (const auto& w : ws)
+    for (const auto& pattern : workload_metric_patterns(w))
+      if (metric_pattern_matches(pattern, name, prefix)) return true;
+  return false;
+}
+
+std::string workload_prefixes(const std::vector<WorkloadSpec>& ws) {
+  std::string out;
+  for (const auto& w : ws) out += (out.empty() ? "" : ", ") + w.name + ".*";
+  return out;
 }
 
 }  // namespace isolab

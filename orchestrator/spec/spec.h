@@ -181,6 +181,13 @@ Spec load_spec_file(const std::filesystem::path& path);
 // (the guest derivation, the workloads' CPUs), so that they name the file as parse errors do.
 SpecError spec_error_in_file(const SpecError& e, const std::filesystem::path& path);
 
+// Whether some metric the workloads give is `name` (prefix: starts with it), by the patterns of
+// workload/registry.h workload_metric_patterns.
+bool workloads_give(const std::vector<WorkloadSpec>& ws, const std::string& name, bool prefix);
+
+// "<wl>.*" for each workload, comma-separated: what an error about a metric name offers.
+std::string workload_prefixes(const std::vector<WorkloadSpec>& ws);
+
 // Canonical JSON for the workloads (hashing them decides comparability of runs).
 nlohmann::json workloads_to_json(const std::vector<WorkloadSpec>& w);
 

@@ -59,6 +59,9 @@
 //     happened on the isolated CPUs: that is a result, not a missing one) -> no significant change
 //  3. relative change undefined (timing: A median 0; instructions:
 //     A mean 0)                                                        -> inconclusive
+//  (instructions only: rule 6 is tried here, before rule 4: a deterministic count that jitters
+//   by half an instruction between boots ties so that p cannot reach alpha at a few boots a
+//   side, while its interval excludes every change of the margin's size)
 //  4. the smallest p the test can reach with these values is >= alpha
 //     (3 against 3 gives at best 0.1; one boot with one event among
 //     zeros can never be significant)                                  -> inconclusive
@@ -69,7 +72,8 @@
 //  7. otherwise                                                         -> inconclusive
 // Primary metrics (PrimaryMetric, declared in the spec or with --primary). p is the one-sided p
 // in the declared bad direction (MetricTest::one_sided), Holm-adjusted over the primary family
-// when MetricTest::family_p is set. Rules 1-4 as above (4 with the one-sided smallest p), then:
+// when MetricTest::family_p is set. Rules 1-4 as above (4 with the one-sided smallest p; for
+// instructions rule 7 first, as rule 6 for secondaries), then:
 //  5. p < alpha and the change beyond the threshold in the bad direction -> regressed
 //  6. the interval excludes 0 on the good side and the change is beyond
 //     the threshold in the good direction                               -> improved

@@ -589,6 +589,32 @@ TEST(SecondaryRules, FamilyWisePDecides) {
   EXPECT_NE(r.reason.find("family-wise p=0.2 >= alpha"), std::string::npos) << r.reason;
 }
 
+TEST(Instructions, HalfInstructionJitterIsNoChangeNotInconclusive) {
+  // Six boots a side of one kernel as a bisection step sees them (docs/examples/
+  // planted-series.md): medians of 14163.0, two of B's at 14163.5. The ties keep the smallest
+  // one-sided p at C(10,4)/C(12,6) = 0.227, but the interval excludes a change of 1%: no
+  // significant change, primary and secondary. Counts with such ties stay inconclusive
+  // (CountVerdict.HeavyTiesAreInconclusive).
+  const std::vector<double> a(6, 14163.0),
+      b = {14163.0, 14163.5, 14163.5, 14163.0, 14163.0, 14163.0};
+  const CompareSettings s;
+  MetricTest t = instr_test(a, b);
+  EXPECT_EQ(decide_metric_verdict(t, kInstr, s).verdict, Verdict::no_change);
+  add_one_sided_test(t, {{a, b}}, true, s);
+  ASSERT_TRUE(t.one_sided);
+  EXPECT_NEAR(t.one_sided->min_p, 210.0 / 924, 1e-12);
+  PrimaryMetric up;
+  up.metric = kInstr.name;
+  up.higher_is_bad = true;
+  const auto r = decide_primary_verdict(t, kInstr, up, s);
+  EXPECT_EQ(r.verdict, Verdict::no_change) << r.reason;
+  EXPECT_NE(r.reason.find("inside +-1.00%"), std::string::npos) << r.reason;
+  // Three a side: the interval is unbounded, so the unreachable test still says inconclusive.
+  MetricTest three = instr_test({14163.0, 14163.0, 14163.0}, {14163.0, 14163.5, 14163.0});
+  add_one_sided_test(three, {{{14163.0, 14163.0, 14163.0}, {14163.0, 14163.5, 14163.0}}}, true, s);
+  EXPECT_EQ(decide_primary_verdict(three, kInstr, up, s).verdict, Verdict::inconclusive);
+}
+
 // ---- primary metrics ----
 
 TEST(PrimaryRules, OneSidedInTheBadDirectionWithHolm) {

@@ -321,18 +321,19 @@ class KernelBuilder {
   // a check that cannot run is said and leaves no findings, never failing the kernel.
   KernelArtifact with_robot_findings(KernelArtifact a) const {
     if (req_.patches.empty()) return a;
+    std::vector<BuildWarning> found;
     try {
-      std::vector<BuildWarning> extra = std::move(a.robot_findings);
-      a.robot_findings =
-          robot_checks(src_.repo, src_.base_commit, req_.patches, env_.runner,
-                       fs::temp_directory_path() /
-                           ("isolab-robot-" + std::to_string(::getpid()) + "-" + variant_),
-                       req_.robot_checks);
-      a.robot_findings.insert(a.robot_findings.end(), extra.begin(), extra.end());
-      say("robot checks: " + std::to_string(a.robot_findings.size()) + " finding(s)");
+      found = robot_checks(src_.repo, src_.base_commit, req_.patches, env_.runner,
+                           fs::temp_directory_path() /
+                               ("isolab-robot-" + std::to_string(::getpid()) + "-" + variant_),
+                           req_.robot_checks);
     } catch (const std::exception& e) {  // also a filesystem error of the work directory
       say(std::string("robot checks not run: ") + e.what());
     }
+    // The W=1 and sparse findings the artifact came with (built now, or from its entry) follow.
+    found.insert(found.end(), a.robot_findings.begin(), a.robot_findings.end());
+    a.robot_findings = std::move(found);
+    say("robot checks: " + std::to_string(a.robot_findings.size()) + " finding(s)");
     return a;
   }
 
@@ -542,7 +543,7 @@ class KernelBuilder {
       say(std::string(rc.w1 ? "W=1" : "") + (rc.w1 && sparse ? " and " : "") +
           (sparse ? "sparse" : "") + " on " + std::to_string(objects.size()) +
           " touched object(s): " + std::to_string(extra_->size()) + " new warning(s)");
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // also a filesystem error
       say(std::string("W=1/sparse checks not run: ") + e.what());
       extra_.reset();
       try {
@@ -552,15 +553,21 @@ class KernelBuilder {
     }
   }
 
-  // One W=1/sparse pass over `objects` at the worktree's commit, its sources touched first so
-  // that make compiles (and checks) each one; its log is extra-<name>-<variant>.log beside the
-  // build log.
+  // One W=1/sparse pass over those of `objects` whose source the worktree's commit has (a file
+  // the series adds is not at its base), each source touched first so that make compiles (and
+  // checks) it; its log is extra-<name>-<variant>.log beside the build log.
   std::vector<BuildWarning> extra_pass(const std::string& name,
-                                       const std::vector<std::string>& objects, bool w1,
+                                       const std::vector<std::string>& all_objects, bool w1,
                                        bool sparse) {
-    for (const std::string& o : objects)
-      fs::last_write_time(worktree_ / (o.substr(0, o.size() - 2) + ".c"),
-                          fs::file_time_type::clock::now());
+    std::vector<std::string> objects;
+    for (const std::string& o : all_objects) {
+      const fs::path source = worktree_ / (o.substr(0, o.size() - 2) + ".c");
+      std::error_code ec;
+      if (!fs::is_regular_file(source, ec)) continue;
+      fs::last_write_time(source, fs::file_time_type::clock::now());
+      objects.push_back(o);
+    }
+    if (objects.empty()) return {};
     const fs::path log =
         log_.parent_path() / ("extra-" + name + "-" + safe_name(variant_) + ".log");
     write_file_atomic(log,

@@ -40,13 +40,9 @@ std::string change_text(double pct) {
   return buf;
 }
 
-std::string patches_text(std::size_t prefix) {
-  return prefix == 1 ? "patch 1" : "patches 1-" + std::to_string(prefix);
-}
-
 // One line per attempt: "step 2: patches 1-2, 4 boots each: regressed +6.91% -> moved (RUN)".
 std::string step_line(std::size_t number, const BisectStep& s) {
-  return "step " + std::to_string(number) + ": " + patches_text(s.prefix) +
+  return "step " + std::to_string(number) + ": " + prefix_text(s.prefix) +
          (s.attempt > 1 ? " (attempt " + std::to_string(s.attempt) + ")" : "") + ", " +
          std::to_string(s.boots) + " boots each: " + verdict_name(s.measurement.verdict) + " " +
          change_text(s.measurement.change_pct) + " -> " + step_state_name(s.state) + " (" +

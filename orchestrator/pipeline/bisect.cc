@@ -15,10 +15,6 @@ namespace isolab {
 
 namespace {
 
-std::string patches_text(std::size_t prefix) {
-  return prefix == 1 ? "patch 1" : "patches 1-" + std::to_string(prefix);
-}
-
 // The row of `metric` among a comparison's primary rows, or nullptr.
 const MetricRow* primary_row(const Comparison& c, const PrimaryMetric& metric) {
   for (const MetricRow& r : c.metrics)
@@ -83,6 +79,10 @@ json step_json(const BisectStep& s) {
 }
 
 }  // namespace
+
+std::string prefix_text(std::size_t prefix) {
+  return prefix == 1 ? "patch 1" : "patches 1-" + std::to_string(prefix);
+}
 
 std::string prefix_variant_name(const std::string& b, std::size_t prefix, std::size_t patches) {
   const std::string tail = "-" + std::to_string(prefix) + "of" + std::to_string(patches);
@@ -150,7 +150,7 @@ StepMeasurement SeriesMeasurer::operator()(std::size_t prefix, int boots) {
   const Spec step = prefix_spec(spec_, a_, b_, prefix, boots);
   const RunSummary sum = run_spec(step, options_, runner_);
   const std::string where =
-      patches_text(prefix) + " of " + b_.name + " (run " + sum.run_dir.string() + ")";
+      prefix_text(prefix) + " of " + b_.name + " (run " + sum.run_dir.string() + ")";
   if (sum.status == "interrupted") throw Error("bisect: interrupted while measuring " + where);
   if (!sum.build_failures.empty())
     throw Error("bisect: " + where + " did not build: " + sum.build_failures.front());

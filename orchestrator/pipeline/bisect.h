@@ -22,6 +22,9 @@
 
 namespace isolab {
 
+// The patches a prefix applies, as steps and errors name them: "patch 1", "patches 1-3".
+std::string prefix_text(std::size_t prefix);
+
 // The name of the variant that applies B's first `prefix` of `patches` patches:
 // "<B>-<prefix>of<patches>", B's name cut so that the whole stays within 40 characters.
 std::string prefix_variant_name(const std::string& b, std::size_t prefix, std::size_t patches);

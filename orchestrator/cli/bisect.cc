@@ -109,6 +109,7 @@ struct BisectCommand {
       throw spec_error_in_file(e, spec_path);
     }
     default_variants(spec);
+    std::cerr << mailed_series_text(spec);
     install_interrupt_handlers();
     return bisect(spec, *runner);
   }

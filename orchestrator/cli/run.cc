@@ -139,6 +139,7 @@ struct RunCommand {
                            isolab::monotonic_seconds);
     o.progress = [&meter](const std::string& s) { meter.message(s); };
     o.meter = &meter;
+    check_series_before_builds(spec);
     isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
     if (sum.status == "interrupted") return report_interrupted(sum);
     with_history(results_dir, [&](isolab::HistoryDb& db) {
@@ -151,6 +152,13 @@ struct RunCommand {
     if (nightly) status = compare_with_baseline(spec, baseline, sum, status);
     std::cout << sum.run_dir.string() << std::endl;
     return status;
+  }
+
+  // Before the first kernel build: how each mailed series was read (every message left out
+  // listed).
+  void check_series_before_builds(const isolab::Spec& spec) const {
+    const std::string readings = isolab::mailed_series_text(spec);
+    if (!readings.empty()) std::cerr << readings;
   }
 
   // Overrides are written into the spec document too, so that result.json, --resume and
@@ -192,15 +200,18 @@ struct RunCommand {
       std::cerr << "isolab: guest command line: " << w.get<std::string>() << "\n";
     if (!json_plan) {
       auto runner = isolab::make_real_runner();
-      std::cout << isolab::plan_text(
-          spec, g,
-          isolab::gather_plan_facts(spec, g,
-                                    {cache_dir, accel, !hosts.empty() || !spec.hosts.empty(),
-                                     !no_trace, parse_parallel(parallel)},
-                                    *runner));
+      std::cout << isolab::plan_text(spec, g,
+                                     isolab::gather_plan_facts(
+                                         spec, g,
+                                         {cache_dir, accel, !hosts.empty() || !spec.hosts.empty(),
+                                          !no_trace, parse_parallel(parallel)},
+                                         *runner))
+                << isolab::mailed_series_text(spec);
       return 0;
     }
     json plan = isolab::describe_plan(spec, g);
+    for (std::size_t i = 0; i < spec.variants.size(); ++i)
+      plan["variants"][i]["mailed_series"] = spec.variants[i].mailed_series;
     // The local host plan only for guests that run here (not on --host / "hosts").
     if (hosts.empty() && spec.hosts.empty())
       plan["host_plan"] = isolab::to_json(

@@ -30,6 +30,7 @@
 #include "parse/console.h"
 #include "pipeline/cell.h"
 #include "pipeline/host_cpu_plan.h"
+#include "pipeline/mailed_series.h"
 #include "pipeline/multi_host.h"
 #include "pipeline/plan_facts.h"
 #include "pipeline/run_doc.h"
@@ -506,8 +507,8 @@ json variant_record(const Spec& spec, const GuestDerivation& guest, const Varian
   rec.config_sha256 = k.config_sha256;
   rec.patches = json::array();
   for (const auto& p : k.patches)
-    rec.patches->push_back(
-        {{"path", p.path.string()}, {"sha256", p.sha256}, {"subject", p.subject}});
+    rec.patches->push_back(with_mail_facts(
+        v, p.path, {{"path", p.path.string()}, {"sha256", p.sha256}, {"subject", p.subject}}));
   rec.cmdline = guest.cmdline + (v.extra_cmdline.empty() ? "" : " " + v.extra_cmdline);
   const json facts = build_facts(k);
   rec.build_warnings = facts["build_warnings"];
@@ -517,6 +518,7 @@ json variant_record(const Spec& spec, const GuestDerivation& guest, const Varian
       {"bzimage", k.bzimage.string()}, {"system_map", k.system_map.string()},
       {"build_log", k.log.string()},   {"nr_cpus", nr_cpus ? json(*nr_cpus) : json(nullptr)},
       {"sysctls", v.sysctls}};
+  if (!v.mailed_series.empty()) rec.rest["mailed_series"] = v.mailed_series;
   return results::to_json(rec);
 }
 

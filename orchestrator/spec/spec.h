@@ -29,6 +29,9 @@ struct VariantSpec {
   // before the workloads and read back (guest/init_script.h GuestPlan::sysctls). A JSON integer
   // value is kept as its decimal text. Variants that differ only here share their kernel.
   std::map<std::string, std::string> sysctls;
+  // How each mailed series among `patches` was read (pipeline/mailed_series.h
+  // mailed_series_json): filled when the mbox is expanded, empty for a spec as loaded.
+  nlohmann::json mailed_series = nlohmann::json::array();
 };
 
 // One guest NUMA node (QEMU -numa node + memory-backend-ram; libvirt <cpu><numa><cell>).

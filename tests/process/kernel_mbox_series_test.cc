@@ -54,8 +54,10 @@ TEST_F(MboxSeries, LoreThreadGivesTheNewestVersionInOrder) {
   EXPECT_NE(messages[4].text.find("\nFrom the trace"), std::string::npos);  // mboxrd unescaped
   EXPECT_FALSE(fs::exists(dir_ / "work"));
 
-  const auto files = expand_mbox_series(kThread, dir_ / "series", *runner_);
-  ASSERT_EQ(files.size(), 3u);
+  const MailedSeries series = expand_mbox_series(kThread, dir_ / "series", *runner_);
+  ASSERT_EQ(series.patches.size(), 3u);
+  std::vector<fs::path> files;
+  for (const auto& p : series.patches) files.push_back(p.path);
   const auto dir_patches = series_files();
   ASSERT_EQ(dir_patches.size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
@@ -81,8 +83,8 @@ TEST_F(MboxSeries, FormatPatchStdoutBuildsToTheDirectorysKey) {
   write_file_atomic(dir_ / "series.mbox", mbox);
   BuildKeyInputs from_mbox = from_dir;
   from_mbox.patch_sha256.clear();
-  for (const auto& f : expand_mbox_series(dir_ / "series.mbox", dir_ / "series", *runner_))
-    from_mbox.patch_sha256.push_back(sha256_file(f));
+  for (const auto& p : expand_mbox_series(dir_ / "series.mbox", dir_ / "series", *runner_).patches)
+    from_mbox.patch_sha256.push_back(sha256_file(p.path));
   EXPECT_EQ(from_mbox.patch_sha256, from_dir.patch_sha256);
   EXPECT_EQ(compute_build_key(from_mbox), compute_build_key(from_dir));
 }

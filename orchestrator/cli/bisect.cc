@@ -21,6 +21,7 @@
 #include "cli/run.h"
 #include "kernel/kernel.h"
 #include "kernel/mbox_series.h"
+#include "pipeline/apply_check.h"
 #include "pipeline/bisect.h"
 #include "pipeline/mailed_series.h"
 #include "spec/spec.h"
@@ -110,6 +111,14 @@ struct BisectCommand {
     }
     default_variants(spec);
     std::cerr << mailed_series_text(spec);
+    // A series that does not apply is refused before any build (pipeline/apply_check.h).
+    check_patched_variants(spec, *runner,
+                           {cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir),
+                            [this](const std::string& m) {
+                              if (!quiet) std::cerr << "isolab: " << m << "\n";
+                            },
+                            nullptr,
+                            {}});
     install_interrupt_handlers();
     return bisect(spec, *runner);
   }

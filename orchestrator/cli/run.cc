@@ -16,6 +16,7 @@
 #include "compare/history.h"
 #include "compare/load.h"
 #include "kernel/kernel.h"
+#include "pipeline/apply_check.h"
 #include "pipeline/baseline.h"
 #include "pipeline/host_cpu_plan.h"
 #include "pipeline/mailed_series.h"
@@ -139,7 +140,7 @@ struct RunCommand {
                            isolab::monotonic_seconds);
     o.progress = [&meter](const std::string& s) { meter.message(s); };
     o.meter = &meter;
-    check_series_before_builds(spec);
+    check_series_before_builds(spec, o, *runner);
     isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
     if (sum.status == "interrupted") return report_interrupted(sum);
     with_history(results_dir, [&](isolab::HistoryDb& db) {
@@ -155,10 +156,17 @@ struct RunCommand {
   }
 
   // Before the first kernel build: how each mailed series was read (every message left out
-  // listed).
-  void check_series_before_builds(const isolab::Spec& spec) const {
+  // listed), then every patched variant's series applied to its base in a temporary index.
+  void check_series_before_builds(const isolab::Spec& spec, const isolab::RunOptions& o,
+                                  isolab::ProcessRunner& runner) const {
     const std::string readings = isolab::mailed_series_text(spec);
     if (!readings.empty()) std::cerr << readings;
+    isolab::ApplyCheckOptions c;
+    c.cache_dir = cache_dir.empty() ? isolab::default_cache_dir() : fs::path(cache_dir);
+    c.progress = o.progress;
+    c.meter = o.meter;
+    for (const auto& [name, kernel] : o.baseline_kernels) c.skip.insert(name);
+    isolab::check_patched_variants(spec, runner, c);
   }
 
   // Overrides are written into the spec document too, so that result.json, --resume and

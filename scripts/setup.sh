@@ -22,6 +22,8 @@ packages=(
   flex bison bc libelf-dev cpio xz-utils kmod libxml2-utils
   # the robot checks of a series: sparse on the files it touches (docs/results.md)
   sparse
+  # a mailed series: b4 am folds the replies' trailers in (docs/spec.md, "Mailed series")
+  b4
   # tests: the HTML report is opened in headless Chromium
   chromium
 )

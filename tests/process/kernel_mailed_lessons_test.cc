@@ -50,7 +50,7 @@ class MailedLessons : public ::testing::Test {
 
 TEST_F(MailedLessons, PointRerollReplacesItsPatch) {
   // linux-xfs: [PATCH 1/3..3/3], then [PATCH v2.1 1/3] in reply to 1/3, then a review of it.
-  const MailedSeries s = read("lore-xfs-v2.1-reroll.mbox");
+  const MailedSeries s = read("m4-lore-xfs-v2.1-reroll.mbox");
   EXPECT_EQ(places(s),
             (std::vector<std::string>{
                 "v2.1 1/3 [PATCH v2.1 1/3] xfs: increase the default parallelism levels of pwork "
@@ -72,7 +72,7 @@ TEST_F(MailedLessons, PointRerollReplacesItsPatch) {
 
 TEST_F(MailedLessons, InBodySubjectOfAMailWithoutOne) {
   // git's list: the mail's Subject is empty, the patch's is in the body after an in-body From.
-  const MailedSeries s = read("lore-git-inbody-subject.mbox");
+  const MailedSeries s = read("m4-lore-git-inbody-subject.mbox");
   ASSERT_EQ(s.patches.size(), 1u);
   EXPECT_EQ(s.patches[0].place, "v2");
   EXPECT_EQ(s.patches[0].note, "its place is read from its in-body Subject");
@@ -83,7 +83,7 @@ TEST_F(MailedLessons, InBodySubjectOfAMailWithoutOne) {
 
 TEST_F(MailedLessons, B4AmOutputWithAPatchPastItsTotal) {
   // b4 am's own .mbx of patchwork's base-extra-patches thread: 1/2, 2/2 and 3/2.
-  const MailedSeries s = read("b4am-output-extra-patch.mbx");
+  const MailedSeries s = read("m3-b4am-output-extra-patch.mbx");
   ASSERT_EQ(s.patches.size(), 3u);
   EXPECT_EQ(s.patches[2].place, "v1 3/2");
   EXPECT_EQ(s.patches[2].note,
@@ -110,7 +110,7 @@ TEST_F(MailedLessons, GitAmFileIsAppliedWhole) {
 }
 
 TEST_F(MailedLessons, PatchworkCommaPrefixes) {
-  const MailedSeries s = read("pw-base-no-references.mbox");
+  const MailedSeries s = read("m2-pw-base-no-references.mbox");
   EXPECT_EQ(
       places(s),
       (std::vector<std::string>{
@@ -119,7 +119,7 @@ TEST_F(MailedLessons, PatchworkCommaPrefixes) {
 }
 
 TEST_F(MailedLessons, PartialRerollIsReconstitutedAsB4Does) {
-  const MailedSeries s = read("b4-trailers-followup-partial-reroll.mbox");
+  const MailedSeries s = read("m1-b4-trailers-followup-partial-reroll.mbox");
   EXPECT_EQ(places(s), (std::vector<std::string>{"v2 1/2 [PATCH v2 1/2] Simple test 1",
                                                  "v3 2/2 [PATCH v3 2/2] Simple test 2"}));
   EXPECT_EQ(s.patches[0].note, "taken from v2: v3 re-sent only 2/2 (a partial reroll)");
@@ -127,7 +127,7 @@ TEST_F(MailedLessons, PartialRerollIsReconstitutedAsB4Does) {
   EXPECT_EQ(s.patches[0].b4, "took it");
   EXPECT_EQ(s.patches[1].b4, "took it");
   // patchwork's bugs-mixed-versions: [PATCH 1/2], then [PATCH v2 2/2] in reply to it.
-  const MailedSeries p = read("pw-bugs-mixed-versions.mbox");
+  const MailedSeries p = read("m2-pw-bugs-mixed-versions.mbox");
   EXPECT_EQ(places(p),
             (std::vector<std::string>{"v1 1/2 [PATCH 1/2] test: Add some lorem ipsum",
                                       "v2 2/2 [PATCH v2 2/2] test: Convert to Markdown"}));
@@ -135,7 +135,7 @@ TEST_F(MailedLessons, PartialRerollIsReconstitutedAsB4Does) {
 
 TEST_F(MailedLessons, FollowUpWithoutReCarriesItsTrailersIn) {
   expect_b4();
-  const MailedSeries s = read("b4-trailers-followup-nore.mbox");
+  const MailedSeries s = read("m1-b4-trailers-followup-nore.mbox");
   ASSERT_EQ(s.patches.size(), 1u);
   EXPECT_EQ(s.patches[0].text_from, "b4 am");
   EXPECT_EQ(s.patches[0].trailers_from_replies,
@@ -151,7 +151,7 @@ TEST_F(MailedLessons, FollowUpWithoutReCarriesItsTrailersIn) {
 }
 
 TEST_F(MailedLessons, MercurialCoverLetterIsSaidToBeOne) {
-  const MailedSeries s = read("pw-mercurial-cover-letter.mbox");
+  const MailedSeries s = read("m2-pw-mercurial-cover-letter.mbox");
   ASSERT_EQ(s.patches.size(), 2u);
   EXPECT_EQ(s.patches[1].place, "v1 2 of 2");
   ASSERT_EQ(s.left_out.size(), 1u);
@@ -159,7 +159,7 @@ TEST_F(MailedLessons, MercurialCoverLetterIsSaidToBeOne) {
 }
 
 TEST_F(MailedLessons, ExtraPatchIsNamedByItsOwnNumbers) {
-  const MailedSeries s = read("pw-base-extra-patches.mbox");
+  const MailedSeries s = read("m2-pw-base-extra-patches.mbox");
   ASSERT_EQ(s.patches.size(), 3u);
   EXPECT_EQ(s.patches[2].place, "v1 3/2");
   EXPECT_EQ(s.patches[2].subject, "[PATCH 3/2] test: Remove Markdown formatting");
@@ -167,7 +167,7 @@ TEST_F(MailedLessons, ExtraPatchIsNamedByItsOwnNumbers) {
 
 TEST_F(MailedLessons, OlderVersionsAreListed) {
   // patchwork's revision-threaded-to-patch: v1 0/2..2/2, v2 0/2..2/2 in reply to v1's 2/2.
-  const MailedSeries s = read("pw-revision-threaded-to-patch.mbox");
+  const MailedSeries s = read("m2-pw-revision-threaded-to-patch.mbox");
   EXPECT_EQ(s.version, "v2");
   ASSERT_EQ(s.left_out.size(), 4u);
   EXPECT_EQ(s.left_out[0].why, "the cover letter (v1 0/2)");
@@ -178,10 +178,10 @@ TEST_F(MailedLessons, OlderVersionsAreListed) {
 TEST_F(MailedLessons, IncompleteThreadIsRefusedThoughB4TakesIt) {
   // b4 am exits 0 with one patch ("Thread incomplete!"); the series has two.
   try {
-    read("pw-base-incomplete.mbox");
+    read("m2-pw-base-incomplete.mbox");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), (kMbox / "pw-base-incomplete.mbox").string() +
+    EXPECT_EQ(std::string(e.what()), (kMbox / "m2-pw-base-incomplete.mbox").string() +
                                          ": patch 2/2 of v1 is missing (the mbox has 1/2)");
   }
 }
@@ -189,7 +189,7 @@ TEST_F(MailedLessons, IncompleteThreadIsRefusedThoughB4TakesIt) {
 TEST_F(MailedLessons, RepliesTrailersFoldedWhereB4TookThePatch) {
   expect_b4();
   // b4's trailers-followup-with-cover: a review of 2/2 and one of the cover letter.
-  const MailedSeries s = read("b4-trailers-followup-with-cover.mbox");
+  const MailedSeries s = read("m1-b4-trailers-followup-with-cover.mbox");
   ASSERT_EQ(s.patches.size(), 2u);
   EXPECT_TRUE(s.patches[0].trailers_from_replies.empty());
   EXPECT_EQ(s.patches[0].text_from, "git mailsplit");

@@ -57,7 +57,7 @@ MailedPatch written_patch(const ChosenPatch& c, const B4Answer& b4, ProcessRunne
   p.text_from = "git mailsplit";
   p.trailers = message_trailers(text, runner, work);
   const B4Patch* from_b4 = b4.answered ? b4_patch_for(b4, *c.mail) : nullptr;
-  p.b4 = !b4.answered ? b4.status : from_b4 ? "took it" : "did not take it";
+  p.b4 = !b4.answered ? "no answer" : from_b4 ? "took it" : "did not take it";
   if (!from_b4) return p;
   const auto b4_trailers = message_trailers(from_b4->text, runner, work);
   p.trailers_from_replies = added(b4_trailers, p.trailers);

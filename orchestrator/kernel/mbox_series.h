@@ -20,13 +20,13 @@ namespace isolab {
 
 // One patch of the series as it was written and why.
 struct MailedPatch {
-  std::filesystem::path path;         // the file git am applies
-  std::string subject;                // the mail's own Subject, decoded
-  std::string message_id;             // "" when the mail has none
-  std::string place;                  // as its subject numbers it: "v2.1 1/3", "v1 3/2", "v4"
-  std::string text_from;              // "b4 am" (b4's message, trailers folded) or "git mailsplit"
-  std::string b4;                     // "took it", "did not take it", or why b4 gave no answer
-  std::vector<std::string> trailers;  // of the commit message applied
+  std::filesystem::path path;  // the file git am applies
+  std::string subject;         // the mail's own Subject, decoded
+  std::string message_id;      // "" when the mail has none
+  std::string place;           // as its subject numbers it: "v2.1 1/3", "v1 3/2", "v4"
+  std::string text_from;       // "b4 am" (b4's message, trailers folded) or "git mailsplit"
+  std::string b4;  // "took it", "did not take it", "no answer" (MailedSeries::b4 says why)
+  std::vector<std::string> trailers;               // of the commit message applied
   std::vector<std::string> trailers_from_replies;  // of those, the ones b4 folded in
   std::string note;                                // why it was taken, where that needs saying
 };

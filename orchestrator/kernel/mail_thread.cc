@@ -127,9 +127,8 @@ MailMessage read_message(const fs::path& file, int position, const fs::path& wor
 
 fs::path fresh_work_dir(const std::string& what) {
   static std::atomic<int> calls{0};
-  const fs::path work =
-      fs::temp_directory_path() /
-      ("isolab-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(++calls));
+  fs::path work = fs::temp_directory_path() / ("isolab-" + what + "-" + std::to_string(::getpid()) +
+                                               "-" + std::to_string(++calls));
   fs::remove_all(work);
   fs::create_directories(work);
   return work;

@@ -26,8 +26,8 @@ ProcessResult git(ProcessRunner& runner, const SourceTree& src, const fs::path& 
 fs::path diff_of(const fs::path& patch, std::size_t n, ProcessRunner& runner,
                  const fs::path& work) {
   if (!is_mbox_patch(read_file(patch))) return fs::absolute(patch);
-  const fs::path msg = work / ("msg-" + std::to_string(n)),
-                 diff = work / ("diff-" + std::to_string(n));
+  const fs::path msg = work / ("msg-" + std::to_string(n));
+  fs::path diff = work / ("diff-" + std::to_string(n));
   ProcessSpec s;
   s.argv = {"sh",
             "-c",

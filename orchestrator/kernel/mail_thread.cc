@@ -167,8 +167,14 @@ std::vector<MailMessage> read_mbox(const fs::path& mbox, ProcessRunner& runner,
   for (const auto& e : fs::directory_iterator(work_dir / "split")) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::vector<MailMessage> out;
-  for (const auto& f : files)
-    out.push_back(read_message(f, static_cast<int>(out.size()) + 1, work_dir, runner));
+  for (const auto& f : files) {
+    const int position = static_cast<int>(out.size()) + 1;
+    try {
+      out.push_back(read_message(f, position, work_dir, runner));
+    } catch (const Error& e) {
+      throw Error(mbox.string() + ": message " + std::to_string(position) + ": " + e.what());
+    }
+  }
   fs::remove_all(work_dir);
   return out;
 }

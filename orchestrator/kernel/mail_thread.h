@@ -30,7 +30,7 @@ struct MailMessage {
 std::string describe_message(const MailMessage& m);
 
 // Reads the messages of an mbox, working in work_dir (created, then removed). Throws
-// isolab::Error naming the file when git fails.
+// isolab::Error naming the file (and the message's place in it) when git fails.
 std::vector<MailMessage> read_mbox(const std::filesystem::path& mbox, ProcessRunner& runner,
                                    const std::filesystem::path& work_dir);
 

@@ -70,8 +70,12 @@ std::optional<std::string> tarball_tree_id(const KernelSourceSpec& s, const fs::
     return std::nullopt;
   }
   const std::string id = cached_file_sha256(tarball, memo).substr(0, 16);
-  auto j =
-      nlohmann::json::parse(read_file(cache / "src" / (id + ".json"), 1u << 20), nullptr, false);
+  // The memo also holds tarballs that were only hashed (an earlier dry run): their source
+  // record exists only once the run unpacked them.
+  const fs::path record = cache / "src" / (id + ".json");
+  auto j = fs::is_regular_file(record, ec)
+               ? nlohmann::json::parse(read_file(record, 1u << 20), nullptr, false)
+               : nlohmann::json();
   if (j.is_discarded() || !j.contains("tree_id")) {
     *why = "the source " + tarball.filename().string() + " is not unpacked in the cache yet";
     return std::nullopt;

@@ -320,7 +320,9 @@ class KernelBuilder {
   // The robot's checks of the patches against the source's base commit (kernel/robot_checks.h);
   // a check that cannot run is said and leaves no findings, never failing the kernel.
   KernelArtifact with_robot_findings(KernelArtifact a) const {
+    a.stage_seconds = stage_seconds();
     if (req_.patches.empty()) return a;
+    const auto t0 = Clock::now();
     std::vector<BuildWarning> found;
     try {
       found = robot_checks(src_.repo, src_.base_commit, req_.patches, env_.runner,
@@ -334,7 +336,18 @@ class KernelBuilder {
     found.insert(found.end(), a.robot_findings.begin(), a.robot_findings.end());
     a.robot_findings = std::move(found);
     say("robot checks: " + std::to_string(a.robot_findings.size()) + " finding(s)");
+    a.stage_seconds.emplace_back("robot_checks", seconds_since(t0));
     return a;
+  }
+
+  // The stages this call ran so far, in order (KernelArtifact::stage_seconds).
+  std::vector<std::pair<std::string, double>> stage_seconds() const {
+    std::vector<std::pair<std::string, double>> out = {{"source", seconds_.source},
+                                                       {"patches", seconds_.patch}};
+    if (seconds_.configured) out.emplace_back("config", seconds_.config);
+    if (seconds_.built) out.emplace_back("make", seconds_.build);
+    if (seconds_.extra_run) out.emplace_back("w1_sparse", seconds_.extra);
+    return out;
   }
 
   // Stage 1: what is known before any config step: the source tree (unpacked once), the
@@ -349,6 +362,7 @@ class KernelBuilder {
     auto t0 = Clock::now();
     src_ = step_("source", [&] { return prepare_source(req_.source, *sctx_); });
     seconds_.source = seconds_since(t0);
+    t0 = Clock::now();
     step_("patch", [&] {
       for (const auto& p : req_.patches) {
         std::error_code ec;
@@ -357,6 +371,7 @@ class KernelBuilder {
         patch_shas_.push_back(patch_ids_.back().sha256);
       }
     });
+    seconds_.patch = seconds_since(t0);
     step_("config", [&] {
       for (const auto& f : req_.fragments) {
         std::error_code ec;
@@ -416,7 +431,7 @@ class KernelBuilder {
     commit_ = step_("patch", [&] {
       return checkout_variant(src_, worktree_, req_.patches, patch_shas_, *sctx_);
     });
-    seconds_.patch = seconds_since(t0);
+    seconds_.patch += seconds_since(t0);
   }
 
   // Stage 5: base target, merge_config.sh, olddefconfig, then the survival check of every
@@ -446,6 +461,7 @@ class KernelBuilder {
     });
     if (!old_config.empty() && old_config == final_config_) fs::last_write_time(config, old_mtime);
     seconds_.config = seconds_since(t0);
+    seconds_.configured = true;
   }
 
   void run_config_commands() const {
@@ -517,6 +533,7 @@ class KernelBuilder {
       env_.meter->finish(task);
     });
     seconds_.build = seconds_since(t0);
+    seconds_.built = true;
   }
 
   // Stage 7b: the touched .c files compiled again at W=1 and checked by sparse (where installed),
@@ -526,6 +543,13 @@ class KernelBuilder {
     const RobotChecks& rc = req_.robot_checks;
     const bool sparse = rc.sparse && program_in_path("sparse");
     if (req_.patches.empty() || !(rc.w1 || sparse)) return;
+    const auto t0 = Clock::now();
+    extra_warnings_passes(rc, sparse);
+    seconds_.extra = seconds_since(t0);
+    seconds_.extra_run = true;
+  }
+
+  void extra_warnings_passes(const RobotChecks& rc, bool sparse) {
     if (rc.sparse && !sparse) say("sparse is not installed: the sparse check does not run");
     std::vector<std::string> touched;
     for (const auto& p : req_.patches)
@@ -713,7 +737,8 @@ class KernelBuilder {
   // extra_warnings_pass: what the series adds at W=1 and in sparse; nullopt when not run.
   std::optional<std::vector<BuildWarning>> extra_;
   struct {
-    double source = 0, patch = 0, config = 0, build = 0;
+    double source = 0, patch = 0, config = 0, build = 0, extra = 0;
+    bool configured = false, built = false, extra_run = false;
   } seconds_;
   // Held until the call returns; the key lock is released first.
   std::optional<FileLock> slot_lock_;

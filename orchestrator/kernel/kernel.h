@@ -26,6 +26,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/progress.h"
@@ -85,8 +86,13 @@ struct KernelArtifact {
   std::filesystem::path config_path;  // final .config in the cache entry ("" for prebuilt)
   bool from_cache = false;            // nothing was built by this call
   double build_seconds = 0;           // wall time of the make bzImage step (0 when cached)
-  std::filesystem::path log;          // this run's build log (or the cached copy)
-  std::string source_tree_id;         // git tree id of the base commit ("" for prebuilt)
+  // Wall seconds of each stage this call ran, in order, for the run's timings table: "source"
+  // (hash, and on a cold cache unpack and commit), "patches" (read; on a build, the worktree
+  // switched to the variant's commit), "config", "make", "w1_sparse" (the extra warnings
+  // pass), "robot_checks". A stage the call did not reach is absent; a cache hit has no "make".
+  std::vector<std::pair<std::string, double>> stage_seconds;
+  std::filesystem::path log;   // this run's build log (or the cached copy)
+  std::string source_tree_id;  // git tree id of the base commit ("" for prebuilt)
   // The kernel's System.map in the cache entry ("" when the entry has none: prebuilt kernels
   // and entries published before it was kept).
   std::filesystem::path system_map;

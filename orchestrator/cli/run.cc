@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "base/json_text.h"
 #include "base/progress.h"
 #include "cli/common.h"
@@ -24,6 +25,7 @@
 #include "pipeline/plan_text.h"
 #include "pipeline/run.h"
 #include "pipeline/run_plan.h"
+#include "pipeline/timings.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 
@@ -149,6 +151,7 @@ struct RunCommand {
     meter.message(sum.status + ": " + std::to_string(sum.cells_ok) + " ok, " +
                   std::to_string(sum.cells_invalid) + " invalid, " +
                   std::to_string(sum.cells_failed) + " failed");
+    if (!quiet) print_timings(sum.run_dir);
     int status = build_status(sum);
     if (nightly) status = compare_with_baseline(spec, baseline, sum, status);
     std::cout << sum.run_dir.string() << std::endl;
@@ -167,6 +170,14 @@ struct RunCommand {
     c.meter = o.meter;
     for (const auto& [name, kernel] : o.baseline_kernels) c.skip.insert(name);
     isolab::check_patched_variants(spec, runner, c);
+  }
+
+  // Where the run's time went (result.json "timings"), on stderr.
+  static void print_timings(const fs::path& run_dir) {
+    const auto doc =
+        nlohmann::json::parse(isolab::read_file(run_dir / "result.json"), nullptr, false);
+    if (doc.is_object() && doc.contains("timings"))
+      std::cerr << isolab::timings_table(doc["timings"]);
   }
 
   // Overrides are written into the spec document too, so that result.json, --resume and

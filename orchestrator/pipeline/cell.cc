@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <iterator>
 #include <random>
@@ -18,6 +19,7 @@
 #include "pipeline/cell_classify.h"
 #include "pipeline/guest_setup.h"
 #include "pipeline/host_sample.h"
+#include "pipeline/timings.h"
 #include "results/result.h"
 #include "vm/qemu.h"
 #include "workload/insn_metrics.h"
@@ -35,6 +37,10 @@ std::string rel(const fs::path& p, const fs::path& base) {
   std::error_code ec;
   auto r = fs::relative(p, base, ec);
   return ec ? p.string() : r.string();
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 json vm_outcome_to_json(const VmOutcome& o) {
@@ -394,7 +400,9 @@ results::CellRecord cell_header(const CellContext& cx, const CellPlan& cell, con
 
 json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
               const VariantSpec& variant, const json& vdoc, int attempt) {
+  const auto t_image = std::chrono::steady_clock::now();
   PreparedCell p = prepare_image(cx, cell, variant);
+  const double image_s = seconds_since(t_image);
   json c = results::to_json(cell_header(cx, cell, slot, p, attempt));
   VmConfig vm = cell_vm_config(cx, cell, slot, p, variant, vdoc);
   c["cmdline_requested"] = vm.cmdline;
@@ -415,7 +423,13 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
   c["boot"] = vm_outcome_to_json(out);
   c["wall_seconds"] = out.seconds;
   c["host_cpus"] = host_cpus_json(slot, out);
-  return classify(cx, p, out, collect(vm, p.plan), vdoc, std::move(c));
+  const auto t_host = std::chrono::steady_clock::now();
+  const CellEvidence ev = collect(vm, p.plan);
+  json classified = classify(cx, p, out, ev, vdoc, std::move(c));
+  BootPhaseInput phases{image_s, out.seconds, seconds_since(t_host), &ev.channel, {}};
+  for (const GuestStep& st : p.plan.steps) phases.steps.push_back(st.name);
+  classified["phases"] = boot_phases(phases);
+  return classified;
 }
 
 namespace {

@@ -36,6 +36,7 @@
 #include "pipeline/run_doc.h"
 #include "pipeline/run_plan.h"
 #include "pipeline/scheduler.h"
+#include "pipeline/timings.h"
 #include "results/host.h"
 #include "results/result.h"
 #include "vm/backend.h"
@@ -50,6 +51,18 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Appends a stage of this invocation to result.json "timings"."stages" (pipeline/timings.h).
+void add_stage(RunDoc& doc, nlohmann::json stage) {
+  nlohmann::json& t = doc.doc()["timings"];
+  if (!t.is_object()) t = nlohmann::json::object();
+  if (!t.contains("stages") || !t["stages"].is_array()) t["stages"] = nlohmann::json::array();
+  t["stages"].push_back(std::move(stage));
+}
 
 // Serializes progress lines and meter updates from the slots' threads.
 std::mutex g_output_mu;
@@ -539,7 +552,10 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
     env.meter = opt.meter;
     env.command_timeout = std::chrono::seconds(spec.timeouts.build_s);
     try {
+      const auto t0 = std::chrono::steady_clock::now();
       KernelArtifact k = ensure_kernel_held(variant_kernel_request(spec, v, guest, opt), env, held);
+      add_stage(doc, timing_stage("kernel " + v.name + (k.from_cache ? " (cached)" : ""),
+                                  seconds_since(t0), k.stage_seconds));
       d["variants"][v.name] = variant_record(spec, guest, v, k);
       if (auto b = opt.baseline_kernels.find(v.name); b != opt.baseline_kernels.end())
         d["variants"][v.name]["baseline_of"] = to_json(b->second);
@@ -593,8 +609,11 @@ BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& ru
 
 // The counts of measured cells (warm-ups left out), the build failures and the run's status
 // (failed: no cell ok; partial: some cell not ok; complete), recorded as finished.
-RunSummary finish_run(const std::map<std::string, std::string>& build_failure, RunDoc& doc) {
+RunSummary finish_run(const std::map<std::string, std::string>& build_failure, RunDoc& doc,
+                      double run_seconds) {
   json& d = doc.doc();
+  d["timings"] = run_timings(d.value("timings", json::object()).value("stages", json::array()),
+                             d["cells"], run_seconds);
   RunSummary sum;
   sum.run_dir = doc.dir();
   for (const auto& c : d["cells"]) {
@@ -624,6 +643,7 @@ RunSummary finish_run(const std::map<std::string, std::string>& build_failure, R
 // run_spec can record an interruption in it.
 RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunner& runner,
                        std::unique_ptr<RunDoc>& doc) {
+  const auto t_run = std::chrono::steady_clock::now();
   const RunOptions opt = serialized_progress(options);
   const GuestDerivation guest = derive_guest(spec);
   check_guest_cmdline_length(spec, guest, opt.trace);
@@ -639,14 +659,19 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   const Spec seeded = with_boot_order(spec, *doc);
   say(opt, "boot order: seed " + std::to_string(*seeded.boot_order_seed) +
                " (variants shuffled within each block)");
+  auto t0 = std::chrono::steady_clock::now();
   std::vector<HostConn> hosts = record_hosts(host_specs, opt, *doc);
   const AccelChoice accel =
       record_host_and_accelerator(spec, guest, opt, runner, hosts, host_plan, *doc);
   check_insn_plugin(opt, accel, hosts, runner, *doc);
+  add_stage(*doc, timing_stage("host and accelerator probe", seconds_since(t0)));
 
   std::vector<std::unique_ptr<FileLock>> kernels_in_use;
   const auto build_failure = build_kernels(spec, guest, opt, runner, cache, *doc, kernels_in_use);
+  t0 = std::chrono::steady_clock::now();
   const BaseImage base = guest_image(spec, opt, runner, cache, *doc);
+  add_stage(*doc, timing_stage(std::string("guest image") + (base.from_cache ? " (cached)" : ""),
+                               seconds_since(t0)));
 
   const CellContext cx{seeded, opt, accel, guest, base.path, doc->dir()};
   if (!hosts.empty())
@@ -654,7 +679,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   else
     run_here(seeded, cx, *host_plan, runner, cache, build_failure, *doc);
   check_interrupt();
-  return finish_run(build_failure, *doc);
+  return finish_run(build_failure, *doc, seconds_since(t_run));
 }
 
 RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -72,7 +73,29 @@ TEST(PipelineRun, EndToEndBothVariantsThenCached) {
     EXPECT_GT(m["vmstat-idle.cycles_per_idle_loop"]["values"][0].get<double>(), 0);
     EXPECT_TRUE(m.contains("latency.noise.local_timer_per_s"));
     EXPECT_TRUE(fs::exists(r.run_dir / (*c)["raw_dir"].get<std::string>() / "console.log"));
+    // Where the boot's time went: the guest's timeline splits QEMU's time into phases that add
+    // up to it, each one real (the steps' windows, a kernel that took time to reach /init).
+    const json& ph = (*c)["phases"];
+    ASSERT_TRUE(ph.contains("steps")) << ph.dump(2);
+    EXPECT_GT(ph["kernel_boot"].get<double>(), 0);
+    EXPECT_GT(ph["steps"].get<double>(), 1);
+    EXPECT_GE(ph["collection"].get<double>(), 0);
+    const double parts = ph["firmware_poweroff"].get<double>() + ph["kernel_boot"].get<double>() +
+                         ph["setup"].get<double>() + ph["steps"].get<double>() +
+                         ph["collection"].get<double>();
+    EXPECT_NEAR(parts, ph["qemu"].get<double>(), 1.0) << ph.dump(2);
   }
+  // The run's timings: one stage per kernel with its parts, the guest image, the boots.
+  const json& t = r.result["timings"];
+  EXPECT_EQ(t["boots"]["count"].get<int>(), 2) << t.dump(2);
+  EXPECT_GT(t["total_s"].get<double>(), t["boots"]["seconds"].get<double>());
+  std::vector<std::string> stages;
+  for (const auto& s : t["stages"]) stages.push_back(s["stage"].get<std::string>());
+  EXPECT_NE(std::find_if(stages.begin(), stages.end(),
+                         [](const std::string& s) { return s.rfind("kernel vanilla", 0) == 0; }),
+            stages.end())
+      << t.dump(2);
+  EXPECT_NE(read_file(dir / "isolab.stderr").find("Timings (wall seconds):"), std::string::npos);
 
   // compare on the run prints both variants.
   auto runner = make_real_runner();

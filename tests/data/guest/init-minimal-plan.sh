@@ -11,6 +11,7 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mkdir -p /tmp/out
 NONCE=M1nimalN0nce
 echo "isolab: init started"
+read t_init rest < /proc/uptime
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>/dev/ttyS1
 # rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h).
@@ -27,6 +28,8 @@ fact() {
 # waits until they are sent, since poweroff -f does not.
 finish() {
   dmesg > /tmp/dmesg_end 2>&1; rec dmesg_end 0 /tmp/dmesg_end
+  read t_end rest < /proc/uptime
+  printf 'init %s\nfinish %s\n' "$t_init" "$t_end" > /tmp/timeline; rec timeline 0 /tmp/timeline
   printf '@@ISOLAB DONE %s\n' "$NONCE" >&3
   stty -F /dev/ttyS1 raw -echo 2>/dev/null
   exec 3>&-

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "base/files.h"
+#include "guest/gunzip.h"
 
 namespace isolab {
 
@@ -38,6 +39,22 @@ std::vector<std::string_view> split_spaces(std::string_view line) {
     i = j;
   }
   return out;
+}
+
+// A record sent compressed ("<name>.gz", channel.h): its name without the suffix and its data
+// decompressed; a stream that does not decompress whole is a problem and a truncated record.
+void decompress_record(ChannelRecord& r, std::vector<std::string>& problems) {
+  static constexpr std::string_view kGz = ".gz";
+  constexpr std::size_t kMaxOut = 256u << 20;
+  if (r.name.size() <= kGz.size() || r.name.compare(r.name.size() - kGz.size(), kGz.size(), kGz))
+    return;
+  GunzipResult g = gunzip(r.data, kMaxOut);
+  if (!g.complete && problems.size() < 20)
+    problems.push_back("record " + sanitize_excerpt(r.name, 40) +
+                       " does not decompress: " + sanitize_excerpt(g.error, 120));
+  r.name.resize(r.name.size() - kGz.size());
+  r.data = std::move(g.data);
+  r.truncated = r.truncated || !g.complete;
 }
 
 }  // namespace
@@ -96,6 +113,7 @@ ChannelContents parse_channel(std::string_view s, const std::string& nonce) {
       pos += static_cast<std::size_t>(len);
       if (pos < s.size() && s[pos] == '\n') ++pos;
     }
+    decompress_record(r, c.problems);
     c.records.push_back(std::move(r));
   }
   return c;

@@ -1,6 +1,9 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "base/files.h"
 #include "guest/channel.h"
+#include "guest/gunzip.h"
 
 namespace isolab {
 namespace {
@@ -45,6 +48,61 @@ TEST(Channel, BinaryJunkNeverCrashes) {
   ChannelContents c = parse_channel(junk, "n0nce123");
   EXPECT_TRUE(c.records.empty());
   EXPECT_FALSE(c.problems.empty());
+}
+
+// The guest's /init sends records of more than 4 KiB compressed by busybox gzip, as
+// "<name>.gz": the host gives them back under their own name, byte for byte.
+std::string trace_text() {
+  return read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/guest/trace-vmstat-mlock-vanilla-6.1.txt");
+}
+std::string trace_gz() {
+  return read_file(std::string(ISOLAB_TEST_DATA_DIR) +
+                   "/guest/trace-vmstat-mlock-vanilla-6.1.txt.gz");
+}
+std::string record(const std::string& name, const std::string& data) {
+  return "@@ISOLAB REC n0nce123 " + name + " 0 " + std::to_string(data.size()) + "\n" + data + "\n";
+}
+
+TEST(Channel, CompressedRecordComesBackUnderItsName) {
+  const std::string s = record("vmstat-idle.trace.gz", trace_gz()) + "@@ISOLAB DONE n0nce123\n";
+  ChannelContents c = parse_channel(s, "n0nce123");
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_EQ(c.records[0].name, "vmstat-idle.trace");
+  EXPECT_FALSE(c.records[0].truncated);
+  EXPECT_EQ(c.records[0].data, trace_text());
+  ASSERT_NE(c.find("vmstat-idle.trace"), nullptr);
+  EXPECT_TRUE(c.problems.empty());
+}
+
+// Guest bytes are untrusted: a stream cut short keeps what decompressed and is truncated; bytes
+// that are not gzip are a problem, never a crash.
+TEST(Channel, CutOrForgedCompressedRecordIsAProblem) {
+  const std::string gz = trace_gz();
+  ChannelContents cut =
+      parse_channel(record("x.trace.gz", gz.substr(0, gz.size() / 2)), "n0nce123");
+  ASSERT_EQ(cut.records.size(), 1u);
+  EXPECT_EQ(cut.records[0].name, "x.trace");
+  EXPECT_TRUE(cut.records[0].truncated);
+  EXPECT_EQ(trace_text().compare(0, cut.records[0].data.size(), cut.records[0].data), 0);
+  EXPECT_TRUE(cut.as_map().empty());
+  ASSERT_EQ(cut.problems.size(), 1u);
+  EXPECT_THAT(cut.problems[0], ::testing::HasSubstr("record x.trace.gz does not decompress"));
+
+  ChannelContents forged = parse_channel(record("y.gz", "plain text, no gzip"), "n0nce123");
+  ASSERT_EQ(forged.records.size(), 1u);
+  EXPECT_TRUE(forged.records[0].truncated);
+  EXPECT_TRUE(forged.records[0].data.empty());
+  EXPECT_EQ(forged.problems.size(), 1u);
+}
+
+TEST(Gunzip, StopsAtItsBound) {
+  const GunzipResult whole = gunzip(trace_gz(), 1u << 20);
+  EXPECT_TRUE(whole.complete) << whole.error;
+  EXPECT_EQ(whole.data.size(), trace_text().size());
+  const GunzipResult bounded = gunzip(trace_gz(), 1000);
+  EXPECT_FALSE(bounded.complete);
+  EXPECT_EQ(bounded.data.size(), 1000u);
+  EXPECT_EQ(bounded.error, "more than 1000 bytes");
 }
 
 }  // namespace

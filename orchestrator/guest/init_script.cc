@@ -69,11 +69,16 @@ echo "isolab: init started"
 read t_init rest < /proc/uptime
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>/dev/ttyS1
-# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h).
+# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h), sent
+# as NAME.gz, compressed, when FILE is larger than 4 KiB.
 rec() {
-  if [ -f "$3" ]; then n=$(wc -c < "$3"); else n=0; fi
-  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$1" "$2" "$n" >&3
-  [ "$n" -gt 0 ] && cat "$3" >&3
+  rec_file=$3; rec_name=$1
+  if [ -f "$rec_file" ]; then n=$(wc -c < "$rec_file"); else n=0; fi
+  if [ "$n" -gt 4096 ] && gzip -1 -c "$rec_file" > /tmp/rec.gz 2>/dev/null; then
+    rec_file=/tmp/rec.gz; rec_name=$1.gz; n=$(wc -c < /tmp/rec.gz)
+  fi
+  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$rec_name" "$2" "$n" >&3
+  [ "$n" -gt 0 ] && cat "$rec_file" >&3
   printf '\n' >&3
 }
 fact() {
@@ -232,30 +237,38 @@ std::string render_step_run(const GuestStep& s, const std::string& path) {
 }
 
 // A traced step's trace records: its isolated CPUs' buffers, the vmstat_update queue events of
-// every CPU and the lock contention of every CPU; tracing is switched on again afterwards.
+// every CPU and the lock contention of every CPU; tracing is switched on again afterwards. Each
+// CPU's buffer is read once into /tmp (the kernel formats a buffer on every read, and under TCG
+// that formatting is most of a step's collection time) and the three records are cut from the
+// copies.
 std::string render_step_trace_records(const GuestStep& s) {
   if (s.trace_cpus.empty()) return "";
-  std::string sh = "if [ -d $T/events ]; then : > " + s.name + ".trace\n";
+  std::string sh =
+      "if [ -d $T/events ]; then\n"
+      "  for d in $T/per_cpu/cpu*; do cat $d/trace > /tmp/trace.${d##*/cpu} 2>/dev/null; done\n"
+      "  : > " +
+      s.name + ".trace\n";
   sh += "  for c in $(echo " + s.trace_cpus +
         " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | "
         "while read c; do "
         "echo \"# cpu $c\" >> " +
-        s.name + ".trace; cat $T/per_cpu/cpu$c/trace >> " + s.name + ".trace 2>/dev/null; done\n";
+        s.name + ".trace; cat /tmp/trace.$c >> " + s.name + ".trace 2>/dev/null; done\n";
   // vmstat_shepherd queues vmstat_update from a housekeeping CPU: its queue events are in that
   // CPU's buffer, with the target in cpu= (parse/trace.h vmstat_queueing()).
   sh +=
-      "  cat $T/per_cpu/cpu*/trace 2>/dev/null | grep "
+      "  cat /tmp/trace.* 2>/dev/null | grep "
       "'workqueue_queue_work:.*function=vmstat_update' > " +
       s.name + ".vmstat_queue\n";
   sh += "  rec " + s.name + ".vmstat_queue 0 " + s.name + ".vmstat_queue\n";
   // Lock contention of every CPU (the load runs on housekeeping CPUs): the contention events
   // and the stack trace that follows each contention_begin (parse/trace.h lock_contention()).
   sh +=
-      "  for d in $T/per_cpu/cpu*; do echo \"# cpu ${d##*/cpu}\"; cat $d/trace; done "
+      "  for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done "
       "2>/dev/null | awk " +
       sh_quote(kLockAwk) + " > " + s.name + ".lock_contention\n";
   sh += "  rec " + s.name + ".lock_contention 0 " + s.name + ".lock_contention\n";
-  sh += "  rec " + s.name + ".trace 0 " + s.name + ".trace; echo 1 > $T/tracing_on; fi\n";
+  sh += "  rec " + s.name + ".trace 0 " + s.name +
+        ".trace; rm -f /tmp/trace.*; echo 1 > $T/tracing_on; fi\n";
   return sh;
 }
 

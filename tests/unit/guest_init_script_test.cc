@@ -148,9 +148,17 @@ TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
     EXPECT_NE(init.find(std::string("rec ") + st + ".lock_contention 0 " + st + ".lock_contention"),
               std::string::npos)
         << st;
-  EXPECT_NE(init.find("for d in $T/per_cpu/cpu*; do echo \"# cpu ${d##*/cpu}\"; cat $d/trace; done "
+  EXPECT_NE(init.find("for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done "
                       "2>/dev/null | awk '"),
             std::string::npos);
+  // Each traced step reads every CPU's buffer once (the kernel formats it on every read), and
+  // the trace, the vmstat_update queue events and the lock contention are cut from the copies.
+  std::size_t reads = 0;
+  for (auto at = init.find("$T/per_cpu/"); at != std::string::npos;
+       at = init.find("$T/per_cpu/", at + 1))
+    ++reads;
+  EXPECT_EQ(reads, 2u) << init;  // steps a and b
+  EXPECT_NE(init.find("cat /tmp/trace.* 2>/dev/null | grep"), std::string::npos);
   EXPECT_NE(trace_event_boot_param().find("lock:contention_begin,lock:contention_end,"),
             std::string::npos);
 

@@ -14,11 +14,16 @@ echo "isolab: init started"
 read t_init rest < /proc/uptime
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>/dev/ttyS1
-# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h).
+# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h), sent
+# as NAME.gz, compressed, when FILE is larger than 4 KiB.
 rec() {
-  if [ -f "$3" ]; then n=$(wc -c < "$3"); else n=0; fi
-  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$1" "$2" "$n" >&3
-  [ "$n" -gt 0 ] && cat "$3" >&3
+  rec_file=$3; rec_name=$1
+  if [ -f "$rec_file" ]; then n=$(wc -c < "$rec_file"); else n=0; fi
+  if [ "$n" -gt 4096 ] && gzip -1 -c "$rec_file" > /tmp/rec.gz 2>/dev/null; then
+    rec_file=/tmp/rec.gz; rec_name=$1.gz; n=$(wc -c < /tmp/rec.gz)
+  fi
+  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$rec_name" "$2" "$n" >&3
+  [ "$n" -gt 0 ] && cat "$rec_file" >&3
   printf '\n' >&3
 }
 fact() {
@@ -111,13 +116,15 @@ read w1 rest < /proc/uptime
 cat /proc/interrupts > latency.interrupts_after
 echo "$w0 $w1" > latency.window
 pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; pkill -KILL -x page-fault-bench 2>/dev/null
-if [ -d $T/events ]; then : > latency.trace
-  for c in $(echo 5-7 | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | while read c; do echo "# cpu $c" >> latency.trace; cat $T/per_cpu/cpu$c/trace >> latency.trace 2>/dev/null; done
-  cat $T/per_cpu/cpu*/trace 2>/dev/null | grep 'workqueue_queue_work:.*function=vmstat_update' > latency.vmstat_queue
+if [ -d $T/events ]; then
+  for d in $T/per_cpu/cpu*; do cat $d/trace > /tmp/trace.${d##*/cpu} 2>/dev/null; done
+  : > latency.trace
+  for c in $(echo 5-7 | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | while read c; do echo "# cpu $c" >> latency.trace; cat /tmp/trace.$c >> latency.trace 2>/dev/null; done
+  cat /tmp/trace.* 2>/dev/null | grep 'workqueue_queue_work:.*function=vmstat_update' > latency.vmstat_queue
   rec latency.vmstat_queue 0 latency.vmstat_queue
-  for d in $T/per_cpu/cpu*; do echo "# cpu ${d##*/cpu}"; cat $d/trace; done 2>/dev/null | awk '/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \[LOST /{print; s=0; next} /: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} /: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}' > latency.lock_contention
+  for f in /tmp/trace.*; do echo "# cpu ${f##*/trace.}"; cat $f; done 2>/dev/null | awk '/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \[LOST /{print; s=0; next} /: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} /: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}' > latency.lock_contention
   rec latency.lock_contention 0 latency.lock_contention
-  rec latency.trace 0 latency.trace; echo 1 > $T/tracing_on; fi
+  rec latency.trace 0 latency.trace; rm -f /tmp/trace.*; echo 1 > $T/tracing_on; fi
 echo "isolab: step latency exit $rc"
 rec latency.stdout $rc latency.stdout
 rec latency.stderr $rc latency.stderr

@@ -14,11 +14,16 @@ echo "isolab: init started"
 read t_init rest < /proc/uptime
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>/dev/ttyS1
-# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h).
+# rec NAME RC FILE: one length-framed record on the result channel (guest/channel.h), sent
+# as NAME.gz, compressed, when FILE is larger than 4 KiB.
 rec() {
-  if [ -f "$3" ]; then n=$(wc -c < "$3"); else n=0; fi
-  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$1" "$2" "$n" >&3
-  [ "$n" -gt 0 ] && cat "$3" >&3
+  rec_file=$3; rec_name=$1
+  if [ -f "$rec_file" ]; then n=$(wc -c < "$rec_file"); else n=0; fi
+  if [ "$n" -gt 4096 ] && gzip -1 -c "$rec_file" > /tmp/rec.gz 2>/dev/null; then
+    rec_file=/tmp/rec.gz; rec_name=$1.gz; n=$(wc -c < /tmp/rec.gz)
+  fi
+  printf '@@ISOLAB REC %s %s %s %s\n' "$NONCE" "$rec_name" "$2" "$n" >&3
+  [ "$n" -gt 0 ] && cat "$rec_file" >&3
   printf '\n' >&3
 }
 fact() {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -142,7 +143,11 @@ struct RunCommand {
                            isolab::monotonic_seconds);
     o.progress = [&meter](const std::string& s) { meter.message(s); };
     o.meter = &meter;
+    const auto t_check = std::chrono::steady_clock::now();
     check_series_before_builds(spec, o, *runner);
+    o.stages_before.emplace_back(
+        "series apply check",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_check).count());
     isolab::RunSummary sum = isolab::run_spec(spec, o, *runner);
     if (sum.status == "interrupted") return report_interrupted(sum);
     with_history(results_dir, [&](isolab::HistoryDb& db) {

@@ -656,6 +656,11 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
 
   doc = opt.resume_dir.empty() ? new_run_dir(spec, guest, opt) : resumed_run_dir(spec, opt);
   say(opt, "run directory: " + doc->dir().string());
+  double before_s = 0;
+  for (const auto& [name, seconds] : opt.stages_before) {
+    add_stage(*doc, timing_stage(name, seconds));
+    before_s += seconds;
+  }
   const Spec seeded = with_boot_order(spec, *doc);
   say(opt, "boot order: seed " + std::to_string(*seeded.boot_order_seed) +
                " (variants shuffled within each block)");
@@ -679,7 +684,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   else
     run_here(seeded, cx, *host_plan, runner, cache, build_failure, *doc);
   check_interrupt();
-  return finish_run(build_failure, *doc, seconds_since(t_run));
+  return finish_run(build_failure, *doc, before_s + seconds_since(t_run));
 }
 
 RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {

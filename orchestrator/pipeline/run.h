@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/progress.h"
@@ -56,6 +57,10 @@ struct RunOptions {
   // their kernel is that bzImage (not built from the spec), their result.json record carries
   // "baseline_of" (to_json(BaselineKernel)).
   std::map<std::string, BaselineKernel> baseline_kernels;
+  // Stages the caller ran before run_spec (the series apply check, which may unpack the
+  // source), as (name, wall seconds): the first entries of result.json "timings" and part of
+  // its total.
+  std::vector<std::pair<std::string, double>> stages_before;
   std::function<void(const std::string&)> progress;  // status lines (stderr)
   // When set: kernel builds report their steps (KernelEnv::meter) and the cells loop reports
   // task "cells" as k/N after each cell, with an ETA from the cells this process ran.

@@ -156,7 +156,8 @@ struct RunCommand {
     meter.message(sum.status + ": " + std::to_string(sum.cells_ok) + " ok, " +
                   std::to_string(sum.cells_invalid) + " invalid, " +
                   std::to_string(sum.cells_failed) + " failed");
-    if (!quiet) print_timings(sum.run_dir);
+    // JSON progress keeps stderr one object per line: the table is in result.json there.
+    if (!quiet && progress_format != "json") print_timings(sum.run_dir);
     int status = build_status(sum);
     if (nightly) status = compare_with_baseline(spec, baseline, sum, status);
     std::cout << sum.run_dir.string() << std::endl;

@@ -19,6 +19,7 @@
 #include "pipeline/baseline.h"
 #include "pipeline/host_cpu_plan.h"
 #include "pipeline/mailed_series.h"
+#include "pipeline/plan_budget.h"
 #include "pipeline/plan_facts.h"
 #include "pipeline/plan_text.h"
 #include "pipeline/run.h"
@@ -133,6 +134,7 @@ struct RunCommand {
     isolab::install_interrupt_handlers();
     auto runner = isolab::make_real_runner();
     isolab::RunOptions o = run_options();
+    warn_budget(spec);
     const bool nightly = spec.baseline_last_good || !spec.baseline_run.empty();
     const NightlyBaseline baseline = nightly ? boot_baseline_beside(spec, o) : NightlyBaseline{};
     isolab::Progress meter(isolab::progress_mode(progress_format, quiet, STDERR_FILENO), std::cerr,
@@ -151,6 +153,13 @@ struct RunCommand {
     if (nightly) status = compare_with_baseline(spec, baseline, sum, status);
     std::cout << sum.run_dir.string() << std::endl;
     return status;
+  }
+
+  // What the exit status cannot detect at these boots, said loudly before hours of boots
+  // (docs/verdicts.md): the run goes on, and compare will say it again (exit status 3).
+  static void warn_budget(const isolab::Spec& spec) {
+    for (const auto& w : isolab::plan_budget(spec).warnings)
+      std::cerr << "isolab: WARNING: " << w << "\n";
   }
 
   // Overrides are written into the spec document too, so that result.json, --resume and
@@ -201,6 +210,7 @@ struct RunCommand {
       return 0;
     }
     json plan = isolab::describe_plan(spec, g);
+    plan["budget"] = isolab::to_json(isolab::plan_budget(spec));
     // The local host plan only for guests that run here (not on --host / "hosts").
     if (hosts.empty() && spec.hosts.empty())
       plan["host_plan"] = isolab::to_json(

@@ -170,8 +170,8 @@ std::optional<std::size_t> boots_needed(const DetectTarget& d, bool increase, Co
 }
 
 std::optional<double> window_needed(const DetectTarget& d, bool increase, CountPowerPlan p) {
-  static constexpr double kWindows[] = {1,   2,   3,   5,   7,   10,  15,   20,   30,   45,  60,
-                                        90,  120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600};
+  static constexpr double kWindows[] = {1,  2,   3,   5,   7,   10,  15,  20,   30,   45,   60,
+                                        90, 120, 180, 300, 450, 600, 900, 1200, 1800, 2700, 3600};
   for (double w : kWindows) {
     p.window_s = w;
     if (count_power(d.baseline, d.change, increase, p) >= p.power) return w;
@@ -181,8 +181,8 @@ std::optional<double> window_needed(const DetectTarget& d, bool increase, CountP
 
 }  // namespace
 
-CountPowerReport count_power_report(const DetectTarget& detect, bool higher_is_bad,
-                                    bool rate_per_s, const CountPowerPlan& plan) {
+CountPowerReport count_power_report(const DetectTarget& detect, bool higher_is_bad, bool rate_per_s,
+                                    const CountPowerPlan& plan) {
   CountPowerReport r;
   r.best_p = std::exp(-log_choose(2 * plan.per_side, plan.per_side));
   r.reachable = r.best_p < plan.level;
@@ -219,23 +219,22 @@ std::string needs(std::optional<std::size_t> boots, std::optional<double> window
 
 }  // namespace
 
-std::string count_power_line(const std::string& row, const std::string& unit,
-                             const DetectTarget& d, const CountPowerPlan& p,
-                             const CountPowerReport& r) {
+std::string count_power_line(const std::string& row, const std::string& unit, const DetectTarget& d,
+                             const CountPowerPlan& p, const CountPowerReport& r) {
   const bool rate = unit == "1/s";
   auto amount = [&](double x) { return format_count_amount(x, unit); };
   std::string s = row + ": detect " + amount(d.change) + " from " + amount(d.baseline) + " in " +
-                  (rate ? g3(p.window_s) + " s x " : std::string()) +
-                  std::to_string(p.per_side) + " boots a side (" + std::to_string(p.cpus) +
-                  " CPU" + (p.cpus == 1 ? "" : "s") + ", level " + g3(p.level) + "): ";
+                  (rate ? g3(p.window_s) + " s x " : std::string()) + std::to_string(p.per_side) +
+                  " boots a side (" + std::to_string(p.cpus) + " CPU" + (p.cpus == 1 ? "" : "s") +
+                  ", level " + g3(p.level) + "): ";
   if (!r.reachable)
     return s + "CANNOT REACH ALPHA: " + std::to_string(p.per_side) +
            " boots a side give at best p = " + g3(r.best_p) + "; it needs " +
            needs(r.boots_needed, std::nullopt, p, false);
-  s += "power " + g3(r.power_increase) + " for +" + amount(d.change) + ", " +
-       g3(r.power_decrease) + " for -" + amount(d.change) + "; smallest detectable (power " +
-       g3(p.power) + "): " + (r.smallest_increase ? "+" + amount(*r.smallest_increase) : "none") +
-       ", " + (r.smallest_decrease ? "-" + amount(*r.smallest_decrease) : "none");
+  s += "power " + g3(r.power_increase) + " for +" + amount(d.change) + ", " + g3(r.power_decrease) +
+       " for -" + amount(d.change) + "; smallest detectable (power " + g3(p.power) +
+       "): " + (r.smallest_increase ? "+" + amount(*r.smallest_increase) : "none") + ", " +
+       (r.smallest_decrease ? "-" + amount(*r.smallest_decrease) : "none");
   s += "; a regression of " + amount(d.change) + " needs " +
        needs(r.boots_needed, r.window_needed_s, p, rate) + "; a benefit of " + amount(d.change) +
        " needs " + needs(r.boots_needed_good, r.window_needed_good_s, p, rate);

@@ -7,12 +7,12 @@
 // Poisson((baseline +- change) x window x cpus); the per-boot value is N / (window x cpus) in
 // 1/s (a rate per CPU; for a count per boot window is 1 and cpus 1). The test is exact: the
 // one-sided p of the per-boot sums over every split of the 2n boots, counted by the number of
-// subsets of each size and sum (a dynamic programme over the integer counts). Power is the share of seeded replicates whose p is below the
-// level and whose change passes the threshold and the floor (compare/verdict.h), estimated from
-// `replicates` draws with common random numbers across changes (Poisson by inversion of one
-// uniform per boot; the normal approximation above a mean of 500 events). The test of a
-// replicate is exact (every split, or the subset-sum programme) while that costs at most 2e5
-// steps, else 2000 seeded random splits.
+// subsets of each size and sum (a dynamic programme over the integer counts). Power is the share of
+// seeded replicates whose p is below the level and whose change passes the threshold and the floor
+// (compare/verdict.h), estimated from `replicates` draws with common random numbers across changes
+// (Poisson by inversion of one uniform per boot; the normal approximation above a mean of 500
+// events). The test of a replicate is exact (every split, or the subset-sum programme) while that
+// costs at most 2e5 steps, else 2000 seeded random splits.
 #pragma once
 
 #include <cstddef>
@@ -66,8 +66,8 @@ struct CountPowerReport {
   std::optional<std::size_t> boots_needed_good;
   std::optional<double> window_needed_good_s;
 };
-CountPowerReport count_power_report(const DetectTarget& detect, bool higher_is_bad,
-                                    bool rate_per_s, const CountPowerPlan& plan);
+CountPowerReport count_power_report(const DetectTarget& detect, bool higher_is_bad, bool rate_per_s,
+                                    const CountPowerPlan& plan);
 
 // One line of it for the dry run and calibrate:
 //   "vmstat-idle.noise.vmstat_update_per_s[cpu6]: detect 0.2/s from 0.4/s in 5 s x 5 boots:

@@ -22,6 +22,7 @@
 #include "pipeline/baseline.h"
 #include "pipeline/host_cpu_plan.h"
 #include "pipeline/mailed_series.h"
+#include "pipeline/plan_budget.h"
 #include "pipeline/plan_facts.h"
 #include "pipeline/plan_text.h"
 #include "pipeline/run.h"
@@ -137,6 +138,7 @@ struct RunCommand {
     isolab::install_interrupt_handlers();
     auto runner = isolab::make_real_runner();
     isolab::RunOptions o = run_options();
+    warn_budget(spec);
     const bool nightly = spec.baseline_last_good || !spec.baseline_run.empty();
     const NightlyBaseline baseline = nightly ? boot_baseline_beside(spec, o) : NightlyBaseline{};
     isolab::Progress meter(isolab::progress_mode(progress_format, quiet, STDERR_FILENO), std::cerr,
@@ -184,6 +186,13 @@ struct RunCommand {
         nlohmann::json::parse(isolab::read_file(run_dir / "result.json"), nullptr, false);
     if (doc.is_object() && doc.contains("timings"))
       std::cerr << isolab::timings_table(doc["timings"]);
+  }
+
+  // What the exit status cannot detect at these boots, said loudly before hours of boots
+  // (docs/verdicts.md): the run goes on, and compare will say it again (exit status 3).
+  static void warn_budget(const isolab::Spec& spec) {
+    for (const auto& w : isolab::plan_budget(spec).warnings)
+      std::cerr << "isolab: WARNING: " << w << "\n";
   }
 
   // Overrides are written into the spec document too, so that result.json, --resume and
@@ -237,6 +246,7 @@ struct RunCommand {
     json plan = isolab::describe_plan(spec, g);
     for (std::size_t i = 0; i < spec.variants.size(); ++i)
       plan["variants"][i]["mailed_series"] = spec.variants[i].mailed_series;
+    plan["budget"] = isolab::to_json(isolab::plan_budget(spec));
     // The local host plan only for guests that run here (not on --host / "hosts").
     if (hosts.empty() && spec.hosts.empty())
       plan["host_plan"] = isolab::to_json(

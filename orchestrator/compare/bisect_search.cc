@@ -12,7 +12,8 @@ namespace {
 // `direction` inconclusive: the whole series, whose moving verdict sets the direction.
 StepState state_of(Verdict v, Verdict direction) {
   if (v == Verdict::inconclusive) return StepState::undecided;
-  if (v == Verdict::no_change) return StepState::not_moved;
+  // Changed below the threshold: not the move the search looks for (one beyond the margin).
+  if (v == Verdict::no_change || v == Verdict::changed_below) return StepState::not_moved;
   if (direction == Verdict::inconclusive || v == direction) return StepState::moved;
   return StepState::moved_other_way;
 }

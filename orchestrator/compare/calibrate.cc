@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/json_text.h"
 #include "compare/compare.h"
+#include "compare/power.h"
 #include "compare/rng.h"
 
 namespace isolab {
@@ -40,17 +41,23 @@ const nlohmann::json kMethod = {
      "run means' CV; one-way random-effects ANOVA estimators of the within- and "
      "between-run sd and the ICC (Searle, Casella & McCulloch 1992, sec. 3.5)"},
     {"mde",
-     "smallest shift of B (percent of the mean) that compare's test (Mann-Whitney for "
-     "timings, permutation test of means for counts) detects with p < alpha and the "
-     "right sign in 80% of simulated A/B draws of the run's boots per side from its "
-     "pooled values (each variant centred on the run's mean when the run is not A/A); seeded, "
-     "common draws per shift"},
+     "smallest shift of B (percent of the mean) that compare's primary rule detects in 80% of "
+     "simulated A/B draws of the run's boots per side from its pooled values (each variant "
+     "centred on the run's mean when the run is not A/A): the one-sided exact test (midranks "
+     "for timings, means otherwise) below alpha / m (m the spec's primary metrics) and the "
+     "change beyond the metric's threshold and floor; seeded, common draws per shift"},
+    {"jitter",
+     "instruction metrics: the largest span (max - min) of one kernel's boots in a run, over "
+     "the runs; jitter_runs: the runs with two or more boots of it (the range rule's J and K)"},
     {"noise_floor_pct",
      "95th percentile (nearest rank) of |relative change| between the halves "
      "of equal splits of the pooled values, over every run"},
     {"false_alarms",
      "each run's own A-vs-B comparison (compare_run_variants, "
-     "compare_exit_status == 1), 95% Clopper-Pearson interval"}};
+     "compare_exit_status == 1; exit status 3 counted apart), 95% Clopper-Pearson interval"},
+    {"power",
+     "primary metrics with detect: Poisson model of per-boot counts in the step's window, "
+     "compare's exact one-sided test at alpha / m, threshold and floor (compare/power.h)"}};
 
 nlohmann::json jnum(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
@@ -226,6 +233,19 @@ std::uint64_t metric_seed(std::uint64_t seed, const std::string& name, std::size
   return seed ^ h ^ (run * 0x9e3779b97f4a7c15ull);
 }
 
+// max - min of one kernel's boots: every pooled boot of an A/A run, else the largest variant's.
+double run_span(const std::vector<DriftStratum>& strata, bool aa) {
+  double span = 0, lo = kNaN, hi = kNaN;
+  for (const auto& s : strata) {
+    if (s.values.empty()) continue;
+    const auto [mn, mx] = std::minmax_element(s.values.begin(), s.values.end());
+    span = std::max(span, *mx - *mn);
+    lo = std::isnan(lo) ? *mn : std::min(lo, *mn);
+    hi = std::isnan(hi) ? *mx : std::max(hi, *mx);
+  }
+  return aa && !std::isnan(lo) ? hi - lo : span;
+}
+
 // One metric of one run, everything but the Holm step.
 RunMetricCalibration calibrate_metric(const MetricStrata& m, const std::string& name,
                                       std::size_t run_index, bool aa,
@@ -245,8 +265,15 @@ RunMetricCalibration calibrate_metric(const MetricStrata& m, const std::string& 
   if (m.kind == MetricKind::timing) r.spread.dispersion = kNaN;  // a count's index only
   r.drift = drift_tests(m.strata, m.kind, o.drift_exact_limit, o.drift_resamples, seed);
   const std::vector<double> pooled = pooled_values(m.strata, aa);
-  r.mde = minimum_detectable_effect(pooled, r.n / std::max<std::size_t>(1, strata), m.kind,
-                                    settings.alpha, kPower, o.power_replicates, seed);
+  DetectionRule rule;
+  rule.level =
+      settings.alpha / static_cast<double>(std::max<std::size_t>(1, settings.primary.size()));
+  const MetricInfo info{name, m.unit, m.kind, Better::lower, m.accelerators.count("tcg") > 0};
+  rule.threshold_pct = effective_threshold_pct(info, settings);
+  rule.floor = m.kind == MetricKind::count ? settings.count_floor_for(m.unit) : 0;
+  r.mde = minimum_detectable_effect(pooled, r.n / std::max<std::size_t>(1, strata), m.kind, rule,
+                                    kPower, o.power_replicates, seed);
+  r.span = run_span(m.strata, aa);
   std::mt19937_64 rng(seed);
   std::vector<double> own = split_changes(pooled, m.kind, o.splits, rng);
   r.noise_floor_pct = own.empty() ? kNaN : percentile_nearest_rank(own, 95);
@@ -322,6 +349,48 @@ void name_drifting(std::vector<MetricCalibration>& metrics, std::size_t run, dou
     if (m.runs[run].drifting) rc.drifting_metrics.push_back(m.name);
 }
 
+// The detect lines of the spec's count primaries at the runs' boots per side (the fewest of a
+// variant over the runs) and the window of their steps.
+std::vector<std::string> power_lines(const std::vector<nlohmann::json>& runs,
+                                     const CompareSettings& s,
+                                     const std::vector<RunCalibration>& rc) {
+  std::vector<std::string> out;
+  std::size_t per_side = 0;
+  for (const auto& r : rc)
+    if (!r.variants.empty()) {
+      const std::size_t n = r.boot_order.size() / r.variants.size();
+      per_side = per_side == 0 ? n : std::min(per_side, n);
+    }
+  const nlohmann::json wls = runs.front()
+                                 .value("spec", nlohmann::json::object())
+                                 .value("workloads", nlohmann::json::array());
+  for (const auto& p : s.primary) {
+    if (!p.detect) continue;
+    const bool rate =
+        p.metric.size() > 6 && p.metric.compare(p.metric.size() - 6, 6, "_per_s") == 0;
+    CountPowerPlan plan;
+    plan.per_side = std::max<std::size_t>(per_side, 1);
+    plan.level = s.alpha / static_cast<double>(s.primary.size());
+    plan.threshold_pct = p.threshold_pct.value_or(s.threshold_pct_for(p.metric));
+    plan.floor = s.count_floor_for(rate ? "1/s" : "count");
+    plan.cpus = p.cpus.empty() ? 1 : p.cpus.size();
+    plan.replicates = 300;
+    if (rate) {
+      plan.window_s = 0;
+      for (const auto& w : wls)
+        if (w.is_object() && w.value("name", "") == p.metric.substr(0, p.metric.find('.')))
+          plan.window_s = w.value("duration_s", 0.0);
+      if (!(plan.window_s > 0)) {
+        out.push_back(p.row_name() + ": no power calculation: its step's window is not known");
+        continue;
+      }
+    }
+    out.push_back(count_power_line(p.row_name(), rate ? "1/s" : "count", *p.detect, plan,
+                                   count_power_report(*p.detect, p.higher_is_bad, rate, plan)));
+  }
+  return out;
+}
+
 void check_keys(const std::vector<nlohmann::json>& runs) {
   for (std::size_t k = 1; k < runs.size(); ++k) {
     const auto d = comparison_key_differences(runs[0], runs[k]);
@@ -336,12 +405,25 @@ void check_keys(const std::vector<nlohmann::json>& runs) {
   }
 }
 
+// The range rule's J and K of an instruction metric from its runs' spans.
+void add_jitter(MetricCalibration& m) {
+  m.jitter = kNaN;
+  m.jitter_runs = 0;
+  if (m.kind != MetricKind::instructions) return;
+  for (const auto& r : m.runs) {
+    if (r.n < 2) continue;
+    m.jitter = m.jitter_runs == 0 ? r.span : std::max(m.jitter, r.span);
+    ++m.jitter_runs;
+  }
+}
+
 std::optional<FalseAlarms> false_alarms(const std::vector<RunCalibration>& runs) {
   FalseAlarms f;
   for (const auto& r : runs) {
     if (r.compare_exit_status < 0) continue;
     ++f.comparisons;
     f.alarms += r.compare_exit_status == 1;
+    f.unreachable += r.compare_exit_status == 3;
   }
   if (f.comparisons == 0) return std::nullopt;
   f.interval = clopper_pearson(f.alarms, f.comparisons, 0.95);
@@ -360,6 +442,7 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
   Calibration cal;
   cal.settings = settings;
   cal.settings.noise_floors_pct.clear();
+  cal.settings.calibration.reset();  // calibrated from scratch
   cal.seed = o.seed;
   cal.splits = o.splits;
   cal.comparison_key = runs[0].value("comparison_key", nlohmann::json());
@@ -388,6 +471,7 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
   }
   for (auto& [name, m] : metrics) {
     m.runs.resize(runs.size());
+    add_jitter(m);
     const auto& ch = changes[name];
     m.noise_floor_pct = ch.empty() ? kNaN : percentile_nearest_rank(ch, 95);
     if (run_values[name].size() >= 2) m.between_runs = between_run_spread(run_values[name]);
@@ -396,6 +480,7 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
   for (std::size_t k = 0; k < runs.size(); ++k)
     name_drifting(cal.metrics, k, cal.settings.alpha, cal.runs[k]);
   cal.false_alarms = false_alarms(cal.runs);
+  cal.power = power_lines(runs, cal.settings, cal.runs);
   return cal;
 }
 
@@ -433,7 +518,8 @@ nlohmann::json run_metric_json(const RunMetricCalibration& r, const std::string&
             {"power", e.power},
             {"replicates", e.replicates},
             {"reached", e.reached}}},
-          {"noise_floor_pct", jnum(r.noise_floor_pct)}};
+          {"noise_floor_pct", jnum(r.noise_floor_pct)},
+          {"span", jnum(r.span)}};
 }
 
 nlohmann::json between_json(const std::optional<BetweenRunSpread>& b) {
@@ -466,11 +552,9 @@ nlohmann::json runs_json(const Calibration& c) {
 
 nlohmann::json false_alarms_json(const std::optional<FalseAlarms>& f) {
   if (!f) return nullptr;
-  return {{"alarms", f->alarms},
-          {"comparisons", f->comparisons},
-          {"rate", double(f->alarms) / double(f->comparisons)},
-          {"ci_low", f->interval.low},
-          {"ci_high", f->interval.high},
+  return {{"alarms", f->alarms},           {"comparisons", f->comparisons},
+          {"unreachable", f->unreachable}, {"rate", double(f->alarms) / double(f->comparisons)},
+          {"ci_low", f->interval.low},     {"ci_high", f->interval.high},
           {"level", f->interval.level}};
 }
 
@@ -478,7 +562,7 @@ nlohmann::json false_alarms_json(const std::optional<FalseAlarms>& f) {
 
 nlohmann::json calibration_to_json(const Calibration& c) {
   nlohmann::json j = {{"schema", "isolab-calibration"},
-                      {"version", 2},
+                      {"version", 3},
                       {"comparison_key", c.comparison_key},
                       {"seed", c.seed},
                       {"splits", c.splits},
@@ -488,6 +572,7 @@ nlohmann::json calibration_to_json(const Calibration& c) {
                       {"warnings", c.warnings},
                       {"runs", runs_json(c)},
                       {"false_alarms", false_alarms_json(c.false_alarms)},
+                      {"power", c.power},
                       {"metrics", nlohmann::json::object()}};
   for (const auto& m : c.metrics) {
     nlohmann::json per_run = nlohmann::json::array();
@@ -497,6 +582,8 @@ nlohmann::json calibration_to_json(const Calibration& c) {
                             {"kind", metric_kind_name(m.kind)},
                             {"threshold_pct", m.threshold_pct},
                             {"noise_floor_pct", jnum(m.noise_floor_pct)},
+                            {"jitter", jnum(m.jitter)},
+                            {"jitter_runs", m.jitter_runs},
                             {"runs", per_run},
                             {"between_runs", between_json(m.between_runs)}};
   }
@@ -570,13 +657,26 @@ void render_summary(std::ostream& o, const Calibration& c) {
   o << "\n";
   if (c.false_alarms) {
     const FalseAlarms& f = *c.false_alarms;
-    o << "false alarms: " << f.alarms << " of " << f.comparisons
-      << " runs' own A-vs-B comparisons exit 1 (family-wise rate per run "
-      << fmt("%.3f", double(f.alarms) / double(f.comparisons)) << ", 95% Clopper-Pearson ["
-      << fmt("%.3f", f.interval.low) << ", " << fmt("%.3f", f.interval.high) << "])\n";
+    o << "false alarms of the exit status: " << f.alarms << " of " << f.comparisons
+      << " independent A/A comparisons exit 1 (rate "
+      << fmt("%.3f", double(f.alarms) / double(f.comparisons))
+      << "; 95% Clopper-Pearson upper bound " << fmt("%.3f", f.interval.high) << ", interval ["
+      << fmt("%.3f", f.interval.low) << ", " << fmt("%.3f", f.interval.high) << "])";
+    if (f.unreachable > 0)
+      o << "; " << f.unreachable << " exit 3: no primary metric could reach alpha";
+    o << "\n";
   } else {
     o << "false alarms: no run's own comparison could be made\n";
   }
+  bool any_jitter = false;
+  for (const auto& m : c.metrics)
+    if (m.jitter_runs > 0) {
+      if (!any_jitter) o << "jitter of the range rule (largest span of a run, over runs):\n";
+      any_jitter = true;
+      o << "  " << m.name << ": " << vfmt(m.jitter) << " " << m.unit << " over " << m.jitter_runs
+        << " run" << (m.jitter_runs == 1 ? "" : "s") << "\n";
+    }
+  for (const auto& line : c.power) o << "power: " << line << "\n";
   o << "drifting metrics (Holm over each run's testable metrics, alpha "
     << fmt("%g", c.settings.alpha) << "):";
   for (const auto& r : c.runs) {
@@ -603,10 +703,11 @@ std::string render_calibration_text(const Calibration& c) {
   o << "\ntrend: seasonal Mann-Kendall against boot order (tau = Kendall's tau-a); odd/even and "
        "halves: stratified permutation splits; drift p: their exact min-p combination, "
        "Holm-adjusted over the run's testable metrics (* = drifting). MDE: smallest shift "
-       "compare's test detects with power "
+       "compare's primary rule (one-sided exact test at alpha / m, beyond the threshold) "
+       "detects with power "
     << fmt("%g", kPower)
-    << " at the run's boots per side (simulated); compare also needs the change above its "
-       "threshold. floor: noise floor for compare --noise-floor FILE (JSON form).\n";
+    << " at the run's boots per side (simulated). floor: noise floor for compare "
+       "--noise-floor FILE or compare.calibration (JSON form).\n";
   return o.str();
 }
 

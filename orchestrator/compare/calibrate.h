@@ -16,10 +16,16 @@
 //     min-p combination (drift_p); the run's testable metrics (not constant in every variant)
 //     are Holm-corrected together, and a metric with Holm-adjusted drift_p < alpha is drifting;
 //   - spread: CV (pooled within-variant sd / |mean|) and, for counts, the index of dispersion;
-//   - MDE: the smallest shift (percent of the mean and in the metric's unit) compare's test
-//     detects with power 0.8 at the spec's alpha with the run's boots per side (boots per
-//     pooled variant), simulated from the run's pooled values: as they are in an A/A run
-//     (same build_key and kernel_release), else each variant centred on the run's mean;
+//   - MDE: the smallest shift (percent of the mean and in the metric's unit) compare's primary
+//     rule detects with power 0.8 with the run's boots per side (boots per pooled variant): its
+//     one-sided exact test at the step-down's level alpha / m (m the spec's primary metrics, at
+//     least 1) and the metric's threshold and floor (calibrate_stats.h DetectionRule),
+//     simulated from the run's pooled values: as they are in an A/A run (same build_key and
+//     kernel_release), else each variant centred on the run's mean;
+//   - span: max - min of one kernel's boots in the run (every pooled boot of an A/A run, else
+//     the largest of the variants' spans); over runs, the jitter of an instruction metric is the
+//     largest span, and jitter_runs the runs that had two or more boots of it: the range rule's
+//     J and K (compare/range_rule.h), written for compare.calibration;
 //   - noise_floor_pct: 95th percentile (nearest rank) of |relative change| between the halves
 //     of equal splits of those pooled values (of medians for timings, of means for counts),
 //     over the splits of every run: every C(n, n/2) split when n is even and there are at most
@@ -28,7 +34,11 @@
 // one-way random-effects variance split (within sd, between sd, ICC); false alarms: each run's
 // own A-vs-B comparison through compare_run_variants / compare_exit_status (variants pooled[0]
 // against pooled[1]; a one-variant run's boots alternately as A and B in boot order), counted
-// when it exits 1, with a 95% Clopper-Pearson interval of the rate.
+// when it exits 1, with a 95% Clopper-Pearson interval of the rate (its upper end the bound
+// on the exit status's false-alarm rate these runs support); exit status 3 (nothing could be
+// detected) is counted apart. Count power: for each primary metric that declares "detect", the
+// Poisson power calculation of compare/power.h at the runs' boots per side and the window of
+// its step (the spec's duration_s).
 #pragma once
 
 #include <cstddef>
@@ -64,6 +74,7 @@ struct RunMetricCalibration {
   bool drifting = false;    // drift_p_holm < alpha
   MinimumDetectableEffect mde;
   double noise_floor_pct = 0;  // this run's splits; NaN when there are none
+  double span = 0;             // max - min of one kernel's boots (see the top of this file)
 };
 
 struct MetricCalibration {
@@ -74,6 +85,10 @@ struct MetricCalibration {
   std::vector<RunMetricCalibration> runs;  // parallel to Calibration::runs
   std::optional<BetweenRunSpread> between_runs;
   double noise_floor_pct = 0;  // over every run's splits; NaN when there are none
+  // Instruction metrics: the range rule's jitter (largest span of a run) and the runs it rests
+  // on; NaN and 0 for other kinds or without a run of two boots.
+  double jitter = 0;
+  std::size_t jitter_runs = 0;
 };
 
 // One run: what was pooled, in which order, and its own A-vs-B comparison.
@@ -92,7 +107,8 @@ struct RunCalibration {
 struct FalseAlarms {
   std::size_t alarms = 0;       // runs whose comparison exits 1
   std::size_t comparisons = 0;  // runs whose comparison could be made
-  BinomialInterval interval;    // Clopper-Pearson, 95%
+  std::size_t unreachable = 0;  // of them, exit status 3 (no primary could reach alpha)
+  BinomialInterval interval;    // Clopper-Pearson, 95%, of alarms / comparisons
 };
 
 struct Calibration {
@@ -103,6 +119,7 @@ struct Calibration {
   std::size_t splits = 0;
   nlohmann::json comparison_key;  // of the runs (all equal); null when they have none
   std::optional<FalseAlarms> false_alarms;
+  std::vector<std::string> power;  // compare/power.h count_power_line per detect primary
   std::vector<std::string> warnings;
 };
 
@@ -112,18 +129,19 @@ struct Calibration {
 Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const CompareSettings& settings,
                            const CalibrationOptions& options = {});
 
-// {"schema":"isolab-calibration","version":2,"comparison_key","seed","splits","alpha","power",
+// {"schema":"isolab-calibration","version":3,"comparison_key","seed","splits","alpha","power",
 //  "method":{...},"warnings",
 //  "runs":[{"run_id","variants","boot_order","boot_order_source","testable_metrics",
 //           "drifting_metrics","compare_exit_status","compare_note","warnings"}],
-//  "false_alarms":{"alarms","comparisons","rate","ci_low","ci_high","level"}|null,
-//  "metrics":{"<name>":{"unit","kind","threshold_pct","noise_floor_pct",
+//  "false_alarms":{"alarms","comparisons","unreachable","rate","ci_low","ci_high","level"}|null,
+//  "power":[line...],
+//  "metrics":{"<name>":{"unit","kind","threshold_pct","noise_floor_pct","jitter","jitter_runs",
 //     "runs":[{"run_id","n","mean","cv","within_sd","dispersion" (null for timings),
 //              "trend":{"s","kendall_tau","p"},"odd_even":{"statistic","p"},
 //              "halves":{"statistic","p"},"drift_p","drift_p_holm","drifting","testable",
 //              "exact","permutations",
 //              "mde":{"boots_per_side","delta","delta_pct","power","replicates","reached"},
-//              "noise_floor_pct"}|null],
+//              "noise_floor_pct","span"}|null],
 //     "between_runs":{"run_means","means_cv","within_sd","between_sd","icc"}|null}}};
 // NaN is null.
 nlohmann::json calibration_to_json(const Calibration& c);

@@ -286,10 +286,22 @@ std::vector<std::vector<std::size_t>> mde_draws(std::size_t n, std::size_t per_s
   return draws;
 }
 
-// Simulated power of the kind's test at a shift of `shift` (unit of the values).
+// Whether the rule calls B above A (verdict.h: significant and beyond the threshold).
+bool detected(const std::vector<double>& a, const std::vector<double>& b, MetricKind kind,
+              const DetectionRule& rule) {
+  const bool timing = kind == MetricKind::timing;
+  const double ca = timing ? median_of(a) : describe(a).mean;
+  const double cb = timing ? median_of(b) : describe(b).mean;
+  if (!(cb > ca)) return false;
+  if (kind == MetricKind::count && !(cb - ca > rule.floor)) return false;
+  if (ca != 0 && !(100 * (cb - ca) / std::fabs(ca) > rule.threshold_pct)) return false;
+  return primary_rule_p(a, b, kind) < rule.level;
+}
+
+// Simulated power of the rule at a shift of `shift` (unit of the values).
 double simulated_power(std::span<const double> values,
                        const std::vector<std::vector<std::size_t>>& draws, std::size_t per_side,
-                       double shift, MetricKind kind, double alpha) {
+                       double shift, MetricKind kind, const DetectionRule& rule) {
   std::size_t hits = 0;
   std::vector<double> a(per_side), b(per_side);
   for (std::size_t r = 0; r < draws.size(); ++r) {
@@ -297,22 +309,24 @@ double simulated_power(std::span<const double> values,
       a[i] = values[draws[r][i]];
       b[i] = values[draws[r][per_side + i]] + shift;
     }
-    if (kind == MetricKind::count) {
-      const double up =
-          std::accumulate(b.begin(), b.end(), 0.0) - std::accumulate(a.begin(), a.end(), 0.0);
-      hits += up > 0 && permutation_test_mean(a, b, 20000, 1000, r + 1).p < alpha;
-    } else {
-      hits += median_of(b) > median_of(a) && mann_whitney_u(a, b).p_two_sided < alpha;
-    }
+    hits += detected(a, b, kind, rule);
   }
   return static_cast<double>(hits) / static_cast<double>(draws.size());
 }
 
 }  // namespace
 
+double primary_rule_p(std::span<const double> a, std::span<const double> b, MetricKind kind) {
+  const Stratum s{{a.begin(), a.end()}, {b.begin(), b.end()}};
+  return stratified_permutation_test(
+             {s}, kind == MetricKind::timing ? StratumScore::midranks : StratumScore::values, 20000,
+             1000, 1, Alternative::greater)
+      .p;
+}
+
 MinimumDetectableEffect minimum_detectable_effect(std::span<const double> values,
                                                   std::size_t per_side, MetricKind kind,
-                                                  double alpha, double power,
+                                                  const DetectionRule& rule, double power,
                                                   std::size_t replicates, std::uint64_t seed) {
   static constexpr double kGrid[] = {1,  2,  3,  5,   7,   10,  15,  20,
                                      30, 50, 70, 100, 150, 200, 300, 500};
@@ -326,7 +340,7 @@ MinimumDetectableEffect minimum_detectable_effect(std::span<const double> values
   if (!(scale > 0)) return m;
   const auto draws = mde_draws(values.size(), per_side, replicates, seed);
   auto power_at = [&](double pct) {
-    return simulated_power(values, draws, per_side, pct / 100 * scale, kind, alpha);
+    return simulated_power(values, draws, per_side, pct / 100 * scale, kind, rule);
   };
   double lo = 0, hi = kNaN, hi_power = 0;
   for (double g : kGrid) {

@@ -115,17 +115,30 @@ struct BetweenRunSpread {
 };
 BetweenRunSpread between_run_spread(const std::vector<std::vector<double>>& runs);
 
-// The smallest effect compare's test detects with power `power` at level alpha with
-// per_side boots on each side, estimated by simulation: each replicate draws A and B from the
-// A/A values (without replacement when 2 * per_side <= values.size(), else with replacement),
-// adds delta * mean(values) to B, and counts a detection when the kind's test (Mann-Whitney
-// for timings, the permutation test of means for counts, as in compare; stats.h; the latter
-// exact up to 20000 reassignments, else 1000 sampled) gives p < alpha with B above A. The draws are
-// fixed for every delta (common random numbers, seeded). delta runs over 1, 2, 3, 5, 7, 10, 15, 20,
+// Compare's primary rule, as the MDE simulation applies it (verdict.h): the one-sided exact test
+// of B above A (the exact conditional midrank test for timings, the permutation test of means
+// for counts and instructions; permutation.h stratified_permutation_test on one stratum,
+// enumerated up to 20000 splits, else 1000 seeded ones), rejected below `level` (the budget's
+// step-down level alpha / m, m the declared primaries), and a change beyond `threshold_pct`
+// (relative change of medians for timings, of means otherwise) and, for counts, the floor.
+struct DetectionRule {
+  double level = 0.05;
+  double threshold_pct = 0;
+  double floor = 0;  // counts: |mean_B - mean_A| must exceed it
+};
+
+// The one-sided exact p of that rule's test. A = {1,1,1,2,2}, B = {2,2,2,3,3}: 10/252 =
+// 0.0397 (the exact two-sided p is 0.079, where the normal approximation with ties gave 0.041).
+double primary_rule_p(std::span<const double> a, std::span<const double> b, MetricKind kind);
+
+// The smallest effect compare's primary rule detects with power `power` with per_side boots on
+// each side, estimated by simulation: each replicate draws A and B from the A/A values (without
+// replacement when 2 * per_side <= values.size(), else with replacement), adds delta *
+// mean(values) to B, and counts a detection when `rule` calls it (above). The draws are fixed
+// for every delta (common random numbers, seeded). delta runs over 1, 2, 3, 5, 7, 10, 15, 20,
 // 30, 50, 70, 100, 150, 200, 300, 500 percent until power is reached, then is bisected 6 times
-// between the last two grid points. reached is false (delta NaN) when 500% is not enough (e.g. 3
-// boots per side of a timing: the smallest Mann-Whitney p is 0.1), when the mean is 0, or when
-// per_side < 2.
+// between the last two grid points. reached is false (delta NaN) when 500% is not enough (3 boots
+// per side: the smallest one-sided p is 0.05), when the mean is 0, or when per_side < 2.
 struct MinimumDetectableEffect {
   double delta_pct = 0;  // of the mean
   double delta = 0;      // in the metric's unit
@@ -136,7 +149,7 @@ struct MinimumDetectableEffect {
 };
 MinimumDetectableEffect minimum_detectable_effect(std::span<const double> values,
                                                   std::size_t per_side, MetricKind kind,
-                                                  double alpha, double power = 0.8,
+                                                  const DetectionRule& rule, double power = 0.8,
                                                   std::size_t replicates = 200,
                                                   std::uint64_t seed = 1);
 

@@ -168,6 +168,8 @@ std::size_t Comparison::gate_regressions() const {
       std::count_if(gate.begin(), gate.end(), [](const GateSummaryRow& g) { return g.against_b; }));
 }
 
+std::size_t Comparison::retry_regressions() const { return retries.against_b ? 1 : 0; }
+
 std::size_t Comparison::new_warnings_in_touched_files() const {
   if (!new_warnings) return 0;
   return static_cast<std::size_t>(std::count_if(new_warnings->begin(), new_warnings->end(),
@@ -176,7 +178,7 @@ std::size_t Comparison::new_warnings_in_touched_files() const {
 
 std::size_t Comparison::regressions() const {
   return primary_regressions() + kernel_failure_regressions() + gate_regressions() +
-         new_warnings_in_touched_files();
+         retry_regressions() + new_warnings_in_touched_files();
 }
 
 std::vector<const MetricRow*> Comparison::missing_more_in_b() const {
@@ -193,83 +195,10 @@ std::string failure_weight_class(const CellRecord& cell) {
   return cell.failure_class;
 }
 
-namespace {
-
-// Kernel-failure classes in report order, and whether a host that does not run the guest's
-// vCPUs can cause them (a TCG or overcommitted guest: see pipeline/cell.h host_starved_guest).
-struct FailureClassInfo {
-  const char* name;
-  bool host_sensitive;
-};
-constexpr FailureClassInfo kFailureClasses[] = {
-    {"build", false}, {"boot", false},    {"boot_timeout", true}, {"panic", false},
-    {"oops", false},  {"warning", false}, {"rcu_stall", true},    {"lockup", true}};
-
-std::size_t cells_with(const std::vector<CellRecord>& cells, const std::string& klass) {
-  return static_cast<std::size_t>(std::count_if(
-      cells.begin(), cells.end(), [&](const auto& c) { return failure_weight_class(c) == klass; }));
+int compare_exit_status(const Comparison& c) {
+  if (c.regressions() > 0) return 1;
+  return c.budget.no_primary_reachable ? 3 : 0;
 }
-
-std::string boots_text(std::size_t n, std::size_t total) {
-  return std::to_string(n) + " of " + std::to_string(total) + " boot" + (total == 1 ? "" : "s");
-}
-
-std::string p_text3(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", p);
-  return buf;
-}
-
-}  // namespace
-
-std::vector<FailureRow> weigh_failures(const std::vector<CellRecord>& a,
-                                       const std::vector<CellRecord>& b, bool host_sensitive,
-                                       double alpha) {
-  std::vector<FailureRow> rows;
-  for (const FailureClassInfo& k : kFailureClasses) {
-    FailureRow f;
-    f.failure_class = k.name;
-    f.a_cells = cells_with(a, k.name);
-    f.b_cells = cells_with(b, k.name);
-    if (f.a_cells == 0 && f.b_cells == 0) continue;
-    f.a_total = a.size();
-    f.b_total = b.size();
-    f.as_rates = host_sensitive && k.host_sensitive;
-    const std::string counts =
-        "B " + boots_text(f.b_cells, f.b_total) + ", A " + boots_text(f.a_cells, f.a_total);
-    if (f.as_rates) {
-      f.p = fisher_exact_greater(f.a_cells, f.a_total, f.b_cells, f.b_total);
-      f.against_b = f.p < alpha;
-      f.reason = counts + "; TCG or overcommitted cells, compared as rates: one-sided Fisher p = " +
-                 p_text3(f.p) + (f.against_b ? " < alpha" : " >= alpha");
-    } else {
-      f.against_b = f.b_cells > 0 && f.a_cells == 0;
-      f.reason = counts + (f.against_b ? "; B only" : f.b_cells == 0 ? "; A only" : "; both");
-    }
-    rows.push_back(std::move(f));
-  }
-  return rows;
-}
-
-void weigh_gate(std::vector<GateSummaryRow>& rows, double alpha) {
-  for (auto& g : rows) {
-    const std::size_t a_fail = g.a_total - g.a_pass, b_fail = g.b_total - g.b_pass;
-    g.p = 1;
-    g.against_b = false;
-    g.reason.clear();
-    if (b_fail == 0) continue;
-    g.p = fisher_exact_greater(a_fail, g.a_total, b_fail, g.b_total);
-    const bool higher_rate = b_fail * g.a_total > a_fail * g.b_total || g.a_total == 0;
-    const bool every_boot = b_fail == g.b_total && a_fail < g.a_total;
-    g.against_b = higher_rate && (g.p < alpha || every_boot);
-    g.reason =
-        "B failed it in " + boots_text(b_fail, g.b_total) + ", A in " +
-        boots_text(a_fail, g.a_total) + "; one-sided Fisher p = " + p_text3(g.p) +
-        (g.against_b ? (every_boot && !(g.p < alpha) ? ", in every B boot" : " < alpha") : "");
-  }
-}
-
-int compare_exit_status(const Comparison& c) { return c.regressions() > 0 ? 1 : 0; }
 
 namespace {
 
@@ -549,16 +478,47 @@ void test_row(MetricRow& row, const VariantData& a, const VariantData& b, const 
   }
 }
 
-// Holm's step-down over the primary rows' one-sided p.
-void adjust_primary(Comparison& cmp) {
-  std::vector<MetricRow*> rows;
-  std::vector<double> p;
-  for (auto& r : cmp.metrics)
-    if (r.primary && r.not_measured.empty())
-      rows.push_back(&r), p.push_back(r.test.one_sided ? r.test.one_sided->p : 1.0);
-  const std::vector<double> holm = holm_adjust(p);
-  for (std::size_t k = 0; k < rows.size(); ++k) rows[k]->test.family_p = holm[k];
-  cmp.family.primary = rows.size();
+// The range rule (compare/range_rule.h) on the rows of instruction metrics with a calibrated
+// jitter: every primary such row (its share is declared: compare/budget.h), and the secondary
+// ones when their two-sided bounds sum to at most alpha.
+void add_range_rules(Comparison& cmp, const CompareSettings& settings) {
+  std::vector<MetricRow*> secondary;
+  double bound = 0;
+  for (auto& r : cmp.metrics) {
+    const MetricCalibrationFacts* f = settings.calibrated(r.metric);
+    if (r.kind != MetricKind::instructions || !f || !f->jitter || !r.not_measured.empty()) continue;
+    RangeRule rule = range_rule(r.a_values, r.b_values, *f->jitter, f->runs);
+    if (r.primary) {
+      r.test.range = rule;
+      continue;
+    }
+    bound += 2 * rule.bound;
+    r.test.range = rule;
+    secondary.push_back(&r);
+  }
+  if (bound > settings.alpha) {
+    for (MetricRow* r : secondary) r->test.range.reset();
+    return;
+  }
+  cmp.secondary_range_rows = secondary.size();
+  cmp.secondary_range_bound = bound;
+}
+
+// The primaries' intervals at the budget's level: one-sided bounds at 1 - level / K each.
+void primary_intervals(Comparison& cmp, const VariantData& a, const VariantData& b,
+                       const CompareSettings& settings) {
+  if (settings.exit_status_only) return;
+  const double per_side = cmp.budget.level / static_cast<double>(cmp.budget.first_k);
+  for (auto& row : cmp.metrics) {
+    if (!row.primary || !row.not_measured.empty()) continue;
+    set_interval(row.test, row_strata(row, a, b, cmp.hosts), settings, 1 - 2 * per_side);
+    row.ci_low_pct.reset();
+    row.ci_high_pct.reset();
+    if (row.test.ci) {
+      row.ci_low_pct = 100.0 * row.test.ci->low;
+      row.ci_high_pct = 100.0 * row.test.ci->high;
+    }
+  }
 }
 
 constexpr std::uint64_t kRelabelSeed = 0x7f4a7c159e3779b9ULL;
@@ -618,11 +578,16 @@ bool host_sensitive(const VariantData& a, const VariantData& b) {
   return false;
 }
 
-// Kernel failures as rates, the gate per check, and which B issues count against B.
-void weigh_outcomes(Comparison& cmp, const VariantData& a, const VariantData& b,
-                    const CompareSettings& settings) {
+// Kernel failures, the gate and the retries as rates (their p and smallest p).
+void weigh_outcomes(Comparison& cmp, const VariantData& a, const VariantData& b) {
   cmp.host_sensitive = host_sensitive(a, b);
-  cmp.failures = weigh_failures(a.cells, b.cells, cmp.host_sensitive, settings.alpha);
+  cmp.failures = weigh_failures(a.cells, b.cells);
+  cmp.retries = weigh_retries(a.cells, b.cells);
+  weigh_gate(cmp.gate);
+}
+
+// Which B issues count against B, once the budget has weighed the failure classes.
+void mark_issues(Comparison& cmp, const VariantData& b) {
   for (auto& issue : cmp.issues) {
     if (issue.side != "B" || !issue.kernel_failure) continue;
     const auto cell = std::find_if(b.cells.begin(), b.cells.end(),
@@ -631,7 +596,26 @@ void weigh_outcomes(Comparison& cmp, const VariantData& a, const VariantData& b,
     for (const auto& f : cmp.failures)
       if (f.failure_class == klass) issue.against_b = f.against_b;
   }
-  weigh_gate(cmp.gate, settings.alpha);
+}
+
+// A calibration the spec names applies only to runs made like the calibration's: the same
+// accelerator, command line, guest size and workloads. Else it is set aside, with the reason.
+std::string check_calibration(CompareSettings& s, const nlohmann::json& run_a,
+                              const nlohmann::json& run_b) {
+  if (!s.calibration || !s.calibration->comparison_key.is_object()) return "";
+  const nlohmann::json& ck = s.calibration->comparison_key;
+  std::string diffs;
+  for (const char* k : {"accelerator", "cmdline", "vcpus", "memory_mib", "workloads_sha256"})
+    for (const nlohmann::json* run : {&run_a, &run_b}) {
+      const auto rk = field(*run, "comparison_key");
+      if (!rk.is_object() || field(rk, k) == field(ck, k)) continue;
+      diffs += std::string(diffs.empty() ? "" : ", ") + k;
+      break;
+    }
+  if (diffs.empty()) return "";
+  s.calibration->applied = false;
+  return "calibration " + s.calibration->source + " not applied: made under another " + diffs +
+         " than these runs (its margins and jitters are for those)";
 }
 
 // The header of a comparison: ids, variants, kernels, key differences (refused unless force).
@@ -708,12 +692,19 @@ void add_tails(Comparison& cmp, VariantData& a, VariantData& b) {
   }
 }
 
-// The metric rows: built, tested, adjusted for multiplicity, decided; then the tails.
+// The metric rows built and tested; the failures, gate and retries weighed; the exit budget
+// spent; the secondary family adjusted; every row decided; then the tails.
 void test_and_decide(Comparison& cmp, VariantData& a, VariantData& b,
                      const CompareSettings& settings) {
   cmp.metrics = build_rows(a, b, settings);
   for (auto& row : cmp.metrics) test_row(row, a, b, cmp, settings);
-  adjust_primary(cmp);
+  add_range_rules(cmp, settings);
+  weigh_outcomes(cmp, a, b);
+  apply_exit_budget(cmp);
+  primary_intervals(cmp, a, b, settings);
+  cmp.family.primary = static_cast<std::size_t>(
+      std::count_if(cmp.budget.entries.begin(), cmp.budget.entries.end(),
+                    [](const BudgetEntry& e) { return e.channel == "primary"; }));
   adjust_secondary(cmp, a, b, settings);
   for (auto& row : cmp.metrics) decide_row(row, settings);
   add_tails(cmp, a, b);
@@ -752,6 +743,7 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
   add_latency_traces(ra, variant_a, 0, cmp.latency_traces);
   add_latency_traces(rb, variant_b, 1, cmp.latency_traces);
   cmp.settings = settings;
+  cmp.calibration_note = check_calibration(cmp.settings, run_a, run_b);
   if (a.build_warnings && b.build_warnings)
     cmp.new_warnings = new_build_warnings(*a.build_warnings, *b.build_warnings, b.touched_files);
   cmp.hosts = host_summaries(a, b);
@@ -761,10 +753,10 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     cmp.pooled_unlike_hosts = true;
     cmp.host_differences = hd;
   }
-  test_and_decide(cmp, a, b, settings);
+  test_and_decide(cmp, a, b, cmp.settings);
   cmp.profile_changes = profile_changes(run_a, variant_a, run_b, variant_b);
   add_issues(cmp, a, b);
-  weigh_outcomes(cmp, a, b, settings);
+  mark_issues(cmp, b);
   return cmp;
 }
 

@@ -17,31 +17,33 @@
 // the row "<metric>[cpu<list>]" whose sample is the mean of the cell's values on those CPUs (the
 // per-CPU row itself when it names one CPU of a count metric).
 //
-// What decides the exit status (compare_exit_status), and nothing else:
+// What decides the exit status (compare_exit_status), and nothing else: one alpha budget over
+// every channel that can set it (compare/budget.h; docs/verdicts.md "What the exit status rests
+// on"):
 //  - the declared primary metrics (CompareSettings::primary, verdict.h): each tested one-sided
-//    in its bad direction, Holm's step-down over them at alpha (multiplicity.h), "regressed"
-//    only when Holm-significant and beyond its threshold;
-//  - kernel-correctness failures (failure_class build, boot, panic, oops, warning, rcu_stall,
-//    lockup) that B has and A does not, per class over every cell of each variant (warm-ups
-//    included); when a cell of either side ran under TCG or overcommitted (cells[].accelerator,
-//    cells[].overcommitted, or the run's spec "overcommit"), the host-sensitive classes
-//    (rcu_stall, lockup, and boot_timeout: a boot failure whose VM ended by a timeout) are
-//    compared as rates by the one-sided Fisher exact test at alpha instead, so one host-induced
-//    stall in 5 B boots (p = 0.5) is not a regression while 4 of 5 against 0 of 5 (p = 0.024) is;
-//  - isolation-gate checks B fails systematically: in a larger fraction of its boots than A and
-//    either significantly more (one-sided Fisher exact p < alpha) or in every boot that ran it
-//    (while A passed it at least once); the gate-invalid B boots are then a regression, not
-//    silently dropped cells;
-//  - new build warnings of B in files B's series touches.
+//    in its bad direction with an exact test; "regressed" only when rejected by the budget's
+//    step-down and beyond its threshold; with a calibrated jitter, the range rule
+//    (compare/range_rule.h) decides while the boots agree within it, on its declared share;
+//  - kernel-correctness failure classes (build, boot, boot_timeout, panic, oops, warning,
+//    rcu_stall, lockup), each as B's rate against A's over every cell of each side (warm-ups
+//    included), one-sided Fisher exact test;
+//  - isolation-gate checks, each as B's failure rate against A's, one-sided Fisher exact test;
+//  - retried boots (infrastructure failures booted again, cells[].earlier_attempts) per boot,
+//    one-sided exact permutation test;
+//  - new build warnings of B in files B's series touches (not sampled: no share).
 // Every other metric row is secondary: tested two-sided, with a family-wise p by Westfall-Young
 // min-P over joint relabellings of the boots (multiplicity.h; the larger of that and the row's
-// own p), reported, and never setting exit status 1. Infrastructure, timeout and workload
-// failures are listed but weigh on neither side. A metric missing (no value) in more contributing
-// B boots than A boots is flagged (Comparison::missing_more_in_b), not an exit by itself.
+// own p), reported, and never setting the exit status. Infrastructure, timeout and workload
+// failures are listed; infrastructure ones also count in the retry channel. A metric missing (no
+// value) in more contributing B boots than A boots is flagged (Comparison::missing_more_in_b),
+// not an exit by itself.
 //
 // Exit status contract of the compare command (compare_exit_status):
-//   0 no primary regression and no failure counted against B, 1 otherwise, 2 error or
-//   invalid/refused comparison.
+//   1 something counted against B (a primary regressed, a failure class, gate check or the retry
+//     rate rejected by the step-down, a new build warning in a touched file);
+//   3 primary metrics are declared, nothing is counted against B, and none of them could have
+//     reached alpha with these boots (ExitBudget::unreachable_primaries names them);
+//   0 otherwise; 2 error or invalid/refused comparison.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +55,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "compare/budget.h"
 #include "compare/profile_diff.h"
 #include "compare/stats.h"
 #include "compare/verdict.h"
@@ -92,6 +95,9 @@ struct CellRecord {
   std::string accelerator;     // cells[].accelerator, "" when absent
   bool overcommitted = false;  // cells[].overcommitted
   bool warmup = false;
+  // Infrastructure failures of this cell's boots: its earlier_attempts, plus 1 when the cell
+  // itself failed as infrastructure (the retry channel of compare/budget.h).
+  std::size_t retries = 0;
 };
 
 // A cell that did not contribute because it was invalid or failed.
@@ -171,24 +177,28 @@ bool is_kernel_failure_class(const std::string& failure_class);
 // is not a kernel failure.
 std::string failure_weight_class(const CellRecord& cell);
 
-// The kernel-failure classes of one comparison: how many cells of each side had it, and whether
-// it counts against B (rules at the top of this file).
+// The kernel-failure classes of one comparison: how many cells of each side had it, its rate
+// test, and whether it counts against B (the budget's step-down, compare/budget.h).
 struct FailureRow {
   std::string failure_class;             // failure_weight_class
   std::size_t a_cells = 0, a_total = 0;  // cells with the class / all cells of the variant
   std::size_t b_cells = 0, b_total = 0;
-  bool as_rates = false;  // host-sensitive class in a TCG or overcommitted comparison
-  double p = 1;           // one-sided Fisher exact p when as_rates, else 1
+  double p = 1;      // one-sided Fisher exact p (B's rate above A's)
+  double p_min = 1;  // the smallest p the margins allow (budget.h fisher_min_p)
   bool against_b = false;
-  std::string reason;  // "B only", "A has it too (1 of 5 boots)", "rates: Fisher p = 0.5"
+  // "B 1 of 5 boots, A 0 of 5 boots; one-sided Fisher p = 0.5 (smallest possible 0.5)", and
+  // after the budget ": counted against B (step-down p = ...)" or ": not counted against B".
+  std::string reason;
 };
 
-// Weighs the kernel failures of both sides (rules at the top of this file). host_sensitive:
-// a cell ran under TCG or overcommitted. Rows in the order build, boot, boot_timeout, panic, oops,
-// warning, rcu_stall, lockup; only classes some cell had.
+// The kernel failures of both sides as rates (rules at the top of this file), against_b left
+// to apply_exit_budget. Rows in the order build, boot, boot_timeout, panic, oops, warning,
+// rcu_stall, lockup; only classes some cell had. (budget.cc)
 std::vector<FailureRow> weigh_failures(const std::vector<CellRecord>& a,
-                                       const std::vector<CellRecord>& b, bool host_sensitive,
-                                       double alpha);
+                                       const std::vector<CellRecord>& b);
+
+// The retry channel of both sides' cells (budget.h RetryRow); against_b left to the budget.
+RetryRow weigh_retries(const std::vector<CellRecord>& a, const std::vector<CellRecord>& b);
 
 // Differences of the comparison_key objects of two runs, one line each
 // ("accelerator: A=tcg, B=kvm"), over the union of their keys; a missing comparison_key is a
@@ -292,12 +302,13 @@ struct GateSummaryRow {
   std::size_t a_pass = 0, a_total = 0;
   std::size_t b_pass = 0, b_total = 0;
   double p = 1;            // one-sided Fisher exact p that B fails it more often than A
-  bool against_b = false;  // B fails it systematically (rules at the top of this file)
+  double p_min = 1;        // the smallest p the margins allow
+  bool against_b = false;  // rejected by the budget's step-down
   std::string reason;      // "" when B never failed it
 };
 
-// Sets p, against_b and reason of each row (rules at the top of this file).
-void weigh_gate(std::vector<GateSummaryRow>& rows, double alpha);
+// Sets p, p_min and reason of each row (against_b false: the budget sets it). (budget.cc)
+void weigh_gate(std::vector<GateSummaryRow>& rows);
 
 // How the two families of metric rows were adjusted.
 struct FamilySummary {
@@ -371,8 +382,17 @@ struct Comparison {
   // informational, never refused: a different tool can explain a difference a kernel does not.
   std::vector<std::string> version_differences;
   std::vector<FailureRow> failures;  // kernel-failure classes of either side
+  RetryRow retries;                  // infrastructure failures booted again, per side
   bool host_sensitive = false;       // a cell ran under TCG or overcommitted
   FamilySummary family;
+  ExitBudget budget;  // what the exit status rests on, and how alpha was spent
+  // Why the spec's calibration was not applied (made under another accelerator, command line,
+  // guest or workloads); "" when applied or there is none.
+  std::string calibration_note;
+  // Secondary rows decided by the range rule, and the sum of their two-sided bounds; 0 rows
+  // when that sum would exceed alpha (then none is).
+  std::size_t secondary_range_rows = 0;
+  double secondary_range_bound = 0;
 
   std::size_t count(Verdict v) const;                // every row
   std::size_t count(Verdict v, bool primary) const;  // primary or secondary rows
@@ -380,16 +400,17 @@ struct Comparison {
   std::size_t kernel_failures_b() const;  // B cells whose failure class is a kernel failure
   std::size_t kernel_failure_regressions() const;  // FailureRow::against_b
   std::size_t gate_regressions() const;            // GateSummaryRow::against_b
+  std::size_t retry_regressions() const;           // RetryRow::against_b (0 or 1)
   // New build warnings of B in files B's series touches.
   std::size_t new_warnings_in_touched_files() const;
-  // What the exit status rests on: primary regressions, failure classes and gate checks
-  // counted against B, new warnings in touched files.
+  // What the exit status rests on: primary regressions, failure classes, gate checks and the
+  // retry rate counted against B, new warnings in touched files.
   std::size_t regressions() const;
   // Metric rows (not derived) missing in more contributing B boots than A boots.
   std::vector<const MetricRow*> missing_more_in_b() const;
 };
 
-// 0 when comparison.regressions() == 0, else 1.
+// 1 when comparison.regressions() > 0; else 3 when budget.no_primary_reachable; else 0.
 int compare_exit_status(const Comparison& c);
 
 // Compares variant_b of run_b against variant_a of run_a (A is the baseline). Each row is

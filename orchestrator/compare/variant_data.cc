@@ -279,6 +279,15 @@ void note_insn_counts(const results::CellRecord& cell, bool first, VariantData& 
 
 namespace {
 
+// The cell's boots that failed as infrastructure: its earlier_attempts (each one such a boot,
+// booted again), and the cell itself when it ended failed as infrastructure.
+std::size_t infrastructure_failures(const results::CellRecord& c, const std::string& status) {
+  const nlohmann::json& earlier = c.field("earlier_attempts");
+  std::size_t n = earlier.is_array() ? earlier.size() : 0;
+  if (status == "failed" && c.failure_class_name() == "infrastructure") ++n;
+  return n;
+}
+
 // The status of a cell of the variant being read: required there.
 std::string checked_status(const results::CellRecord& c, const std::string& cp) {
   if (!c.status)
@@ -325,7 +334,7 @@ VariantData extract_variant(const results::RunResult& run, const std::string& va
     const std::string cell_id = c.id_or("cell " + std::to_string(i));
     d.cells.push_back({cell_id, status, c.failure_class_name(), c.reason.value_or(""),
                        c.accelerator.value_or(""), c.overcommitted.value_or(false).value_or(false),
-                       c.is_warmup()});
+                       c.is_warmup(), infrastructure_failures(c, status)});
     if (status != "ok") {
       d.issues.push_back(cell_issue(c, i, variant, status, c.is_warmup()));
       continue;

@@ -22,16 +22,13 @@
 //    under TCG. Test: as counts (permutation test of means). Relative change of means as for
 //    counts: from 0 in every A boot to more in B is +infinity, beyond any threshold (a CPU
 //    that executed no kernel instruction now does), not undefined.
-//    Interval: the inverted test on the scale of ratios. Threshold: the largest of the
-//    metric's own configured threshold (a thresholds_pct entry or noise floor; threshold_pct,
-//    the default for every metric, is not consulted), instructions_threshold_pct (default 1%)
-//    and instructions_cv_factor
-//    (default 3) times the coefficient of variation of A's boots: three boot-to-boot standard
-//    deviations of the baseline kernel, so that a 2% change of instructions per syscall is
-//    regressed/improved under TCG when the boots agree to 0.5%, while a metric that does vary
-//    between boots is not called on its noise. B's spread is left out: a patch can make a count
-//    differ between boots (a path taken in some boots and not others), and that is its effect,
-//    not a reason to widen the margin of "no significant change".
+//    Interval: the inverted test on the scale of ratios. Threshold: the metric's own
+//    configured threshold (a thresholds_pct entry, a noise floor, the calibration's noise
+//    floor; threshold_pct, the default for every metric, is not consulted) and at least
+//    instructions_threshold_pct (default 1%). Never from the boots judged: one A boot on
+//    another path (the RCU-bypass boot, 13704 against 14163) does not widen the margin. With a
+//    calibrated jitter (CompareSettings::calibrated) the range rule (compare/range_rule.h)
+//    decides while every boot of each side lies within it.
 // Every test is exact (enumerated) up to count_exact_limit reassignments and Monte Carlo
 // (seeded, Phipson-Smyth) beyond; no normal approximation decides a verdict. Intervals are the
 // inverted permutation test (stats.h permutation_interval) at confidence_level: exact coverage
@@ -55,30 +52,38 @@
 // (the Westfall-Young adjusted p over the comparison's secondary metrics, compare.h), else the
 // metric's own two-sided p. In this order:
 //  1. n_A < min_samples or n_B < min_samples                           -> inconclusive
-//  2. the same value in every boot of both (0 for a count that never
-//     happened on the isolated CPUs: that is a result, not a missing one) -> no significant change
-//  3. relative change undefined (timing: A median 0; instructions:
+//  2. range rule (MetricTest::range set and applying): its interval excludes 0 -> regressed /
+//     improved beyond the threshold, else changed, below threshold; inside +-margin -> no
+//     significant change; else inconclusive
+//  3. the same value in every boot of both: not 0 -> no significant change; 0 (a count or
+//     instruction count that never happened): inconclusive, since an effect present in fewer
+//     than 1 - alpha^(1/n_B) of B's boots (45% at 5) would leave them all at 0 with
+//     probability >= alpha
+//  4. relative change undefined (timing: A median 0; instructions:
 //     A mean 0)                                                        -> inconclusive
-//  (instructions only: rule 6 is tried here, before rule 4: a deterministic count that jitters
+//  (instructions only: rule 8 is tried here, before rule 5: a deterministic count that jitters
 //   by half an instruction between boots ties so that p cannot reach alpha at a few boots a
 //   side, while its interval excludes every change of the margin's size)
-//  4. the smallest p the test can reach with these values is >= alpha
+//  5. the smallest p the test can reach with these values is >= alpha
 //     (3 against 3 gives at best 0.1; one boot with one event among
 //     zeros can never be significant)                                  -> inconclusive
-//  5. p < alpha and the change beyond the threshold (counts: |B - A| >
+//  6. p < alpha and the change beyond the threshold (counts: |B - A| >
 //     floor and (A 0 in every boot or |relative change| > threshold))  -> improved / regressed
 //     by "better"; a metric without a "better" direction               -> inconclusive
-//  6. the interval lies inside +-margin                                 -> no significant change
-//  7. otherwise                                                         -> inconclusive
-// Primary metrics (PrimaryMetric, declared in the spec or with --primary). p is the one-sided p
-// in the declared bad direction (MetricTest::one_sided), Holm-adjusted over the primary family
-// when MetricTest::family_p is set. Rules 1-4 as above (4 with the one-sided smallest p; for
-// instructions rule 7 first, as rule 6 for secondaries), then:
-//  5. p < alpha and the change beyond the threshold in the bad direction -> regressed
-//  6. the interval excludes 0 on the good side and the change is beyond
-//     the threshold in the good direction                               -> improved
-//  7. the interval lies inside +-margin                                 -> no significant change
-//  8. otherwise                                                         -> inconclusive
+//  7. p < alpha, the change within the threshold                       -> changed, below threshold
+//  8. the interval lies inside +-margin                                 -> no significant change
+//  9. otherwise                                                         -> inconclusive
+// Primary metrics (PrimaryMetric, declared in the spec or with --primary) are decided by the
+// exit budget (compare/budget.h, MetricTest::family): the bad-direction one-sided test in the
+// regression family, the good-direction one in the improvement family, each a discrete
+// step-down at the budget's level. Rules 1-5 as above (2 with the range rule's bound as its
+// share; 5: neither direction's smallest p can get below the step-down's level / K), then:
+//  6. the bad-direction hypothesis rejected and the change beyond the threshold -> regressed
+//  7. the good-direction hypothesis rejected and the change beyond the threshold -> improved
+//  8. either rejected, the change within the threshold               -> changed, below threshold
+//  9. the interval (one-sided bounds at 1 - level / K each) inside +-margin -> no significant
+//  change
+// 10. otherwise                                                        -> inconclusive
 // The threshold of a primary metric is its threshold_pct when given, else the metric's.
 #pragma once
 
@@ -93,6 +98,7 @@
 #include <vector>
 
 #include "compare/permutation.h"
+#include "compare/range_rule.h"
 #include "compare/stats.h"
 #include "spec/compare_settings.h"
 #include "spec/primary.h"
@@ -105,7 +111,7 @@ enum class Better { lower, higher, none };
 Better better_from_string(const std::string& s);
 const char* better_name(Better b);  // "lower", "higher", "none"
 
-enum class Verdict { improved, regressed, no_change, inconclusive };
+enum class Verdict { improved, regressed, changed_below, no_change, inconclusive };
 
 enum class MetricKind { timing, count, instructions };
 
@@ -117,7 +123,8 @@ const char* metric_kind_name(MetricKind k);
 // timing otherwise.
 MetricKind metric_kind_of(const std::string& kind, const std::string& unit);
 
-// "improved", "regressed", "no significant change", "inconclusive".
+// "improved", "regressed", "changed, below threshold", "no significant change",
+// "inconclusive".
 const char* verdict_name(Verdict v);
 
 nlohmann::json settings_to_json(const CompareSettings& s);
@@ -131,6 +138,18 @@ struct CountTest {
   double relative_change = 0;                 // count_relative_change(mean_a, mean_b)
   bool all_zero = false;                      // every value of both sides is 0
   PermutationMeanResult permutation;
+};
+
+// What the exit budget (compare/budget.h) decided for a primary metric.
+struct PrimaryFamily {
+  double level = 0.05;      // the step-down's level (alpha minus the range rule's share)
+  std::size_t k = 1;        // K of the regression family's first step
+  double adjusted_bad = 1;  // step-down p of the bad-direction hypothesis
+  bool rejected_bad = false;
+  double adjusted_good = 1;  // of the good-direction hypothesis (improvement family)
+  bool rejected_good = false;
+  bool reachable = false;  // either direction's smallest p can get below level / K
+  double p_min = 1;        // the smallest one-sided p of the bad direction
 };
 
 // The statistics of one metric for samples a (variant A cells) and b (variant B cells).
@@ -158,8 +177,13 @@ struct MetricTest {
   // pooled test's p and smallest attainable p in the verdict rules; the sample statistics,
   // change and interval above are those of the pooled cells (the interval over the strata).
   std::optional<StratifiedResult> stratified;
-  // Primary metrics: the one-sided test in the bad direction (add_one_sided_test).
+  // Primary metrics: the one-sided tests in the bad and the good direction (add_one_sided_test).
   std::optional<StratifiedResult> one_sided;
+  std::optional<StratifiedResult> good_sided;
+  // The range rule, when the metric has a calibrated jitter and compare lets it decide.
+  std::optional<RangeRule> range;
+  // Primary metrics: the exit budget's decisions (set by apply_exit_budget).
+  std::optional<PrimaryFamily> family;
   // Set by compare_runs: Holm-adjusted one_sided p (primary) or the Westfall-Young adjusted p
   // (secondary). The verdict rules use it in place of the metric's own p.
   std::optional<double> family_p;
@@ -186,9 +210,17 @@ MetricTest test_metric(std::span<const double> a, std::span<const double> b,
 
 // Sets t.one_sided: the stratified permutation test (midranks for timings, values otherwise)
 // with Alternative::greater when higher_is_bad, else less, over the strata (one for a single
-// host), with the settings' count_exact_limit, count_resamples and seed.
+// host), with the settings' count_exact_limit, count_resamples and seed; and t.good_sided, the
+// same in the other direction.
 void add_one_sided_test(MetricTest& t, const std::vector<Stratum>& strata, bool higher_is_bad,
                         const CompareSettings& settings);
+
+// Sets t.interval (and t.ci, count diff_ci) as test_metric does, at `confidence` instead of the
+// settings' confidence_level (a primary's one-sided bounds at 1 - level / K each:
+// confidence 1 - 2 level / K). Clears them first; leaves them unset for confidence outside
+// (0, 1).
+void set_interval(MetricTest& t, const std::vector<Stratum>& strata,
+                  const CompareSettings& settings, double confidence);
 
 struct VerdictResult {
   Verdict verdict = Verdict::inconclusive;
@@ -227,9 +259,9 @@ struct MetricInfo {
 double effective_threshold_pct(const MetricInfo& info, const CompareSettings& settings,
                                bool* tcg_applied = nullptr);
 
-// The threshold of the verdict rules, percent: effective_threshold_pct, and for an instruction
-// metric at least instructions_cv_factor x t.a.cv x 100 (A's boots). *why (when given) is ""
-// for the configured threshold, else a clause naming what raised it for reasons.
+// The threshold of the verdict rules, percent: effective_threshold_pct, fixed before the run (no
+// part of it comes from t). *why (when given) is "" for the configured threshold, else a clause
+// naming what set it, for reasons.
 double metric_threshold_pct(const MetricTest& t, const MetricInfo& info,
                             const CompareSettings& settings, std::string* why = nullptr);
 

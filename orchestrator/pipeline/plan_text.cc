@@ -10,6 +10,7 @@
 #include "base/progress.h"
 #include "compare/verdict.h"
 #include "guest/init_script.h"
+#include "pipeline/plan_budget.h"
 #include "workload/workload.h"
 
 namespace isolab {
@@ -187,32 +188,38 @@ std::string primary_line(const PrimaryMetric& p, const CompareSettings& c) {
 }
 
 std::string threshold_rules(const CompareSettings& c) {
-  return "  thresholds by kind: timing " + percent(c.default_threshold_pct) + " (at least " +
-         percent(c.tcg_timing_threshold_pct) + " when a boot ran under TCG); count " +
-         percent(c.default_threshold_pct) +
-         " of A's mean and at least the count floor; "
-         "instructions the largest of " +
-         percent(c.instructions_threshold_pct) + " and " + number(c.instructions_cv_factor) +
-         " x A's coefficient of variation\n";
+  return "  margins, fixed before the run: timing " + percent(c.default_threshold_pct) +
+         " (at least " + percent(c.tcg_timing_threshold_pct) +
+         " when a boot ran under TCG); count " + percent(c.default_threshold_pct) +
+         " of A's mean and at least the count floor; instructions " +
+         percent(c.instructions_threshold_pct) +
+         "; a metric's own thresholds_pct entry or the calibration's noise floor raises them\n";
 }
 
 std::string verdict_section(const Spec& spec) {
   const CompareSettings c = settings_from_json(spec.compare);
-  std::string s = "Verdict (isolab compare; exit status 1 on a regression):\n";
+  std::string s =
+      "Verdict (isolab compare; exit status 1 on a regression, 3 when no primary metric could "
+      "reach alpha):\n";
   if (c.primary.empty()) {
-    s += "  no primary metric is declared: no metric can set the exit status\n";
+    s += "  no primary metric is declared: only the failure, gate and retry rates and new "
+         "build warnings can set the exit status\n";
   } else {
     s += "  " + plural(static_cast<long>(c.primary.size()), "primary metric", "primary metrics") +
-         ", each tested one-sided in its bad direction, Holm's step-down over the family of " +
-         std::to_string(c.primary.size()) + " at alpha " + number(c.alpha) +
-         "; regressed when Holm-significant and beyond "
-         "its threshold:\n";
+         ", each tested one-sided in its bad direction; regressed when the step-down rejects it "
+         "and the change is beyond its margin, 'changed, below threshold' when inside it:\n";
     for (const auto& p : c.primary) s += primary_line(p, c);
     s += threshold_rules(c);
+    s += plan_budget_text(plan_budget(spec));
   }
-  s += "  also counted against B: kernel-correctness failures (build, boot, panic, oops, "
-       "warning, RCU stall, lockup) B has and A does not, isolation-gate checks B fails "
-       "systematically, new build warnings in files B's patches touch\n";
+  if (c.calibration)
+    s += "  calibration " +
+         (c.calibration->source.empty() ? std::string("(inline)") : c.calibration->source) + ": " +
+         std::to_string(c.calibration->metrics.size()) +
+         " metrics with margins or jitters fixed before the run\n";
+  s += "  also counted against B, each as B's rate against A's in the same budget: kernel "
+       "failure classes (build, boot, panic, oops, warning, RCU stall, lockup), isolation-gate "
+       "checks, retried boots; and new build warnings in files B's patches touch\n";
   return s +
          "  every other metric is secondary: reported with a Westfall-Young family-wise p, "
          "never setting the exit status\n";

@@ -47,8 +47,8 @@ bool is_instructions(const MetricRow& r) {
 
 const char* role_name(const MetricRow& r) { return r.primary ? "primary" : "secondary"; }
 
-// The p a row's verdict rests on: Holm's (primary) or the family-wise p (secondary) when
-// computed, else the row's own one-sided (primary) or two-sided p.
+// The p a row's verdict rests on: the budget's step-down (primary) or the family-wise p (secondary)
+// when computed, else the row's own one-sided (primary) or two-sided p.
 double decisive_p(const MetricRow& r) {
   if (r.test.family_p) return *r.test.family_p;
   return r.primary && r.test.one_sided ? r.test.one_sided->p : r.test.p_value();
@@ -56,7 +56,7 @@ double decisive_p(const MetricRow& r) {
 
 // Its name in summary lines.
 std::string decisive_p_name(const MetricRow& r) {
-  if (r.primary) return r.test.family_p ? "Holm p" : "one-sided p";
+  if (r.primary) return r.test.family_p ? "step-down p" : "one-sided p";
   return r.test.family_p ? "family-wise p" : "p";
 }
 

@@ -58,7 +58,7 @@ pre{background:#f8f8f8;padding:.6em;overflow-x:auto}
 .forced{background:#fde2e2;border:2px solid #c0392b;padding:.5em}
 .summary li{margin:.2em 0}
 .v-regressed{color:#c0392b;font-weight:bold}.v-improved{color:#1e8449;font-weight:bold}
-.v-no-change{color:#555}.v-inconclusive{color:#9a6700}
+.v-no-change{color:#555}.v-changed-below{color:#7d3c98}.v-inconclusive{color:#9a6700}
 svg{display:block;overflow:visible}
 svg text{font-size:11px;fill:#333}svg .tick{font-size:10px}svg .axis-label{font-size:11px}
 svg .axis{stroke:#888;stroke-width:1}svg .grid{stroke:#eee}svg .sep{stroke:#999}
@@ -70,7 +70,7 @@ svg .tail{stroke-width:1.5;stroke-dasharray:4 3}svg .tail.a{stroke:#1f5fa8}svg .
 svg .pt{fill-opacity:.75;stroke:#fff;stroke-width:.8}svg .pt.a{fill:#1f5fa8}svg .pt.b{fill:#c45a00}
 svg .med{stroke-width:2.5}svg .med.a{stroke:#1f5fa8}svg .med.b{stroke:#c45a00}
 svg .ci{fill-opacity:.25}svg .ci.v-regressed{fill:#c0392b}svg .ci.v-improved{fill:#1e8449}
-svg .ci.v-no-change{fill:#888}svg .ci.v-inconclusive{fill:#d4a017}
+svg .ci.v-no-change{fill:#888}svg .ci.v-changed-below{fill:#7d3c98}svg .ci.v-inconclusive{fill:#d4a017}
 svg .heat{stroke:#fff}svg .heat-missing{fill:#eee}svg .cell-val{font-size:9px}
 svg .cell-val.hot{fill:#fff}svg .col{font-size:9px}
 svg .tl{stroke-width:1.2}.c-vmstat_update{stroke:#c0392b;background:#c0392b}
@@ -138,7 +138,10 @@ std::string section_summary(const Comparison& c) {
   o << "<h2 id=\"summary\">What changed on the isolated CPUs</h2>\n<ul class=\"summary\">\n";
   for (const SummaryLine& l : summarize(c)) {
     const std::string v = l.detail.value("verdict", "");
-    std::string cls = v == "regressed" ? "v-regressed" : v == "improved" ? "v-improved" : "";
+    std::string cls = v == "regressed"                  ? "v-regressed"
+                      : v == "improved"                 ? "v-improved"
+                      : v == "changed, below threshold" ? "v-changed-below"
+                                                        : "";
     o << "<li" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << esc(l.text) << "</li>\n";
   }
   o << "</ul>\n<p>" << verdict_tally(c) << "; " << c.kernel_failures_b()

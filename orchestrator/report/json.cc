@@ -107,8 +107,9 @@ nlohmann::json metric_json(const MetricRow& r, const CompareSettings& s) {
       {"min_p", has_both(r) ? jnum(r.test.min_p()) : nlohmann::json()},
       {"one_sided_p", r.test.one_sided ? jnum(r.test.one_sided->p) : nlohmann::json()},
       {"family_p", jopt(r.test.family_p)},
-      {"family",
-       r.test.family_p ? nlohmann::json(r.primary ? "holm" : "westfall-young") : nlohmann::json()},
+      {"family", r.test.family_p
+                     ? nlohmann::json(r.primary ? "discrete-step-down" : "westfall-young")
+                     : nlohmann::json()},
       {"permutation_p", jopt(r.test.permutation_p)},
       {"mann_whitney_p", r.kind == MetricKind::timing && has_both(r)
                              ? jnum(r.test.mann_whitney.p_two_sided)
@@ -183,6 +184,7 @@ nlohmann::json gate_json(const Comparison& c) {
                    {"b_pass", g.b_pass},
                    {"b_total", g.b_total},
                    {"p", g.p},
+                   {"p_min", g.p_min},
                    {"against_b", g.against_b},
                    {"reason", g.reason}});
   return out;
@@ -196,11 +198,49 @@ nlohmann::json failures_json(const Comparison& c) {
                    {"a_total", f.a_total},
                    {"b_cells", f.b_cells},
                    {"b_total", f.b_total},
-                   {"as_rates", f.as_rates},
                    {"p", f.p},
+                   {"p_min", f.p_min},
                    {"against_b", f.against_b},
                    {"reason", f.reason}});
   return out;
+}
+
+nlohmann::json budget_json(const Comparison& c) {
+  const ExitBudget& b = c.budget;
+  nlohmann::json entries = nlohmann::json::array(), ranges = nlohmann::json::array();
+  for (const auto& e : b.entries)
+    entries.push_back({{"channel", e.channel},
+                       {"name", e.name},
+                       {"p", e.p},
+                       {"p_min", e.p_min},
+                       {"step_down_p", e.adjusted},
+                       {"k", e.k},
+                       {"rejected", e.rejected},
+                       {"reachable", e.reachable}});
+  for (const auto& r : b.ranges)
+    ranges.push_back({{"row", r.row}, {"bound", r.bound}, {"applied", r.applied}});
+  const RetryRow& t = c.retries;
+  return {{"alpha", b.alpha},
+          {"range_share", b.range_share},
+          {"level", b.level},
+          {"first_k", b.first_k},
+          {"improve_first_k", b.improve_first_k},
+          {"entries", entries},
+          {"range_rows", ranges},
+          {"unreachable_primaries", b.unreachable_primaries},
+          {"no_primary_reachable", b.no_primary_reachable},
+          {"retries",
+           {{"a_cells", t.a_cells},
+            {"a_retries", t.a_retries},
+            {"b_cells", t.b_cells},
+            {"b_retries", t.b_retries},
+            {"p", t.p},
+            {"p_min", t.p_min},
+            {"against_b", t.against_b},
+            {"reason", t.reason}}},
+          {"secondary_range_rows", c.secondary_range_rows},
+          {"secondary_range_bound", c.secondary_range_bound},
+          {"calibration_note", c.calibration_note}};
 }
 
 nlohmann::json issues_json(const Comparison& c) {
@@ -222,6 +262,7 @@ nlohmann::json issues_json(const Comparison& c) {
 nlohmann::json tally_json(const Comparison& c, bool primary) {
   return {{"improved", c.count(Verdict::improved, primary)},
           {"regressed", c.count(Verdict::regressed, primary)},
+          {"changed_below", c.count(Verdict::changed_below, primary)},
           {"no_change", c.count(Verdict::no_change, primary)},
           {"inconclusive", c.count(Verdict::inconclusive, primary)}};
 }
@@ -233,6 +274,7 @@ nlohmann::json summary_json(const Comparison& c) {
         {{"metric", r->name}, {"missing_a", r->missing_a}, {"missing_b", r->missing_b}});
   nlohmann::json s = {{"improved", c.count(Verdict::improved)},
                       {"regressed", c.count(Verdict::regressed)},
+                      {"changed_below", c.count(Verdict::changed_below)},
                       {"no_change", c.count(Verdict::no_change)},
                       {"inconclusive", c.count(Verdict::inconclusive)},
                       {"primary", tally_json(c, true)},
@@ -241,6 +283,7 @@ nlohmann::json summary_json(const Comparison& c) {
                       {"kernel_failures_b", c.kernel_failures_b()},
                       {"kernel_failure_regressions", c.kernel_failure_regressions()},
                       {"gate_regressions", c.gate_regressions()},
+                      {"retry_regressions", c.retry_regressions()},
                       {"new_warnings_in_touched_files", c.new_warnings_in_touched_files()},
                       {"regressions", c.regressions()},
                       {"exit_status", compare_exit_status(c)},
@@ -287,6 +330,7 @@ nlohmann::json render_json(const Comparison& c) {
   j["latency_traces"] = latency_traces_json(c);
   j["gate"] = gate_json(c);
   j["failures"] = failures_json(c);
+  j["budget"] = budget_json(c);
   j["issues"] = issues_json(c);
   j["untrusted"] = nlohmann::json::array();
   for (const auto& u : c.untrusted)

@@ -93,8 +93,24 @@ void junit_outcomes(const Comparison& c, const std::string& classname, std::ostr
     for (const auto& g : c.gate)
       if (g.against_b) gate += g.check + ": " + g.reason + "\n";
     junit_check(classname, "isolation-gate." + c.variant_b, "gate-failure",
-                std::to_string(c.gate_regressions()) + " gate check(s) B fails systematically",
-                gate, o);
+                std::to_string(c.gate_regressions()) + " gate check(s) counted against B", gate, o);
+  }
+  if (!c.retries.reason.empty())
+    junit_check(classname, "retried-boots." + c.variant_b, "retry-rate",
+                "infrastructure failures booted again, as B's rate against A's",
+                c.retries.against_b ? c.retries.reason : "", o);
+  if (!c.settings.primary.empty()) {
+    o << "    <testcase classname=\"" << xml_escape(classname) << "\" name=\"primary-power."
+      << xml_escape(c.variant_b) << "\" time=\"0\"";
+    if (!c.budget.no_primary_reachable) {
+      o << "/>\n";
+      return;
+    }
+    std::string names;
+    for (const auto& n : c.budget.unreachable_primaries) names += n + "\n";
+    o << ">\n      <error type=\"unreachable\" message=\"no primary metric could reach alpha "
+         "with these boots (exit status 3)\">"
+      << xml_escape(names) << "</error>\n    </testcase>\n";
   }
 }
 
@@ -114,6 +130,7 @@ void junit_properties(const Comparison& c, std::ostringstream& o) {
   prop("alpha", num(c.settings.alpha, "%.3g"));
   prop("min_samples", std::to_string(c.settings.min_samples));
   prop("exit_status_basis", summarize(c).front().text);
+  prop("exit_status", std::to_string(compare_exit_status(c)));
   prop("forced", c.forced ? "true" : "false");
   for (std::size_t k = 0; k < c.differences.size(); ++k) {
     prop("difference." + std::to_string(k), c.differences[k]);
@@ -128,20 +145,23 @@ std::string render_junit(const Comparison& c) {
       "isolab.compare." + (c.spec_name.empty() ? std::string("run") : c.spec_name);
   // + kernel-health, + isolation-gate when a cell was gated, + build-warnings when both builds
   // recorded their warnings
-  const std::size_t tests =
-      c.metrics.size() + 1 + (c.gate.empty() ? 0 : 1) + (c.new_warnings ? 1 : 0);
+  // + retried-boots when a boot was retried, + primary-power when primaries are declared
+  const std::size_t tests = c.metrics.size() + 1 + (c.gate.empty() ? 0 : 1) +
+                            (c.new_warnings ? 1 : 0) + (c.retries.reason.empty() ? 0 : 1) +
+                            (c.settings.primary.empty() ? 0 : 1);
   const std::size_t failures = c.primary_regressions() + (c.kernel_failure_regressions() > 0) +
-                               (c.gate_regressions() > 0) +
+                               (c.gate_regressions() > 0) + c.retry_regressions() +
                                (c.new_warnings_in_touched_files() > 0 ? 1 : 0);
+  const std::size_t errors = c.budget.no_primary_reachable ? 1 : 0;
   const std::size_t skipped = c.count(Verdict::inconclusive);
   const std::string suite = (c.spec_name.empty() ? std::string("isolab") : c.spec_name) + ": " +
                             c.variant_a + " vs " + c.variant_b;
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o << "<testsuites name=\"isolab compare\" tests=\"" << tests << "\" failures=\"" << failures
-    << "\" errors=\"0\" time=\"0\">\n";
+    << "\" errors=\"" << errors << "\" time=\"0\">\n";
   o << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << tests << "\" failures=\""
-    << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"0\">\n";
+    << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"0\">\n";
   junit_properties(c, o);
   for (const auto& r : c.metrics) junit_metric(r, classname, o);
   junit_outcomes(c, classname, o);

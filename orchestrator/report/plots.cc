@@ -136,6 +136,8 @@ std::string verdict_class(Verdict v) {
       return "v-improved";
     case Verdict::regressed:
       return "v-regressed";
+    case Verdict::changed_below:
+      return "v-changed-below";
     case Verdict::no_change:
       return "v-no-change";
     case Verdict::inconclusive:

@@ -89,6 +89,23 @@ std::size_t secondary_rows(const Comparison& c) {
                                                 [](const MetricRow& r) { return !r.primary; }));
 }
 
+std::string exit_verdict(int status) {
+  return status == 1 ? "regressed" : status == 3 ? "could not reach alpha" : "no regression";
+}
+
+// How the budget was spent: "alpha 0.05: range rule 0.00099 (1 row), discrete step-down at
+// 0.049 over 9 hypotheses (K = 6 at its first step)".
+std::string budget_text(const Comparison& c) {
+  const ExitBudget& b = c.budget;
+  std::string s = "one budget, alpha " + num(b.alpha, "%.3g") + ": ";
+  if (!b.ranges.empty())
+    s += "range rule " + num(b.range_share, "%.3g") + " (" + std::to_string(b.ranges.size()) +
+         " row" + (b.ranges.size() == 1 ? "" : "s") + "), ";
+  return s + "discrete step-down at " + num(b.level, "%.3g") + " over " +
+         std::to_string(b.entries.size()) + " hypothes" + (b.entries.size() == 1 ? "is" : "es") +
+         " (K = " + std::to_string(b.first_k) + " at its first step)";
+}
+
 // The first line: what the exit status rests on, and the exit status.
 SummaryLine basis_summary(const Comparison& c) {
   std::string rows;
@@ -100,61 +117,90 @@ SummaryLine basis_summary(const Comparison& c) {
       names.push_back(r.name);
     }
   const std::string failures =
-      "failures counted against B (kernel failures A does not have, systematic isolation-gate "
-      "failures, new build warnings in files B's series touches)";
+      "kernel failure classes, isolation-gate checks and retried boots, each as B's rate "
+      "against A's, and new build warnings in files B's series touches";
+  const int status = compare_exit_status(c);
   SummaryLine l;
-  l.text = names.empty()
-               ? "exit status " + std::to_string(compare_exit_status(c)) +
-                     ": no primary metric declared (spec compare.primary or --primary), so it "
-                     "rests on " +
-                     failures + " only; " + std::to_string(secondary_rows(c)) +
-                     " secondary metric rows are reported and never set it"
-               : "exit status " + std::to_string(compare_exit_status(c)) + ": rests on " +
-                     std::to_string(names.size()) + " primary metric" +
-                     (names.size() == 1 ? "" : "s") + " (one-sided, Holm at alpha " +
-                     num(c.settings.alpha, "%.3g") + "): " + rows + ", and on " + failures + "; " +
-                     std::to_string(secondary_rows(c)) +
-                     " secondary metric rows are reported and never set it";
+  l.text = "exit status " + std::to_string(status) + ": rests on " +
+           (names.empty() ? "no primary metric (none declared: spec compare.primary or "
+                            "--primary)"
+                          : std::to_string(names.size()) + " primary metric" +
+                                (names.size() == 1 ? "" : "s") + " (one-sided): " + rows) +
+           ", and on " + failures + "; " + budget_text(c) + "; " +
+           std::to_string(secondary_rows(c)) +
+           " secondary metric rows are reported and never set it";
   l.detail = {{"kind", "basis"},
               {"text", l.text},
               {"primary", names},
               {"primary_origin", c.settings.primary_origin},
               {"secondary", secondary_rows(c)},
-              {"exit_status", compare_exit_status(c)},
-              {"verdict", compare_exit_status(c) ? "regressed" : "no regression"}};
+              {"exit_status", status},
+              {"verdict", exit_verdict(status)}};
   return l;
 }
 
-// Kernel-failure classes, gate checks B failed, new build warnings and metrics missing in B.
+void add_line(std::vector<SummaryLine>& lines, const std::string& text, nlohmann::json detail) {
+  detail["text"] = text;
+  lines.push_back({text, std::move(detail)});
+}
+
+// The primaries that could not reach alpha, when any.
+void unreachable_summary(const Comparison& c, std::vector<SummaryLine>& lines) {
+  const auto& u = c.budget.unreachable_primaries;
+  if (u.empty()) return;
+  std::string names;
+  for (const auto& n : u) names += (names.empty() ? "" : ", ") + n;
+  const std::string text =
+      (c.budget.no_primary_reachable ? "no primary metric could reach alpha with these boots ("
+                                     : "primary metrics that could not reach alpha with these "
+                                       "boots (") +
+      names + ")" +
+      (c.budget.no_primary_reachable ? ": exit status 3 unless something is counted against B"
+                                     : "");
+  add_line(lines, text,
+           {{"kind", "unreachable"},
+            {"metrics", u},
+            {"verdict", c.budget.no_primary_reachable ? "could not reach alpha" : "flagged"}});
+}
+
+// Kernel-failure classes, gate checks B failed, retries, new build warnings and metrics
+// missing in B.
 void failure_summaries(const Comparison& c, std::vector<SummaryLine>& lines) {
-  for (const auto& f : c.failures) {
-    const std::string verdict = f.against_b ? "regressed" : "not counted against B";
-    lines.push_back({"kernel failure " + f.failure_class + ": " + f.reason + ": " + verdict,
-                     {{"kind", "failure"},
-                      {"failure_class", f.failure_class},
-                      {"verdict", verdict},
-                      {"a", f.a_cells},
-                      {"a_total", f.a_total},
-                      {"b", f.b_cells},
-                      {"b_total", f.b_total},
-                      {"as_rates", f.as_rates},
-                      {"p", f.p}}});
-    lines.back().detail["text"] = lines.back().text;
-  }
+  for (const auto& f : c.failures)
+    add_line(lines, "kernel failure " + f.failure_class + ": " + f.reason,
+             {{"kind", "failure"},
+              {"failure_class", f.failure_class},
+              {"verdict", f.against_b ? "regressed" : "not counted against B"},
+              {"a", f.a_cells},
+              {"a_total", f.a_total},
+              {"b", f.b_cells},
+              {"b_total", f.b_total},
+              {"p", f.p},
+              {"p_min", f.p_min}});
   for (const auto& g : c.gate) {
     if (g.reason.empty()) continue;
-    const std::string verdict = g.against_b ? "regressed" : "not counted against B";
-    lines.push_back({"isolation gate " + g.check + ": " + g.reason + ": " + verdict,
-                     {{"kind", "gate"}, {"check", g.check}, {"verdict", verdict}, {"p", g.p}}});
-    lines.back().detail["text"] = lines.back().text;
+    add_line(lines, "isolation gate " + g.check + ": " + g.reason,
+             {{"kind", "gate"},
+              {"check", g.check},
+              {"verdict", g.against_b ? "regressed" : "not counted against B"},
+              {"p", g.p},
+              {"p_min", g.p_min}});
   }
+  if (!c.retries.reason.empty())
+    add_line(lines, "retried boots: " + c.retries.reason,
+             {{"kind", "retries"},
+              {"verdict", c.retries.against_b ? "regressed" : "not counted against B"},
+              {"p", c.retries.p},
+              {"p_min", c.retries.p_min}});
   if (c.new_warnings_in_touched_files() > 0)
-    lines.push_back({std::to_string(c.new_warnings_in_touched_files()) +
-                         " new build warning(s) of " + c.variant_b +
-                         " in files its series touches: regressed (see build warnings)",
-                     {{"kind", "build-warnings"},
-                      {"new_build_warnings_in_touched_files", c.new_warnings_in_touched_files()},
-                      {"verdict", "regressed"}}});
+    add_line(lines,
+             std::to_string(c.new_warnings_in_touched_files()) + " new build warning(s) of " +
+                 c.variant_b + " in files its series touches: regressed (see build warnings)",
+             {{"kind", "build-warnings"},
+              {"new_build_warnings_in_touched_files", c.new_warnings_in_touched_files()},
+              {"verdict", "regressed"}});
+  if (!c.calibration_note.empty())
+    add_line(lines, c.calibration_note, {{"kind", "calibration"}, {"verdict", "flagged"}});
   std::string missing;
   nlohmann::json names = nlohmann::json::array();
   for (const MetricRow* r : c.missing_more_in_b()) {
@@ -163,18 +209,19 @@ void failure_summaries(const Comparison& c, std::vector<SummaryLine>& lines) {
     names.push_back(r->name);
   }
   if (!missing.empty())
-    lines.push_back({"missing in more B boots than A boots (not an exit by itself): " + missing,
-                     {{"kind", "missing"}, {"metrics", names}, {"verdict", "flagged"}}});
+    add_line(lines, "missing in more B boots than A boots (not an exit by itself): " + missing,
+             {{"kind", "missing"}, {"metrics", names}, {"verdict", "flagged"}});
 }
 
 // The closing line: the secondary rows that did not move, and how their p was adjusted.
 SummaryLine secondary_rest_summary(const Comparison& c) {
-  std::size_t rows = 0, no_change = 0, inconclusive = 0, counts = 0;
+  std::size_t rows = 0, no_change = 0, below = 0, inconclusive = 0, counts = 0;
   for (const auto& r : c.metrics) {
     if (r.primary) continue;
     ++rows;
     counts += r.kind == MetricKind::count;
     no_change += r.verdict.verdict == Verdict::no_change;
+    below += r.verdict.verdict == Verdict::changed_below;
     inconclusive += r.verdict.verdict == Verdict::inconclusive;
   }
   SummaryLine l;
@@ -183,8 +230,12 @@ SummaryLine secondary_rest_summary(const Comparison& c) {
   } else {
     l.text = "secondary: no significant change in " + std::to_string(no_change) + " of " +
              std::to_string(rows) + " metric rows (" + std::to_string(counts) +
-             " of them counts on the isolated CPUs), " + std::to_string(inconclusive) +
-             " inconclusive";
+             " of them counts on the isolated CPUs), " + std::to_string(below) +
+             " changed below threshold, " + std::to_string(inconclusive) + " inconclusive";
+    if (c.secondary_range_rows > 0)
+      l.text += "; " + std::to_string(c.secondary_range_rows) +
+                " instruction rows by the range rule (their false-alarm bounds sum to " +
+                num(c.secondary_range_bound, "%.3g") + ")";
     if (c.family.relabellings > 0)
       l.text += "; family-wise p by Westfall-Young min-P over " +
                 std::to_string(c.family.relabellings) +
@@ -198,6 +249,7 @@ SummaryLine secondary_rest_summary(const Comparison& c) {
               {"text", l.text},
               {"rows", rows},
               {"no_change", no_change},
+              {"changed_below", below},
               {"inconclusive", inconclusive},
               {"relabellings", c.family.relabellings},
               {"exact", c.family.exact}};
@@ -227,19 +279,21 @@ std::string settings_line(const Comparison& c) {
   return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) + "; alpha " +
          num(s.alpha, "%.3g") + ", min_samples " + std::to_string(s.min_samples) +
          "; exact tests (timings: midrank permutation; counts and instructions: permutation of "
-         "per-boot means); primary metrics one-sided in the bad direction with Holm's step-down, "
-         "secondary two-sided with Westfall-Young min-P over " +
-         family + "; " + num(100 * s.confidence_level, "%.3g") +
-         "% intervals by inverting the tests, 'no significant change' only inside +-threshold "
-         "(counts: +-max(floor, threshold x A)); threshold " +
+         "per-boot means); primary metrics one-sided, a discrete (Tarone) step-down over them "
+         "and the failure, gate and retry rates, their intervals one-sided bounds at 1 - level/K "
+         "each; secondary two-sided with Westfall-Young min-P over " +
+         family + ", " + num(100 * s.confidence_level, "%.3g") +
+         "% intervals by inverting the tests; 'no significant change' only inside +-threshold "
+         "(counts: +-max(floor, threshold x A)), 'changed, below threshold' when significant "
+         "inside it; threshold " +
          num(s.default_threshold_pct, "%.3g") +
          "% (or per-metric/noise floor), timings under "
          "TCG at least " +
          num(s.tcg_timing_threshold_pct, "%.3g") + "%, instructions max(own, " +
-         num(s.instructions_threshold_pct, "%.3g") + "%, " + num(s.instructions_cv_factor, "%.3g") +
-         " x CV of A); count floor " + format_count_amount(s.count_floor_for("1/s"), "1/s") +
-         " per CPU or " + format_count_amount(s.count_floor_for("count"), "count") +
-         " event(s); seed " + std::to_string(s.seed) +
+         num(s.instructions_threshold_pct, "%.3g") + "%), all fixed before the run; count floor " +
+         format_count_amount(s.count_floor_for("1/s"), "1/s") + " per CPU or " +
+         format_count_amount(s.count_floor_for("count"), "count") + " event(s); seed " +
+         std::to_string(s.seed) +
          (c.stratified ? "; cells from " + std::to_string(c.hosts.size()) +
                              " hosts: the p and verdict columns are the stratified tests' "
                              "(van Elteren for timings, permutation within hosts otherwise)"
@@ -287,8 +341,8 @@ std::string latency_trace_line(const Comparison& c, const LatencyTraceRow& r) {
 std::string verdict_tally(const Comparison& c, std::optional<bool> primary) {
   auto n = [&](Verdict v) { return std::to_string(primary ? c.count(v, *primary) : c.count(v)); };
   return n(Verdict::regressed) + " regressed, " + n(Verdict::improved) + " improved, " +
-         n(Verdict::no_change) + " no significant change, " + n(Verdict::inconclusive) +
-         " inconclusive";
+         n(Verdict::changed_below) + " changed below threshold, " + n(Verdict::no_change) +
+         " no significant change, " + n(Verdict::inconclusive) + " inconclusive";
 }
 
 std::string summary_line(const Comparison& c) {
@@ -296,6 +350,7 @@ std::string summary_line(const Comparison& c) {
          "; counted against B: " + std::to_string(c.kernel_failure_regressions()) +
          " kernel failure class(es) (" + std::to_string(c.kernel_failures_b()) +
          " kernel failure(s) in B), " + std::to_string(c.gate_regressions()) + " gate check(s), " +
+         std::to_string(c.retry_regressions()) + " retry rate, " +
          std::to_string(c.new_warnings_in_touched_files()) +
          " new build warning(s) of B in files it touches; exit status " +
          std::to_string(compare_exit_status(c));
@@ -305,6 +360,7 @@ std::vector<SummaryLine> summarize(const Comparison& c) {
   std::vector<SummaryLine> lines = {basis_summary(c)};
   for (const auto& r : c.metrics)
     if (r.primary) lines.push_back(row_summary(r));
+  unreachable_summary(c, lines);
   failure_summaries(c, lines);
   for (const auto& r : c.metrics)
     if (!r.primary && is_count(r) && moved(r)) lines.push_back(row_summary(r));

@@ -45,6 +45,14 @@ void tables_text(const Comparison& c, std::ostringstream& o) {
     o << "\ninstruction counts (per-boot means; permutation test of the means):\n";
     table_text(rows, table_columns(MetricKind::instructions, ci), o);
   }
+  const ExitBudget& b = c.budget;
+  if (b.entries.empty() || !std::any_of(c.metrics.begin(), c.metrics.end(),
+                                        [](const MetricRow& r) { return r.primary; }))
+    return;
+  const double level = b.level / static_cast<double>(b.first_k);
+  o << "(primary rows: each end of the CI is a one-sided bound at 1 - " << num(b.level, "%.3g")
+    << "/" << b.first_k << " = " << num(100 * (1 - level), "%.4g")
+    << "%, the step-down's first level; a row the range rule decides shows its range)\n";
 }
 
 }  // namespace

@@ -56,18 +56,24 @@ std::optional<double> threshold_entry(const std::map<std::string, double>& thres
 
 }  // namespace
 
+const MetricCalibrationFacts* CompareSettings::calibrated(const std::string& metric) const {
+  if (!calibration || !calibration->applied) return nullptr;
+  const auto it = calibration->metrics.find(metric);
+  return it == calibration->metrics.end() ? nullptr : &it->second;
+}
+
 std::optional<double> CompareSettings::own_threshold_pct(const std::string& metric) const {
   std::optional<double> t = threshold_entry(thresholds_pct, metric);
   if (auto it = noise_floors_pct.find(metric); it != noise_floors_pct.end())
     t = std::max(t.value_or(0.0), it->second);
+  if (const MetricCalibrationFacts* c = calibrated(metric); c && c->noise_floor_pct)
+    t = std::max(t.value_or(0.0), *c->noise_floor_pct);
   return t;
 }
 
 double CompareSettings::threshold_pct_for(const std::string& metric) const {
   const double t = threshold_entry(thresholds_pct, metric).value_or(default_threshold_pct);
-  if (auto it = noise_floors_pct.find(metric); it != noise_floors_pct.end())
-    return std::max(t, it->second);
-  return t;
+  return std::max(t, own_threshold_pct(metric).value_or(0.0));
 }
 
 double CompareSettings::count_floor_for(const std::string& unit) const {
@@ -114,6 +120,56 @@ double fraction(const nlohmann::json& v, const std::string& p) {
   return number_field(v, p, 0, 1, true, true, "must be a number in (0, 1)");
 }
 
+// An optional number >= 0 of a calibration metric, null or absent: nullopt.
+std::optional<double> optional_nonnegative(const nlohmann::json& m, const char* key,
+                                           const std::string& p) {
+  const auto it = m.find(key);
+  if (it == m.end() || it->is_null()) return std::nullopt;
+  return number_field(*it, p + "/" + key, 0, 1e18, false, false, "must be a number >= 0 or null");
+}
+
+MetricCalibrationFacts calibration_metric(const nlohmann::json& m, const std::string& p) {
+  if (!m.is_object()) throw SpecError(p, "must be an object with jitter, runs, noise_floor_pct");
+  for (const auto& [key, v] : m.items())
+    if (key != "jitter" && key != "runs" && key != "noise_floor_pct")
+      throw SpecError(p + "/" + json_pointer_token(key),
+                      "unknown calibration field (known: jitter, noise_floor_pct, runs)");
+  MetricCalibrationFacts f;
+  f.jitter = optional_nonnegative(m, "jitter", p);
+  f.noise_floor_pct = optional_nonnegative(m, "noise_floor_pct", p);
+  if (const auto r = m.find("runs"); r != m.end() && !r->is_null())
+    f.runs = integer_field(*r, p + "/runs", 1, 1000000, "must be an integer >= 1 (the runs)");
+  if (f.jitter && f.runs == 0)
+    throw SpecError(p + "/runs", "a jitter needs the number of independent runs it rests on");
+  return f;
+}
+
+void read_calibration(const nlohmann::json& v, const std::string& p, CompareSettings& s) {
+  if (v.is_string())
+    throw SpecError(p,
+                    "a calibration file is read when the spec is loaded (isolab run); here it "
+                    "must be the object the loader makes of it");
+  if (!v.is_object()) throw SpecError(p, "must be a calibration file name or object");
+  CalibrationSettings c;
+  for (const auto& [key, x] : v.items()) {
+    const std::string kp = p + "/" + json_pointer_token(key);
+    if (key == "file") {
+      if (!x.is_string()) throw SpecError(kp, "must be a file name");
+      c.source = x.get<std::string>();
+    } else if (key == "comparison_key") {
+      if (!x.is_null() && !x.is_object()) throw SpecError(kp, "must be an object or null");
+      c.comparison_key = x;
+    } else if (key == "metrics") {
+      if (!x.is_object()) throw SpecError(kp, "must be an object of metric name -> facts");
+      for (const auto& [name, m] : x.items())
+        c.metrics[name] = calibration_metric(m, kp + "/" + json_pointer_token(name));
+    } else {
+      throw SpecError(kp, "unknown calibration field (known: comparison_key, file, metrics)");
+    }
+  }
+  s.calibration = std::move(c);
+}
+
 using FieldReader = void (*)(const nlohmann::json& v, const std::string& p, CompareSettings& s);
 
 // One reader per field of the spec's "compare" object.
@@ -152,6 +208,7 @@ const std::map<std::string, FieldReader>& field_readers() {
              number_field(v, p, 0, 1e6, false, false, "must be a percentage >= 0 (0 disables)");
        }},
       {"count_floor", read_count_floor},
+      {"calibration", read_calibration},
       {"instructions_threshold_pct",
        [](J v, P p, S s) { s.instructions_threshold_pct = pct(v, p); }},
       {"instructions_cv_factor",
@@ -185,6 +242,32 @@ CompareSettings settings_from_json(const nlohmann::json& section, const std::str
     it->second(v, p, s);
   }
   return s;
+}
+
+nlohmann::json calibration_section(const nlohmann::json& cal, const std::string& file) {
+  if (!cal.is_object() || cal.value("schema", std::string()) != "isolab-calibration")
+    throw SpecError("/schema",
+                    "not an isolab calibration document (expected schema "
+                    "\"isolab-calibration\", as isolab calibrate --output writes)");
+  const auto ms = cal.find("metrics");
+  if (ms == cal.end() || !ms->is_object())
+    throw SpecError("/metrics", "calibration metrics must be an object");
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, m] : ms->items()) {
+    if (!m.is_object())
+      throw SpecError("/metrics/" + json_pointer_token(name), "must be an object");
+    nlohmann::json out = nlohmann::json::object();
+    if (m.contains("jitter") && m["jitter"].is_number()) {
+      out["jitter"] = m["jitter"];
+      out["runs"] = m.value("jitter_runs", 1);
+    }
+    if (m.contains("noise_floor_pct") && m["noise_floor_pct"].is_number())
+      out["noise_floor_pct"] = m["noise_floor_pct"];
+    if (!out.empty()) metrics[name] = out;
+  }
+  return {{"file", file},
+          {"comparison_key", cal.value("comparison_key", nlohmann::json())},
+          {"metrics", metrics}};
 }
 
 }  // namespace isolab

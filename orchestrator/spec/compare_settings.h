@@ -15,6 +15,28 @@
 
 namespace isolab {
 
+// What a calibration (`isolab calibrate` over K independent A/A runs; compare/calibrate.h)
+// established for one metric, fixed before the run that is judged.
+struct MetricCalibrationFacts {
+  // The largest spread (max - min) of one kernel's boots within a run, in the metric's unit:
+  // the jitter of the range rule (compare/range_rule.h). nullopt: not calibrated.
+  std::optional<double> jitter;
+  std::size_t runs = 0;  // independent runs it rests on (K)
+  // The calibration's noise floor, percent (raises the metric's threshold).
+  std::optional<double> noise_floor_pct;
+};
+
+// The calibration a spec names (compare.calibration).
+struct CalibrationSettings {
+  std::string source;             // the file as the spec names it; "" for an inline object
+  nlohmann::json comparison_key;  // of the calibration's runs; null when unknown
+  std::map<std::string, MetricCalibrationFacts> metrics;
+  // Cleared by compare when the calibration was made under another accelerator, command
+  // line, guest size or workloads than the runs compared (compare_runs): then nothing of it
+  // is used, and the comparison says why (Comparison::calibration_note).
+  bool applied = true;
+};
+
 struct CompareSettings {
   double alpha = 0.05;                 // significance level of every test, and family-wise
   std::size_t min_samples = 3;         // cells per variant below which a metric is inconclusive
@@ -40,7 +62,11 @@ struct CompareSettings {
   std::size_t count_resamples = 20000;
   // Instruction metrics: smallest threshold, percent, and the factor of A's CV.
   double instructions_threshold_pct = 1.0;
+  // Read from specs for compatibility and ignored: a margin is never taken from the values it
+  // judges (docs/verdicts.md).
   double instructions_cv_factor = 3.0;
+  // compare.calibration: margins and jitters fixed before the run.
+  std::optional<CalibrationSettings> calibration;
   // Declared primary metrics (spec compare.primary, or --primary, which replaces the spec's).
   std::vector<PrimaryMetric> primary;
   std::string primary_origin;  // "spec", "--primary", or "" when none is declared
@@ -58,8 +84,11 @@ struct CompareSettings {
   // spec): see compare_runs.
   bool pool_hosts = false;
 
-  // The configured threshold of a metric, percent: max(configured threshold, noise floor).
+  // The configured threshold of a metric, percent: max(configured threshold, noise floor,
+  // the applied calibration's noise floor).
   double threshold_pct_for(const std::string& metric) const;
+  // The applied calibration's facts of a metric, or nullptr.
+  const MetricCalibrationFacts* calibrated(const std::string& metric) const;
   // The threshold configured for this metric in particular, percent: its thresholds_pct entry
   // (exact or prefix, as threshold_pct_for) and its noise floor, the larger; nullopt when it has
   // neither (default_threshold_pct is not consulted).
@@ -74,9 +103,15 @@ struct CompareSettings {
 //    "bootstrap_resamples":2000,"confidence_level":0.95,"permutation_resamples":2000,
 //    "seed":1,"max_ci_width_factor":4,"tcg_timing_threshold_pct":25,
 //    "count_floor":0.1 | {"1/s":0.1,"count":1},
-//    "instructions_threshold_pct":1.0,"instructions_cv_factor":3,
+//    "instructions_threshold_pct":1.0,"instructions_cv_factor":3 (ignored),
+//    "calibration":{"file":"calibration/x.json","comparison_key":{...},
+//                   "metrics":{"vmstat-syscall.insns_per_syscall":{"jitter":0.5,"runs":3,
+//                                                                   "noise_floor_pct":0.01}}},
 //    "primary":[{"metric":"vmstat-idle.noise.vmstat_update_per_s","cpus":"6","bad":"higher",
 //                "threshold_pct":10}]}
+// calibration is the object calibration_section() makes from a calibration file (the spec
+// loader reads a file name there: spec/spec.h); jitter and noise_floor_pct are numbers >= 0 or
+// null, runs an integer >= 1 (required with a jitter).
 // count_floor as a number sets the floor of every count metric in its own unit; as an object it
 // sets the floors of the units it names (the others keep their defaults). primary: 1 to
 // kMaxPrimary entries, each with "metric" and "bad" ("higher" or "lower": the direction of a
@@ -87,5 +122,11 @@ struct CompareSettings {
 // section sits in its document.
 CompareSettings settings_from_json(const nlohmann::json& section,
                                    const std::string& pointer = "/compare");
+
+// The compare.calibration object of a calibration document (calibrate_to_json output, schema
+// "isolab-calibration" version 2 or 3), `file` as the spec names it: per metric its "jitter"
+// and "jitter_runs" (version 3) and its "noise_floor_pct". Throws isolab::SpecError with the
+// document's JSON pointer when it is not a calibration document.
+nlohmann::json calibration_section(const nlohmann::json& calibration, const std::string& file);
 
 }  // namespace isolab

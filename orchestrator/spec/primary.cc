@@ -37,13 +37,34 @@ bool bad_is_higher(const std::string& bad) {
               "\"");
 }
 
+// "detect": {"change": C > 0, "baseline": B >= 0}.
+DetectTarget detect_entry(const nlohmann::json& d, const std::string& p) {
+  if (!d.is_object())
+    throw SpecError(p, "must be an object {\"change\": C, \"baseline\": B} in the metric's unit");
+  for (const auto& [key, v] : d.items())
+    if (key != "change" && key != "baseline")
+      throw SpecError(p + "/" + json_pointer_token(key),
+                      "unknown detect field (known: baseline, change)");
+  auto number = [&](const char* key, bool positive) {
+    const auto it = d.find(key);
+    const std::string kp = p + "/" + key;
+    if (it == d.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
+        (positive ? it->get<double>() <= 0 : it->get<double>() < 0))
+      throw SpecError(kp, std::string(positive ? "must be a number > 0" : "must be a number >= 0") +
+                              " in the metric's unit, got " +
+                              (it == d.end() ? std::string("(absent)") : json_text(*it)));
+    return it->get<double>();
+  };
+  return {number("change", true), number("baseline", false)};
+}
+
 PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
   if (!e.is_object()) throw SpecError(p, "a primary metric must be an object");
-  static const std::set<std::string> known = {"metric", "cpus", "bad", "threshold_pct"};
+  static const std::set<std::string> known = {"metric", "cpus", "bad", "threshold_pct", "detect"};
   for (const auto& [key, v] : e.items())
     if (!known.count(key))
       throw SpecError(p + "/" + json_pointer_token(key),
-                      "unknown primary field (known: bad, cpus, metric, threshold_pct)");
+                      "unknown primary field (known: bad, cpus, detect, metric, threshold_pct)");
   PrimaryMetric m;
   m.source = p;
   const auto metric = e.find("metric");
@@ -72,6 +93,8 @@ PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
       throw SpecError(p + "/threshold_pct", "must be a percentage >= 0, got " + json_text(*t));
     m.threshold_pct = t->get<double>();
   }
+  if (const auto d = e.find("detect"); d != e.end() && !d->is_null())
+    m.detect = detect_entry(*d, p + "/detect");
   return m;
 }
 

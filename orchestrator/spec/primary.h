@@ -1,7 +1,8 @@
 // Declared primary metrics: the few metrics whose verdicts decide `isolab compare`'s exit
 // status (compare/compare.h). Declared in the spec's compare section,
 //   "compare": {"primary": [{"metric": "vmstat-idle.noise.vmstat_update_per_s", "cpus": "6",
-//                            "bad": "higher", "threshold_pct": 10}]}
+//                            "bad": "higher", "threshold_pct": 10,
+//                            "detect": {"change": 0.2, "baseline": 0.4}}]}
 // (validated when the spec is loaded, before anything is built, and again by compare from the
 // spec a result.json keeps), or on compare's command line as METRIC[@CPUS]:higher|lower.
 #pragma once
@@ -14,6 +15,15 @@
 
 namespace isolab {
 
+// What a count primary must detect (interface of docs/verdicts.md "Counts with power"): the
+// smallest change of the metric, magnitude in its unit (events/s per CPU for a rate in 1/s,
+// events per boot for a count), and the value A is expected to have. The dry run and calibrate
+// turn it into a Poisson power calculation (compare/power.h).
+struct DetectTarget {
+  double change = 0;    // > 0
+  double baseline = 0;  // >= 0
+};
+
 struct PrimaryMetric {
   std::string metric;          // result.json metric name
   std::vector<unsigned> cpus;  // sorted; empty: the cell's aggregate value. Else the per-boot
@@ -21,6 +31,7 @@ struct PrimaryMetric {
                                // (cells[].metrics.<m>.cpus parallel to values)
   bool higher_is_bad = true;   // "bad": "higher" (true) or "lower"
   std::optional<double> threshold_pct;  // replaces the metric's threshold when given, percent
+  std::optional<DetectTarget> detect;   // "detect": {"change", "baseline"}
   std::string source;  // where it was declared: "/compare/primary/0" or "--primary <text>"
 
   // The comparison row it decides: cpu_row_name(metric, cpus).
@@ -33,7 +44,8 @@ std::string cpu_row_name(const std::string& metric, const std::vector<unsigned>&
 
 // Parses a "primary" array: 1 to kMaxPrimary entries, each an object with "metric" (non-empty
 // string), "bad" ("higher" or "lower": the direction of a regression), optional "cpus" (a CPU
-// list of explicit numbers, "5", "5-7", "5,7") and "threshold_pct" (number >= 0). `pointer` is
+// list of explicit numbers, "5", "5-7", "5,7"), "threshold_pct" (number >= 0) and "detect"
+// ({"change": number > 0, "baseline": number >= 0}, both required). `pointer` is
 // where the array sits ("/compare/primary"). Throws isolab::SpecError with the entry's pointer:
 // "/compare/primary/0/cpus: ...", "/compare/primary/1/bad: must be "higher" or "lower" ...", an
 // unknown field, an empty array, more than kMaxPrimary entries, or the same row declared twice.

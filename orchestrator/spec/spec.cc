@@ -392,9 +392,35 @@ void parse_compare(const json& c, const std::vector<WorkloadSpec>& ws) {
                           ")");
 }
 
+// /compare/calibration given as a file name (relative to the spec): the file is read now and
+// its margins and jitters replace the name (compare_settings.h calibration_section), so that the
+// run's result.json carries what was fixed before it.
+json with_calibration_read(const json& doc, const fs::path& base_dir) {
+  const json* c = doc.is_object() && doc.contains("compare") ? &doc["compare"] : nullptr;
+  if (!c || !c->is_object() || !c->contains("calibration") || !(*c)["calibration"].is_string())
+    return doc;
+  const std::string ptr = "/compare/calibration";
+  const std::string name = (*c)["calibration"].get<std::string>();
+  const fs::path file = resolve_existing(name, base_dir, ptr);
+  json cal;
+  try {
+    cal = json::parse(read_file(file, std::size_t{64} * 1024 * 1024));
+  } catch (const std::exception& e) {
+    throw SpecError(ptr, file.string() + ": " + e.what());
+  }
+  json out = doc;
+  try {
+    out["compare"]["calibration"] = calibration_section(cal, name);
+  } catch (const SpecError& e) {
+    throw SpecError(ptr, file.string() + ": " + e.what());
+  }
+  return out;
+}
+
 }  // namespace
 
-Spec parse_spec(const json& doc, const fs::path& base_dir) {
+Spec parse_spec(const json& given, const fs::path& base_dir) {
+  const json doc = with_calibration_read(given, base_dir);
   Spec s;
   s.raw = doc;
   SpecObject o(doc, "");

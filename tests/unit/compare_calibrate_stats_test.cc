@@ -145,29 +145,48 @@ std::vector<double> normal_values(std::size_t n, double mean, double cv, std::ui
   return v;
 }
 
+const DetectionRule kAlone{0.05, 0, 0};  // one primary at alpha 0.05, no threshold
+
 TEST(MinimumDetectableEffect, GrowsWithTheSpreadAndRepeats) {
   const auto quiet = normal_values(10, 1000, 0.02, 3), noisy = normal_values(10, 1000, 0.2, 3);
-  const auto q = minimum_detectable_effect(quiet, 5, MetricKind::timing, 0.05);
-  const auto n = minimum_detectable_effect(noisy, 5, MetricKind::timing, 0.05);
+  const auto q = minimum_detectable_effect(quiet, 5, MetricKind::timing, kAlone);
+  const auto n = minimum_detectable_effect(noisy, 5, MetricKind::timing, kAlone);
   ASSERT_TRUE(q.reached);
   ASSERT_TRUE(n.reached);
   EXPECT_GE(q.power, 0.8);
   EXPECT_LT(q.delta_pct, n.delta_pct);
   EXPECT_NEAR(q.delta, q.delta_pct / 100 * 1000, 0.1 * q.delta);
-  // A shift of about 2.5 sd (5 vs 5, Mann-Whitney) is where power reaches 0.8.
+  // A shift of about 2 sd (5 vs 5, one-sided midrank test) is where power reaches 0.8.
   EXPECT_GT(n.delta_pct, 20);
   EXPECT_LT(n.delta_pct, 100);
-  EXPECT_DOUBLE_EQ(minimum_detectable_effect(noisy, 5, MetricKind::timing, 0.05).delta_pct,
+  EXPECT_DOUBLE_EQ(minimum_detectable_effect(noisy, 5, MetricKind::timing, kAlone).delta_pct,
                    n.delta_pct);
+  // Compare's rule over six primaries (level 0.05/6) with a 25% margin needs more than alone.
+  const auto six = minimum_detectable_effect(noisy, 5, MetricKind::timing, {0.05 / 6, 25, 0});
+  ASSERT_TRUE(six.reached);
+  EXPECT_GT(six.delta_pct, n.delta_pct);
+  EXPECT_GT(six.delta_pct, 25);
+}
+
+// The review: calibrate's MDE used the normal approximation for tied data (A = {1,1,1,2,2},
+// B = {2,2,2,3,3}: two-sided 0.041 against the exact 0.079), two-sided and without Holm or the
+// threshold. Its test is now compare's own: one-sided exact, 10/252 = 0.0397 (half the exact
+// two-sided 0.079), and a detection only below the step-down's level.
+TEST(MinimumDetectableEffect, TheTiedExampleGetsTheExactTest) {
+  const std::vector<double> a = {1, 1, 1, 2, 2}, b = {2, 2, 2, 3, 3};
+  EXPECT_NEAR(primary_rule_p(a, b, MetricKind::timing), 10.0 / 252, 1e-12);
+  EXPECT_NEAR(2 * primary_rule_p(a, b, MetricKind::timing), 0.0794, 1e-4);
+  EXPECT_NEAR(mann_whitney_u(a, b).p_two_sided, 0.041, 0.001);  // what it used before
+  EXPECT_NEAR(primary_rule_p(a, b, MetricKind::count), 10.0 / 252, 1e-12);
 }
 
 TEST(MinimumDetectableEffect, UnreachableWithThreeTimingsPerSide) {
-  // The exact Mann-Whitney p of 3 vs 3 is at least 0.1.
+  // The one-sided exact p of 3 vs 3 is at least 1/20 = 0.05, not below 0.05.
   const auto m =
-      minimum_detectable_effect(normal_values(6, 100, 0.01, 1), 3, MetricKind::timing, 0.05);
+      minimum_detectable_effect(normal_values(6, 100, 0.01, 1), 3, MetricKind::timing, kAlone);
   EXPECT_FALSE(m.reached);
   EXPECT_TRUE(std::isnan(m.delta_pct));
-  EXPECT_FALSE(minimum_detectable_effect(std::vector<double>(10, 0.0), 5, MetricKind::count, 0.05)
+  EXPECT_FALSE(minimum_detectable_effect(std::vector<double>(10, 0.0), 5, MetricKind::count, kAlone)
                    .reached);  // mean 0: no relative shift
 }
 
@@ -176,7 +195,7 @@ TEST(MinimumDetectableEffect, CountsUseThePermutationTest) {
   std::poisson_distribution<int> pois(20);
   std::vector<double> v(10);
   for (auto& x : v) x = pois(rng);
-  const auto m = minimum_detectable_effect(v, 5, MetricKind::count, 0.05);
+  const auto m = minimum_detectable_effect(v, 5, MetricKind::count, kAlone);
   ASSERT_TRUE(m.reached);
   EXPECT_GT(m.delta_pct, 10);
   EXPECT_LT(m.delta_pct, 100);

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/progress.h"
+#include "pipeline/plan_budget.h"
 #include "pipeline/plan_text.h"
 #include "spec/spec.h"
 
@@ -81,12 +82,17 @@ Steps of every boot, in order (after the isolation gate checks the guest):
   2. sys: vmstat-overhead (syscall) on CPU 3, 500 iterations (time not known before the run) (timeout 60 s)
   3. lat: cyclictest on CPUs 2-3, 4 s, with stress-ng on CPUs 0-1 (timeout 67 s)
 
-Verdict (isolab compare; exit status 1 on a regression):
-  2 primary metrics, each tested one-sided in its bad direction, Holm's step-down over the family of 2 at alpha 0.01; regressed when Holm-significant and beyond its threshold:
+Verdict (isolab compare; exit status 1 on a regression, 3 when no primary metric could reach alpha):
+  2 primary metrics, each tested one-sided in its bad direction; regressed when the step-down rejects it and the change is beyond its margin, 'changed, below threshold' when inside it:
     idle.noise.vmstat_update_per_s[cpu2]: regressed if higher, threshold 10%
     lat.latency_max_us: regressed if higher, threshold by the metric's kind (below)
-  thresholds by kind: timing 2% (at least 25% when a boot ran under TCG); count 2% of A's mean and at least the count floor; instructions the largest of 1% and 3 x A's coefficient of variation
-  also counted against B: kernel-correctness failures (build, boot, panic, oops, warning, RCU stall, lockup) B has and A does not, isolation-gate checks B fails systematically, new build warnings in files B's patches touch
+  margins, fixed before the run: timing 2% (at least 25% when a boot ran under TCG); count 2% of A's mean and at least the count floor; instructions 1%; a metric's own thresholds_pct entry or the calibration's noise floor raises them
+  one alpha budget of 0.01 for the exit status: the discrete step-down over the primaries, kernel failure classes, gate checks and retried boots runs at 0.01; with every primary able to reach it, the first level is 0.01 / 2 = 0.005
+  at 2 boots a side each exact test gives at best p = 0.167:
+    idle.noise.vmstat_update_per_s[cpu2]: CANNOT REACH ALPHA
+    lat.latency_max_us: CANNOT REACH ALPHA
+  WARNING: no primary metric can reach alpha at 2 boots a side: compare will exit 3 (nothing could be detected) unless rows turn out constant or something else is counted against B; raise repetitions
+  also counted against B, each as B's rate against A's in the same budget: kernel failure classes (build, boot, panic, oops, warning, RCU stall, lockup), isolation-gate checks, retried boots; and new build warnings in files B's patches touch
   every other metric is secondary: reported with a Westfall-Young family-wise p, never setting the exit status
 
 Wall time estimate: about 4 min 47 s (an estimate)
@@ -130,4 +136,59 @@ TEST(PlanText, HumanDurations) {
   EXPECT_EQ(format_duration(125.4), "2 min 05 s");
   EXPECT_EQ(format_duration(3725), "1 h 02 min");
   EXPECT_EQ(format_duration(-3), "0 s");
+}
+
+namespace {
+
+// The default's six primaries, at `boots` a side, the last declaring what it must detect.
+Spec six_primaries(int boots) {
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "name": "six",
+    "variants": [{"name": "vanilla"}, {"name": "patched"}],
+    "guest": {"cmdline": "isolcpus=nohz,domain,2-3 nohz_full=2-3 irqaffinity=0-1",
+              "vcpus": 4, "memory_mib": 256},
+    "workloads": [
+      {"name": "s", "tool": "vmstat-overhead", "mode": "syscall", "cpus": "2", "iterations": 9},
+      {"name": "i", "tool": "vmstat-overhead", "mode": "idle", "cpus": "3", "duration_s": 5}],
+    "compare": {"primary": [
+      {"metric": "s.insns_per_syscall", "bad": "higher"},
+      {"metric": "i.insns_per_idle_loop", "bad": "higher"},
+      {"metric": "s.noise.kernel_insns_per_s", "cpus": "3", "bad": "higher"},
+      {"metric": "i.noise.kernel_insns_per_s", "cpus": "2", "bad": "higher"},
+      {"metric": "s.noise.vmstat_update_per_s", "cpus": "2", "bad": "higher"},
+      {"metric": "i.noise.vmstat_update_per_s", "cpus": "3", "bad": "higher",
+       "detect": {"change": 0.4, "baseline": 0.4}}]}
+  })");
+  doc["repetitions"] = boots;
+  return parse_spec(doc, ".");
+}
+
+}  // namespace
+
+// The review: 4 boots a side over six primaries can never reach alpha (1/70 x 6 = 0.086); the
+// plan says so before anything is built, and `run` warns with the same lines.
+TEST(PlanBudget, FourAgainstFourOverSixPrimariesIsReportedBeforeTheRun) {
+  const PlanBudget four = plan_budget(six_primaries(4));
+  EXPECT_TRUE(four.none_reachable);
+  EXPECT_NEAR(four.per_hypothesis, 0.05 / 6, 1e-12);
+  ASSERT_FALSE(four.warnings.empty());
+  EXPECT_EQ(four.warnings.front(),
+            "s.insns_per_syscall cannot reach alpha at 4 boots a side: its exact test gives at "
+            "best p = 0.0143, not below 0.05 / 6 = 0.00833 when every primary can reach it");
+  EXPECT_NE(four.warnings.back().find("compare will exit 3"), std::string::npos);
+  const std::string text = plan_text(six_primaries(4), derive_guest(six_primaries(4)), [] {
+    PlanTextFacts f = fixed_facts();
+    f.kernels = {f.kernels[0], f.kernels[0]};
+    return f;
+  }());
+  EXPECT_NE(text.find("i.noise.vmstat_update_per_s[cpu3]: CANNOT REACH ALPHA"), std::string::npos)
+      << text;
+  // Five a side reach it; the detect line gives the power of the declared change.
+  const PlanBudget five = plan_budget(six_primaries(5));
+  EXPECT_FALSE(five.none_reachable);
+  EXPECT_TRUE(five.warnings.empty());
+  EXPECT_NE(five.primaries.back().power.find("i.noise.vmstat_update_per_s[cpu3]: detect 0.4/s "
+                                             "from 0.4/s in 5 s x 5 boots a side"),
+            std::string::npos)
+      << five.primaries.back().power;
 }

@@ -51,7 +51,7 @@ TEST(ReportHtml, PlantedRunSaysWhatCompareSays) {
   ASSERT_FALSE(lines.empty());
   for (const SummaryLine& l : lines) EXPECT_NE(html.find(xml_escape(l.text)), std::string::npos);
   EXPECT_NE(html.find("primary: vmstat-idle: vmstat_update on CPUs 5-7: 0/s -&gt; 1.04/s (new), "
-                      "regressed, Holm p = 0.008"),
+                      "regressed, step-down p = 0.008"),
             std::string::npos);
   // The planted boot's RCU stall under TCG is weighed as a rate (1 of 5 against 0 of 5).
   EXPECT_NE(html.find("kernel failure rcu_stall: B 1 of 5 boots, A 0 of 5 boots"),

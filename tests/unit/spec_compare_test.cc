@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "spec/compare_settings.h"
 #include "spec/spec.h"
 
 namespace isolab {
@@ -127,6 +128,45 @@ TEST(SpecCompare, EveryShippedSpecLoads) {
           EXPECT_THAT(e.pointer(), ::testing::Not(::testing::StartsWith("/workloads"))) << e.what();
         }
       }
+}
+
+// compare.calibration names a file (beside the spec) that isolab calibrate wrote: it is read
+// when the spec is loaded and its margins and jitters replace the name, so the run's result.json
+// carries what was fixed before it. A file that is no calibration is refused with the pointer.
+TEST(SpecCompare, ACalibrationFileIsReadWhenTheSpecIsLoaded) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("isolab-spec-calibration-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cal.json") << R"({"schema": "isolab-calibration", "version": 3,
+      "comparison_key": {"accelerator": "tcg"},
+      "metrics": {"sys.insns_per_syscall": {"jitter": 0.5, "jitter_runs": 3,
+                                            "noise_floor_pct": 0.01},
+                  "lat.latency_max_us": {"jitter": null, "noise_floor_pct": 12}}})";
+  std::ofstream(dir / "not-cal.json") << R"({"schema": "isolab-comparison"})";
+  json doc = spec_with(json::parse(R"({"calibration": "cal.json"})"));
+  std::ofstream(dir / "spec.json") << doc.dump();
+  const Spec s = load_spec_file(dir / "spec.json");
+  const json& c = s.raw["compare"]["calibration"];
+  EXPECT_EQ(c["file"], "cal.json");
+  EXPECT_EQ(c["metrics"]["sys.insns_per_syscall"]["jitter"], 0.5);
+  EXPECT_EQ(c["metrics"]["sys.insns_per_syscall"]["runs"], 3);
+  EXPECT_EQ(c["metrics"]["lat.latency_max_us"]["noise_floor_pct"], 12);
+  EXPECT_EQ(s.compare, s.raw["compare"]);
+  const CompareSettings settings = settings_from_json(s.compare);
+  EXPECT_DOUBLE_EQ(settings.threshold_pct_for("lat.latency_max_us"), 12);
+  doc["compare"]["calibration"] = "not-cal.json";
+  std::ofstream(dir / "spec.json", std::ios::trunc) << doc.dump();
+  try {
+    load_spec_file(dir / "spec.json");
+    ADD_FAILURE() << "a file that is no calibration was taken";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.pointer(), "/compare/calibration");
+    EXPECT_THAT(e.what(), HasSubstr("not an isolab calibration document"));
+  }
+  doc["compare"]["calibration"] = "missing.json";
+  std::ofstream(dir / "spec.json", std::ios::trunc) << doc.dump();
+  EXPECT_THROW(load_spec_file(dir / "spec.json"), SpecError);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -107,6 +107,16 @@ TEST(WorkloadSpin, TraceThatCannotShowThePremiseMakesTheStepInvalid) {
   EXPECT_EQ(invalid_with(unmarked),
             "premise failed: the tool could not write trace markers (no tracefs?)");
 
+  ChannelContents no_tick_back =  // a real trace whose events left the tick stopped
+      records("spin-fault-vanilla-6.1.stdout", "trace-spin-fault-vanilla-6.1.txt", "10.27 26.25\n");
+  std::string& f = no_tick_back.records[1].data;
+  f.replace(f.find("\"event\":\"fault\""), 15, "\"event\":\"fault+cputimer\"");
+  EXPECT_EQ(parse_workload(spin_workload(), no_tick_back).invalid,
+            "premise failed: the CPU timer brought the tick of CPU 2 back after 0 of 149 events "
+            "(needed: 74)");
+  no_tick_back.records[1].data = data("spin-fault-vanilla-6.1.stdout");  // as it ran: valid
+  EXPECT_EQ(parse_workload(spin_workload(), no_tick_back).invalid, "");
+
   ChannelContents unpinned = good;
   std::string& u = unpinned.records[1].data;
   u.replace(u.find("\"pinned\":true"), 13, "\"pinned\":false");

@@ -6,6 +6,11 @@
  *            NR_MLOCK vmstat counter of the calling CPU (a vmstat differential).
  *   idle     one usleep(SLEEP_US) loop iteration: the CPU enters and leaves the idle loop,
  *            where quiet_vmstat()/the tick decide whether vmstat work follows.
+ *   spin     the nohz_full case of a polling task (vmstat-spin.h has the details): the task
+ *            spins in user space for --duration-s seconds and, --rate-hz times a second, does
+ *            one --event that dirties its CPU's vmstat differentials (and, for some events,
+ *            brings the tick back); nothing is timed, what counts is what interrupts the CPU
+ *            (the host reads it from the trace). Its own options and output: vmstat-spin.h.
  *
  * --touch makes every iteration first write to the next page of a private anonymous arena
  * (ARENA_PAGES pages; released with madvise(MADV_DONTNEED) and reused when exhausted), so each
@@ -100,14 +105,17 @@
 
 static void usage(FILE* out) {
   fprintf(out,
-          "usage: vmstat-overhead syscall|idle [options]\n"
+          "usage: vmstat-overhead syscall|idle|spin [options]\n"
           "  syscall          time mlock()+munlock() pairs on one page (NR_MLOCK)\n"
           "  idle             time usleep() loop iterations\n"
+          "  spin             spin in user space with an event at a set rate (vmstat-spin.h)\n"
           "  --iterations N   timed iterations (default %lu syscall, %lu idle)\n"
           "  --warmup N       untimed iterations first (default 1000 syscall, 100 idle)\n"
           "  --cpu N          pin to CPU N with sched_setaffinity()\n"
           "  --sleep-us N     usleep() argument in idle mode (default 10)\n"
           "  --duration-s N   run until N seconds have passed (instead of --iterations)\n"
+          "  --rate-hz N      spin: events per second (default 10)\n"
+          "  --event E        spin: fault, fault+cputimer (default), cputimer+fault, fault+mlock\n"
           "  --touch          each iteration first faults in a fresh anonymous page (untimed)\n"
           "  --counter tsc|ns cycle counter (default tsc on x86) or CLOCK_MONOTONIC ns\n"
           "  --no-pmu         do not count instructions with the guest PMU\n"
@@ -138,10 +146,17 @@ static void touch_next_page(size_t page_size) {
   touched_pages++;
 }
 
+/* The page touch_next_page() wrote last; the arena's first page before any touch. */
+static char* last_touched_page(size_t page_size) {
+  return arena + (arena_next ? arena_next - 1 : 0) * page_size;
+}
+
 static void one_pair(void* page, size_t len) {
   if (mlock(page, len)) die_errno("mlock");
   if (munlock(page, len)) die_errno("munlock");
 }
+
+#include "vmstat-spin.h" /* the spin mode: run_spin() */
 
 /* Runs the program again with address space randomization off (once: the flag is inherited),
  * so that every boot lays out the same mappings and the kernel walks the same VMA tree in each
@@ -261,7 +276,8 @@ int main(int argc, char** argv) {
   const char* mode = NULL;
   unsigned long iterations = 0, warmup = 0, sleep_us = 10;
   int have_iterations = 0, have_warmup = 0, touch = 0, use_pmu = 1;
-  unsigned long duration_s = 0;
+  unsigned long duration_s = 0, rate_hz = SPIN_DEFAULT_RATE_HZ;
+  enum spin_event event = SPIN_FAULT_CPUTIMER;
   long cpu = -1;
   const char* counter = HAVE_TSC ? "tsc" : "ns";
   void* page = NULL;
@@ -292,7 +308,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (strncmp(arg, "--", 2) != 0) {
-      if (mode) die("more than one mode given (want syscall or idle)");
+      if (mode) die("more than one mode given (want syscall, idle or spin)");
       mode = arg;
       continue;
     }
@@ -321,6 +337,10 @@ int main(int argc, char** argv) {
       sleep_us = parse_count(name, val, 0, 1000000);
     } else if (!strcmp(name, "--counter")) {
       counter = parse_counter(val);
+    } else if (!strcmp(name, "--rate-hz")) {
+      rate_hz = parse_count(name, val, 1, SPIN_MAX_RATE_HZ);
+    } else if (!strcmp(name, "--event")) {
+      event = parse_spin_event(val);
     } else {
       fprintf(stderr, "vmstat-overhead: unknown option '%s'\n", arg);
       usage(stderr);
@@ -331,12 +351,19 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+  if (!strcmp(mode, "spin")) {
+    start_counter(counter);
+    if (cpu >= 0) pin((int)cpu);
+    run_spin(cpu, duration_s ? duration_s : 10, rate_hz, event, counter);
+    if (fflush(stdout) || ferror(stdout)) die("cannot write the result to stdout");
+    return 0;
+  }
   if (!strcmp(mode, "syscall"))
     syscall_mode = 1;
   else if (!strcmp(mode, "idle"))
     syscall_mode = 0;
   else {
-    fprintf(stderr, "vmstat-overhead: unknown mode '%s' (want syscall or idle)\n", mode);
+    fprintf(stderr, "vmstat-overhead: unknown mode '%s' (want syscall, idle or spin)\n", mode);
     return 2;
   }
   if (!have_iterations)

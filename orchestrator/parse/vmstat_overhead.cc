@@ -1,5 +1,6 @@
 #include "parse/vmstat_overhead.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -138,6 +139,75 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text) {
   }
   if (auto it = j.find("pmu"); it != j.end()) r.pmu = parse_pmu(*it);
   return r;
+}
+
+VmstatSpinResult parse_vmstat_spin(std::string_view text) {
+  const parse_detail::ToolJson doc = parse_detail::parse_tool_json(text, "vmstat-overhead");
+  const json& j = doc.j;
+  const std::string_view line = doc.line;
+  auto str = [&](const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string())
+      fail(std::string("field \"") + key + "\" is not a string", line);
+    return it->get<std::string>();
+  };
+  auto count = [&](const char* key) {
+    const double v = num(j, key, line);
+    if (v > 1e12 || v != std::floor(v))
+      fail(std::string("field \"") + key + "\" is not a count", line);
+    return static_cast<long>(v);
+  };
+  auto flag = [&](const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_boolean())
+      fail(std::string("field \"") + key + "\" is not a boolean", line);
+    return it->get<bool>();
+  };
+  if (str("mode") != "spin") fail("field \"mode\" is not spin", line);
+  VmstatSpinResult r;
+  r.event = str("event");
+  if (r.event != "fault" && r.event != "fault+cputimer" && r.event != "cputimer+fault" &&
+      r.event != "fault+mlock")
+    fail("field \"event\" is not fault, fault+cputimer, cputimer+fault or fault+mlock", line);
+  if (auto it = j.find("cpu"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<long>() < 0 || it->get<long>() > 1'000'000)
+      fail("field \"cpu\" is not a CPU number", line);
+    r.cpu = it->get<int>();
+  }
+  r.pinned = flag("pinned");
+  r.trace_marker = flag("trace_marker");
+  r.rate_hz = count("rate_hz");
+  r.duration_s = count("duration_s");
+  r.events = count("events");
+  r.late_events = count("late_events");
+  r.touched_pages = count("touched_pages");
+  r.marked_events = count("marked_events");
+  r.cpu_timer_fired = count("cpu_timer_fired");
+  const long elapsed_ns = count("elapsed_ns");
+  if (elapsed_ns == 0) fail("field \"elapsed_ns\" is 0", line);
+  r.elapsed_s = static_cast<double>(elapsed_ns) / 1e9;
+  if (r.marked_events > r.events) fail("marked_events > events", line);
+  if (r.late_events > r.events) fail("late_events > events", line);
+  return r;
+}
+
+std::vector<VmstatSpinResult> parse_vmstat_spin_lines(std::string_view text) {
+  std::vector<VmstatSpinResult> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = std::min(text.find('\n', pos), text.size());
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (line.empty() || line.front() != '{') continue;
+    VmstatSpinResult r = parse_vmstat_spin(line);
+    for (const auto& earlier : out)
+      if (r.cpu && earlier.cpu == r.cpu)
+        fail("two spinning tasks report CPU " + std::to_string(*r.cpu), line);
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) fail("no JSON line in the output", text);
+  return out;
 }
 
 Metrics vmstat_overhead_metrics(const VmstatOverheadResult& r) {

@@ -1,14 +1,17 @@
-// Parser for the output of guest-tools/vmstat-overhead.c: one JSON object on stdout,
+// Parser for the output of guest-tools/vmstat-overhead.c: one JSON object on stdout; in the
+// syscall and idle modes
 //   {"tool":"vmstat-overhead","version":1,"mode":"syscall"|"idle","cpu":N|null,"pinned":bool,
 //    "iterations":N,"warmup":N,"counter":"tsc"|"ns","total":N,"per_iteration":x,
 //    "per_syscall":x (syscall mode),"sleep_us":N (idle mode),"min":N,"max":N,
 //    "marked_regions":N (optional), "pmu":{...} (optional, VmstatPmu)}
 // Counter units: "tsc" -> cycles (TSC ticks), "ns" -> nanoseconds of CLOCK_MONOTONIC.
+// The spin mode's object (guest-tools/vmstat-spin.h) is VmstatSpinResult below.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "parse/metrics.h"
 
@@ -62,5 +65,36 @@ VmstatOverheadResult parse_vmstat_overhead(std::string_view text);
 // idle mode: "cycles_per_idle_loop" = per_iteration. Unit "cycles" (tsc) or "ns" (the names stay
 // the same; the unit tells), lower is better, aggregate "mean", one value per run.
 Metrics vmstat_overhead_metrics(const VmstatOverheadResult& result);
+
+// The spin mode (guest-tools/vmstat-spin.h):
+//   {"tool":"vmstat-overhead","version":1,"mode":"spin","cpu":N|null,"pinned":bool,
+//    "event":"fault"|"fault+cputimer"|"cputimer+fault"|"fault+mlock","rate_hz":N,"duration_s":N,
+//    "counter":"tsc"|"ns","events":N,"late_events":N,"elapsed_ns":N,"touched_pages":N,
+//    "trace_marker":bool,"marked_events":N,"cpu_timer_fired":N}
+struct VmstatSpinResult {
+  std::optional<int> cpu;  // the CPU it spun on (pinned, or observed at the end)
+  bool pinned = false;
+  std::string event;
+  long rate_hz = 0;
+  long duration_s = 0;
+  long events = 0;       // events done; the first has marker number 0
+  long late_events = 0;  // events whose time had passed by more than a period
+  double elapsed_s = 0;  // from the first period's start to the end, CLOCK_MONOTONIC
+  long touched_pages = 0;
+  bool trace_marker = false;  // the tool could open tracefs' trace_marker
+  long marked_events = 0;     // events whose marker was written (the first ones)
+  long cpu_timer_fired = 0;
+};
+
+// Parses the last line of text that starts with '{' as the spin mode's object. Throws
+// isolab::Error quoting the text when there is no such line, it is not JSON, "tool" or "version"
+// is wrong, "mode" is not "spin", or a field is missing, of the wrong type or impossible (a
+// count beyond 1e12, marked_events > events, elapsed_ns 0), naming the field.
+VmstatSpinResult parse_vmstat_spin(std::string_view text);
+
+// Every line of text that starts with '{' (after leading spaces), each one spinning task's object
+// (the step runs one per CPU), in their order. Throws as parse_vmstat_spin() for a bad line, and
+// for no such line or two objects of the same CPU.
+std::vector<VmstatSpinResult> parse_vmstat_spin_lines(std::string_view text);
 
 }  // namespace isolab

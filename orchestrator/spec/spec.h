@@ -70,11 +70,13 @@ struct WorkloadSpec {
   // page-fault-bench: duration_s per phase (>= 1, default 2), warmup_iterations = untimed batches
   // per worker (default 20), cpus default "all".
   // vmstat-overhead. With duration_s > 0 it runs for that many seconds instead of `iterations`.
-  std::string mode;  // "syscall" | "idle"
+  std::string mode;  // "syscall" | "idle" | "spin"
   long iterations = 0;
   long warmup_iterations = 0;
   bool touch_pages = false;  // each iteration also faults in a fresh page (vmstat-overhead --touch)
   int sleep_us = 10;         // idle mode: the usleep() of one iteration, µs
+  int rate_hz = 10;          // spin mode: events per second
+  std::string event;  // spin mode: "fault" | "fault+cputimer" | "cputimer+fault" | "fault+mlock"
   // A stress-ng load run on other CPUs for the duration of this workload (cyclictest).
   std::optional<std::vector<WorkloadSpec>> load;  // at most one element
   int timeout_s = 0;                              // 0: derived from the duration plus a margin

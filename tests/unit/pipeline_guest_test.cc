@@ -263,8 +263,8 @@ TEST(PipelineGuest, WorkloadCpusAreCheckedBeforeTheBuildByTheirPointer) {
   doc["workloads"][0]["cpus"] = "99";
   EXPECT_THAT(error_of(doc), ::testing::StartsWith("/workloads/0/cpus: cpulist '99': ERANGE"));
   doc = base;
-  doc["workloads"][2]["load"]["cpus"] = "9";
-  EXPECT_THAT(error_of(doc), ::testing::StartsWith("/workloads/2/load/cpus: cpulist '9'"));
+  doc["workloads"][3]["load"]["cpus"] = "9";
+  EXPECT_THAT(error_of(doc), ::testing::StartsWith("/workloads/3/load/cpus: cpulist '9'"));
 }
 
 }  // namespace

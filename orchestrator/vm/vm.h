@@ -41,7 +41,9 @@ struct InsnPluginConfig {
       plugin;  // libisolab-insn-count.so (find_insn_plugin_files, vm/insn_plugin.h)
   std::filesystem::path output;  // the file the plugin writes (created by the backend, mode 0666)
   std::vector<unsigned> profile_cpus;  // vCPUs whose kernel code is profiled; empty = none
-  unsigned profile_top = 0;  // profile lines per vCPU and step; 0 = the plugin's default, 2000
+  // The guest kernel's System.map ("" = none: no function names, no fault correction and no
+  // wakeup paths in the plugin).
+  std::filesystem::path symbols;
 };
 
 // One boot. Paths are host paths; the output files are created (truncated) by the backend.

@@ -130,7 +130,8 @@ TEST(LibvirtXml, CputuneAndTopology) {
 // and the same -plugin value as QemuBackend's argv, XML-escaped.
 TEST(LibvirtXml, InsnPluginThroughQemuCommandline) {
   VmConfig c = config();
-  c.insn_plugin = InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/a'b,c.txt", {5, 6, 7}, 100};
+  c.insn_plugin =
+      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/a'b,c.txt", {5, 6, 7}, "/k/System.map"};
   std::string x = libvirt_domain_xml(c);
   EXPECT_EQ(x.substr(0, x.find('\n')),
             "<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>");
@@ -138,7 +139,7 @@ TEST(LibvirtXml, InsnPluginThroughQemuCommandline) {
                            "  <qemu:commandline>\n"
                            "    <qemu:arg value='-plugin'/>\n"
                            "    <qemu:arg value='file=/b/libisolab-insn-count.so,"
-                           "out=/run/a&apos;b,,c.txt,profile_cpus=5-7,profile_top=100'/>\n"
+                           "out=/run/a&apos;b,,c.txt,profile_cpus=5-7,symbols=/k/System.map'/>\n"
                            "  </qemu:commandline>\n"
                            "</domain>\n"));
   // Under KVM the field is ignored: the XML is the one without it.

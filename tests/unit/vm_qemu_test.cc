@@ -346,20 +346,20 @@ TEST(Qmp, ReadsCpusAllowedList) {
 TEST(QemuArgv, InsnPluginUnderTcgIsTheLastOption) {
   VmConfig c = tcg_config();
   c.insn_plugin =
-      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/x/insn,count.txt", {1, 2, 3}, 0};
+      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/x/insn,count.txt", {1, 2, 3}, ""};
   std::vector<std::string> want = tcg_argv();
   want.push_back("-plugin");
   want.push_back("file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=1-3");
   EXPECT_EQ(qemu_argv(c), want);
   // Commas of a cpulist are doubled too, so QEMU hands the plugin "profile_cpus=0,,2" as
-  // "profile_cpus=0,2"; profile_top only when set.
+  // "profile_cpus=0,2"; symbols (the kernel's System.map) only when set.
   c.insn_plugin->profile_cpus = {0, 2};
-  c.insn_plugin->profile_top = 50;
+  c.insn_plugin->symbols = "/cache/k,1/System.map";
   EXPECT_EQ(qemu_argv(c).back(),
             "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=0,,2,"
-            "profile_top=50");
+            "symbols=/cache/k,,1/System.map");
   c.insn_plugin->profile_cpus.clear();
-  c.insn_plugin->profile_top = 0;
+  c.insn_plugin->symbols.clear();
   EXPECT_EQ(insn_plugin_qemu_option(*c.insn_plugin),
             "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt");
   EXPECT_TRUE(insn_plugin_active(c));
@@ -369,7 +369,7 @@ TEST(QemuArgv, InsnPluginIsIgnoredUnderKvm) {
   VmConfig c = tcg_config();
   c.accel = Accel::kvm;
   std::vector<std::string> without = qemu_argv(c);
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, ""};
   EXPECT_FALSE(insn_plugin_active(c));
   EXPECT_EQ(qemu_argv(c), without);
   EXPECT_EQ(std::count(without.begin(), without.end(), "-plugin"), 0);
@@ -377,11 +377,11 @@ TEST(QemuArgv, InsnPluginIsIgnoredUnderKvm) {
 
 TEST(QemuArgv, InsnPluginConfigIsValidated) {
   VmConfig c = tcg_config();
-  c.insn_plugin = InsnPluginConfig{"", "/run/x/insn.txt", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"", "/run/x/insn.txt", {}, ""};
   EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("insn_plugin: empty plugin")));
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", "", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "", {}, ""};
   EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("insn_plugin: empty output")));
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {3, 4}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {3, 4}, ""};
   EXPECT_THAT([&] { qemu_argv(c); },
               ThrowsMessage<Error>(HasSubstr("insn_plugin: profile vCPU 4 does not exist")));
 }
@@ -394,7 +394,7 @@ TEST(PrepareOutputFiles, InsnPluginOutputIsCreatedWorldWritable) {
   VmConfig c = tcg_config();
   c.console_log = d / "console.log";
   c.result_channel = d / "result.bin";
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", d / "sub" / "insn.txt", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", d / "sub" / "insn.txt", {}, ""};
   write_file_atomic(d / "sub" / "insn.txt", "old");
   prepare_output_files(c);
   EXPECT_EQ(fs::file_size(d / "sub" / "insn.txt"), 0u);

@@ -17,7 +17,7 @@ const QemuArchQuirks& x86_64_quirks() {
       .binary = "qemu-system-x86_64",
       .machine = "q35,acpi=on",
       .kvm_cpu = "host",
-      .tcg_cpu = "max",
+      .tcg_cpu = kTcgCpuModel,
       .tcg_accel = "tcg,thread=multi",
       .kvm_cpu_fallbacks = {"host", "host,-arch-capabilities", "qemu64"},
       .console_tty = "ttyS0",

@@ -220,7 +220,7 @@ TEST(InsnPluginReal, PreflightQuotesQemuWhenItRefusesThePlugin) {
   Dir d("refuse");
   auto runner = make_real_runner();
   InsnPluginPreflight v =
-      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_VERSION, ISOLAB_TEST_GUEST}, d.p);
+      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_VERSION, ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(v.ok);
   EXPECT_THAT(v.error,
               HasSubstr(std::string("QEMU insn-count plugin ") + ISOLAB_BAD_PLUGIN_VERSION +
@@ -229,16 +229,17 @@ TEST(InsnPluginReal, PreflightQuotesQemuWhenItRefusesThePlugin) {
   EXPECT_THAT(v.error, HasSubstr("plugin requires API version 99, but this QEMU supports only up "
                                  "to version 1"));
   InsnPluginPreflight n =
-      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_NO_VERSION, ISOLAB_TEST_GUEST}, d.p);
+      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_NO_VERSION, ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(n.ok);
   EXPECT_THAT(n.error, HasSubstr(ISOLAB_BAD_PLUGIN_NO_VERSION));
   EXPECT_THAT(n.error, HasSubstr("does not declare API version"));
-  InsnPluginPreflight m = preflight_insn_plugin(*runner, {d.p / "nope.so", ISOLAB_TEST_GUEST}, d.p);
+  InsnPluginPreflight m =
+      preflight_insn_plugin(*runner, {d.p / "nope.so", ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(m.ok);
   EXPECT_THAT(m.error, HasSubstr("the plugin " + (d.p / "nope.so").string() + " does not exist"));
   // Not a shared object at all: QEMU's dlopen message.
   InsnPluginPreflight e =
-      preflight_insn_plugin(*runner, {ISOLAB_TEST_GUEST, ISOLAB_TEST_GUEST}, d.p);
+      preflight_insn_plugin(*runner, {ISOLAB_TEST_GUEST, ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(e.ok);
   EXPECT_THAT(e.error, HasSubstr(std::string("Could not load plugin ") + ISOLAB_TEST_GUEST));
 }

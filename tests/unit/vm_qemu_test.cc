@@ -44,7 +44,7 @@ std::vector<std::string> tcg_argv() {
           "-accel",
           "tcg,thread=multi",
           "-cpu",
-          "max",
+          "IvyBridge-v1,-x2apic,-tsc-deadline",
           "-smp",
           "4,sockets=1,cores=4,threads=1",
           "-m",
@@ -170,10 +170,27 @@ TEST(FullCmdline, AppendsConsoleAndPanicOnce) {
   VmConfig c = tcg_config();
   c.cmdline = "\tnohz_full=1\n";
   EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1 no_timer_check");
-  EXPECT_EQ(effective_cpu_model(c), "max");
+  EXPECT_EQ(effective_cpu_model(c), "IvyBridge-v1,-x2apic,-tsc-deadline");
   c.accel = Accel::kvm;
   EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1")
       << "a KVM guest kernel sets no_timer_check itself";
+}
+
+// A boot the plugin counts: nokaslr, and the TSC as clocksource unless the line picks one.
+TEST(FullCmdline, InsnCountingAddsNokaslrAndPinsTheClocksource) {
+  VmConfig c = tcg_config();
+  c.cmdline = "nohz_full=1";
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, ""};
+  EXPECT_EQ(full_kernel_cmdline(c),
+            "nohz_full=1 console=ttyS0 panic=-1 no_timer_check nokaslr clocksource=tsc "
+            "tsc=reliable");
+  c.cmdline = "clocksource=hpet nohz_full=1";
+  EXPECT_EQ(insn_count_cmdline(c), " nokaslr tsc=reliable");
+  c.cmdline = "nohz_full=1 xclocksource=hpet";  // not the parameter
+  EXPECT_EQ(insn_count_cmdline(c), " nokaslr clocksource=tsc tsc=reliable");
+  c.accel = Accel::kvm;  // no plugin under KVM: nothing added
+  EXPECT_EQ(insn_count_cmdline(c), "");
+  EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 xclocksource=hpet console=ttyS0 panic=-1");
 }
 
 TEST(ConsoleWatch, TimeoutPrecedence) {
@@ -348,6 +365,7 @@ TEST(QemuArgv, InsnPluginUnderTcgIsTheLastOption) {
   c.insn_plugin =
       InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/x/insn,count.txt", {1, 2, 3}, ""};
   std::vector<std::string> want = tcg_argv();
+  *(std::find(want.begin(), want.end(), "-append") + 1) += " nokaslr clocksource=tsc tsc=reliable";
   want.push_back("-plugin");
   want.push_back("file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=1-3");
   EXPECT_EQ(qemu_argv(c), want);

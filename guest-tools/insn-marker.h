@@ -5,7 +5,7 @@
  * A marker is the 7-byte multi-byte NOP "nopl DISP(%rax)" (0F 1F 80 + little-endian disp32)
  * with a displacement no compiler emits (compilers pad with displacement 0). It has no
  * architectural effect: on KVM, on hardware or under QEMU without the plugin it is a NOP.
- * The plugin recognises the ten displacements below when it translates the instruction.
+ * The plugin recognises the twelve displacements below when it translates the instruction.
  *
  *   ISOLAB_MARK_REGION_BEGIN  starts a measured region of class 0 on the executing vCPU (e.g.
  *                             just before one mlock()+munlock() pair).
@@ -22,6 +22,12 @@
  *                             one step are told apart: page-fault-bench marks a batch's page
  *                             faults class 0 and its MADV_DONTNEED class 1 in its single phase,
  *                             classes 2 and 3 in its per_cpu phase).
+ *   ISOLAB_MARK_WAKE_ARM      the executing task is about to sleep until a timer wakes it.
+ *   ISOLAB_MARK_WAKE          the task's first user instruction after that sleep returned: the
+ *                             plugin records the wakeup's path length, the instructions its
+ *                             vCPU executed from the entry of the interrupt that woke the task
+ *                             to this marker (tcg-plugin/wakeup.c; guest-tools/wake-marker.c
+ *                             puts both around clock_nanosleep()).
  *   ISOLAB_MARK_STEP_BEGIN    a workload step starts: the plugin records every vCPU's
  *                             cumulative user and kernel instruction counts.
  *   ISOLAB_MARK_STEP_END      the step ends: the same snapshot, then every vCPU's region totals
@@ -48,6 +54,8 @@
 #define ISOLAB_MARK_DISP_REGION2_END 0x15A1B008u
 #define ISOLAB_MARK_DISP_REGION3_BEGIN 0x15A1B009u
 #define ISOLAB_MARK_DISP_REGION3_END 0x15A1B00Au
+#define ISOLAB_MARK_DISP_WAKE_ARM 0x15A1B00Bu
+#define ISOLAB_MARK_DISP_WAKE 0x15A1B00Cu
 
 #if defined(__x86_64__)
 /* The asm is volatile with a memory clobber so that the compiler neither drops it nor moves
@@ -63,6 +71,8 @@
 #define ISOLAB_MARK_REGION2_END() ISOLAB_MARK_(0x15A1B008)
 #define ISOLAB_MARK_REGION3_BEGIN() ISOLAB_MARK_(0x15A1B009)
 #define ISOLAB_MARK_REGION3_END() ISOLAB_MARK_(0x15A1B00A)
+#define ISOLAB_MARK_WAKE_ARM() ISOLAB_MARK_(0x15A1B00B)
+#define ISOLAB_MARK_WAKE() ISOLAB_MARK_(0x15A1B00C)
 #else
 #define ISOLAB_MARK_REGION_BEGIN() ((void)0)
 #define ISOLAB_MARK_REGION_END() ((void)0)
@@ -74,6 +84,8 @@
 #define ISOLAB_MARK_REGION2_END() ((void)0)
 #define ISOLAB_MARK_REGION3_BEGIN() ((void)0)
 #define ISOLAB_MARK_REGION3_END() ((void)0)
+#define ISOLAB_MARK_WAKE_ARM() ((void)0)
+#define ISOLAB_MARK_WAKE() ((void)0)
 #endif
 
 #endif /* ISOLAB_INSN_MARKER_H */

@@ -64,7 +64,7 @@ echo "setup: built ${*:-every target} in ./build"
 
 # The instruction-counting QEMU plugin (tcg-plugin/) must load in this host's QEMU and count
 # exactly: boot its multiboot test guest once with it (about a second).
-ninja -C build isolab isolab-insn-count isolab-test-guest >/dev/null
+ninja -C build isolab isolab-insn-count isolab-test-guest isolab-wake-marker >/dev/null
 if ! build/isolab doctor --insn-plugin; then
   echo "setup: this host's QEMU does not run isolab's instruction-counting plugin (see above)" >&2
   exit 1

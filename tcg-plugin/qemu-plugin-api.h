@@ -13,7 +13,8 @@
  *     bool system_emulation; union { struct { int smp_vcpus, max_vcpus; } system; }; },
  *     in that order, with the natural C alignment (QEMU fills it, the plugin only reads it,
  *     and only during qemu_plugin_install);
- *   - the callback flags enum starts at 0 for "no register access".
+ *   - the callback flags enum starts at 0 for "no register access";
+ *   - the inline operation enum starts at 0 for "add a 64-bit immediate".
  */
 #ifndef ISOLAB_QEMU_PLUGIN_API_H
 #define ISOLAB_QEMU_PLUGIN_API_H
@@ -51,6 +52,11 @@ enum qemu_plugin_cb_flags {
   QEMU_PLUGIN_CB_RW_REGS = 2,
 };
 
+/* The inline operations (only an add to a 64-bit counter in API version 1). */
+enum qemu_plugin_op {
+  QEMU_PLUGIN_INLINE_ADD_U64 = 0,
+};
+
 struct qemu_plugin_tb;   /* opaque: one translation block, valid during the translation cb */
 struct qemu_plugin_insn; /* opaque: one instruction of such a block */
 
@@ -67,6 +73,8 @@ ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qem
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb* tb, qemu_plugin_vcpu_udata_cb_t cb,
                                           enum qemu_plugin_cb_flags flags, void* userdata);
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb* tb, enum qemu_plugin_op op,
+                                              void* ptr, uint64_t imm);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn* insn,
                                             qemu_plugin_vcpu_udata_cb_t cb,
                                             enum qemu_plugin_cb_flags flags, void* userdata);

@@ -12,8 +12,9 @@ extern const char* const test_data_dir;    // tests/data
 extern const char* const isolab_binary;    // the isolab program
 extern const char* const vmstat_overhead;  // guest-tools programs
 extern const char* const page_fault_bench;
-extern const char* const insn_plugin;  // the QEMU plugin (tcg-plugin/)
-extern const char* const test_guest;   // the plugin's multiboot test guests
+extern const char* const insn_plugin;         // the QEMU plugin (tcg-plugin/)
+extern const char* const insn_plugin_inline;  // its floor-cost build
+extern const char* const test_guest;          // the plugin's multiboot test guests
 extern const char* const test_guest_unbalanced;
 extern const char* const bad_plugin_version;  // plugins QEMU must refuse
 extern const char* const bad_plugin_no_version;
@@ -25,6 +26,7 @@ extern const char* const bad_plugin_no_version;
 #define ISOLAB_VMSTAT_OVERHEAD (::isolab::test_paths::vmstat_overhead)
 #define ISOLAB_PAGE_FAULT_BENCH (::isolab::test_paths::page_fault_bench)
 #define ISOLAB_INSN_PLUGIN (::isolab::test_paths::insn_plugin)
+#define ISOLAB_INSN_PLUGIN_INLINE (::isolab::test_paths::insn_plugin_inline)
 #define ISOLAB_TEST_GUEST (::isolab::test_paths::test_guest)
 #define ISOLAB_TEST_GUEST_UNBALANCED (::isolab::test_paths::test_guest_unbalanced)
 #define ISOLAB_BAD_PLUGIN_VERSION (::isolab::test_paths::bad_plugin_version)

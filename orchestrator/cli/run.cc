@@ -371,6 +371,7 @@ RunOptions guest_tool_run_options() {
   o.page_fault_bench = beside_isolab("ISOLAB_PAGE_FAULT_BENCH", "page-fault-bench");
   o.madvise_pressure = beside_isolab("ISOLAB_MADVISE_PRESSURE", "madvise-pressure");
   o.isolab_mark = beside_isolab("ISOLAB_MARK", "isolab-mark");
+  o.wake_marker = beside_isolab("ISOLAB_WAKE_MARKER", "libisolab-wake-marker.so");
   o.insn_plugin = find_insn_plugin_files(self_dir());
   return o;
 }

@@ -103,6 +103,44 @@ std::vector<InsnCounts> parse_counts(std::string_view s, unsigned vcpus) {
   return out;
 }
 
+// "f0:u0:k0,..." with exactly vcpus entries.
+std::vector<InsnFaults> parse_faults(std::string_view s, unsigned vcpus) {
+  std::vector<InsnFaults> out;
+  std::size_t start = 0;
+  while (start <= s.size() && out.size() <= vcpus) {
+    std::size_t comma = s.find(',', start);
+    std::string_view e = s.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    auto c1 = e.find(':');
+    auto c2 = c1 == std::string_view::npos ? c1 : e.find(':', c1 + 1);
+    if (c2 == std::string_view::npos)
+      throw LineError{"faults: entry " + quote(e) + " not fixed:unmatched:kernel"};
+    out.push_back({to_u64(e.substr(0, c1), "faults"),
+                   to_u64(e.substr(c1 + 1, c2 - c1 - 1), "faults"),
+                   to_u64(e.substr(c2 + 1), "faults")});
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (out.size() != vcpus)
+    throw LineError{"faults: " + std::string(out.size() > vcpus ? "more than " : "") +
+                    std::to_string(std::min<std::size_t>(out.size(), vcpus)) + " entries for " +
+                    std::to_string(vcpus) + " vCPUs"};
+  return out;
+}
+
+// "n0,n1,...": the numbers (an empty string: none).
+std::vector<std::uint64_t> parse_numbers(std::string_view s, std::string_view field) {
+  std::vector<std::uint64_t> out;
+  if (s.empty()) return out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t comma = s.find(',', start);
+    out.push_back(
+        to_u64(s.substr(start, comma == std::string_view::npos ? comma : comma - start), field));
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
 int small_int(std::string_view s, std::string_view field) {
   std::uint64_t v = to_u64(s, field);
   if (v > 1000000) throw LineError{std::string(field) + ": out of range"};
@@ -112,9 +150,9 @@ int small_int(std::string_view s, std::string_view field) {
 void parse_header(const std::vector<std::string_view>& f, InsnCountFile& out) {
   if (f[0] != "isolab-insn-count" || f.size() < 2)
     throw LineError{"not an isolab-insn-count file (no header)"};
-  if (f[1] != "1" && f[1] != "2")
-    throw LineError{"format version " + quote(f[1]) + " (this reader knows 1 and 2)"};
-  out.version = f[1] == "1" ? 1 : 2;
+  if (f[1] != "1" && f[1] != "2" && f[1] != "3")
+    throw LineError{"format version " + quote(f[1]) + " (this reader knows 1, 2 and 3)"};
+  out.version = f[1][0] - '0';
   Keys k = keys_of(f, 2);
   out.plugin_api = small_int(need(k, "plugin_api"), "plugin_api");
   std::string_view api = need(k, "qemu_api");
@@ -126,7 +164,14 @@ void parse_header(const std::vector<std::string_view>& f, InsnCountFile& out) {
   if (n < 1 || n > kMaxVcpus) throw LineError{"vcpus: " + std::to_string(n) + " not in 1..4096"};
   out.vcpus = static_cast<unsigned>(n);
   out.profile_cpus = std::string(need(k, "profile_cpus"));
-  out.profile_top = need_u64(k, "profile_top");
+  if (out.version < 3) {
+    out.profile_top = need_u64(k, "profile_top");
+    return;
+  }
+  out.symbols = need_u64(k, "symbols");
+  out.mode = std::string(need(k, "mode"));
+  if (out.mode != "exact" && out.mode != "inline")
+    throw LineError{"mode: " + quote(out.mode) + " (exact or inline)"};
 }
 
 // The last step, which an end/region/prof record of seq must belong to.
@@ -149,6 +194,10 @@ void parse_step(const std::vector<std::string_view>& f, InsnCountFile& out) {
                       std::to_string(out.steps.back().seq)};
     s.begin_vcpu = need_vcpu(k, out.vcpus);
     s.begin = parse_counts(need(k, "counts"), out.vcpus);
+    if (out.version >= 3) {
+      s.begin_rep = parse_counts(need(k, "rep"), out.vcpus);
+      s.begin_faults = parse_faults(need(k, "faults"), out.vcpus);
+    }
     out.steps.push_back(std::move(s));
     return;
   }
@@ -156,7 +205,17 @@ void parse_step(const std::vector<std::string_view>& f, InsnCountFile& out) {
   if (s.ended) throw LineError{"second end of step " + std::to_string(s.seq)};
   s.end_vcpu = need_vcpu(k, out.vcpus);
   s.end = parse_counts(need(k, "counts"), out.vcpus);
+  if (out.version >= 3) {
+    s.end_rep = parse_counts(need(k, "rep"), out.vcpus);
+    s.end_faults = parse_faults(need(k, "faults"), out.vcpus);
+  }
   s.ended = true;
+}
+
+// "0x<hex>" as an address.
+std::uint64_t hex_address(std::string_view v, std::string_view field) {
+  if (v.size() < 3 || v.substr(0, 2) != "0x") throw LineError{std::string(field) + ": not 0x<hex>"};
+  return to_u64(v.substr(2), field, 16);
 }
 
 // A region or prof record "<kind> <seq> vcpu=<v> ...": its step (ended), keys and vCPU.
@@ -170,7 +229,7 @@ StepRecord step_record(const std::vector<std::string_view>& f, InsnCountFile& ou
                        std::string_view kind) {
   if (f.size() < 2) throw LineError{std::string(kind) + " record without seq"};
   InsnStep& s = last_step(out, f[1]);
-  if (!s.ended) throw LineError{"region/prof record before the end of its step"};
+  if (!s.ended) throw LineError{std::string(kind) + " record before the end of its step"};
   Keys k = keys_of(f, 2);
   const unsigned vcpu = need_vcpu(k, out.vcpus);
   return {s, std::move(k), vcpu};
@@ -201,6 +260,12 @@ void parse_region(const std::vector<std::string_view>& f, InsnCountFile& out) {
   if (r.median.has_value() != r.kernel_median.has_value())
     throw LineError{"median= and kernel_median= come together"};
   if (r.median && r.kernel_median > r.median) throw LineError{"kernel_median= above median="};
+  if (out.version >= 3) {
+    r.rep = need_u64(k, "rep");
+    r.norep_median = maybe_u64(k, "norep_median");
+    if (r.norep_median.has_value() != r.median.has_value())
+      throw LineError{"median= and norep_median= come together"};
+  }
   for (const InsnRegionTotals& o : s.regions)
     if (o.vcpu == r.vcpu && o.region_class == r.region_class)
       throw LineError{"second region record of vCPU " + std::to_string(r.vcpu) +
@@ -212,11 +277,53 @@ void parse_prof(const std::vector<std::string_view>& f, InsnCountFile& out) {
   auto [s, k, vcpu] = step_record(f, out, "prof");
   InsnProfileEntry e;
   e.vcpu = vcpu;
-  std::string_view pc = need(k, "pc");
-  if (pc.size() < 3 || pc.substr(0, 2) != "0x") throw LineError{"pc: not 0x<hex>"};
-  e.pc = to_u64(pc.substr(2), "pc", 16);
   e.insns = need_u64(k, "insns");
+  if (out.version < 3) {
+    e.pc = hex_address(need(k, "pc"), "pc");
+  } else {
+    const std::string_view fn = need(k, "fn");
+    e.in_function = fn != "none";
+    if (e.in_function) e.pc = hex_address(fn, "fn");
+    e.rep = need_u64(k, "rep");
+  }
   s.profile.push_back(e);
+}
+
+void parse_wake(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (out.version < 3) throw LineError{"wake record before format 3"};
+  auto [s, k, vcpu] = step_record(f, out, "wake");
+  if (!s.wakeups.empty() && s.wakeups.back().vcpu >= vcpu)
+    throw LineError{"wake record of vCPU " + std::to_string(vcpu) + " out of order"};
+  InsnWakeups w;
+  w.vcpu = vcpu;
+  const std::uint64_t n = need_u64(k, "n");
+  w.nowake = need_u64(k, "nowake");
+  w.timer = need_u64(k, "timer");
+  w.irq = need_u64(k, "irq");
+  w.noentry = need_u64(k, "noentry");
+  auto it = k.find("insns");
+  if (it != k.end()) w.lengths = parse_numbers(it->second, "insns");
+  if (w.lengths.size() != n)
+    throw LineError{"insns= holds " + std::to_string(w.lengths.size()) +
+                    " lengths, n=" + std::to_string(n)};
+  s.wakeups.push_back(std::move(w));
+}
+
+void parse_wakefn(const std::vector<std::string_view>& f, InsnCountFile& out) {
+  if (out.version < 3) throw LineError{"wakefn record before format 3"};
+  auto [s, k, vcpu] = step_record(f, out, "wakefn");
+  if (s.wakeups.empty() || s.wakeups.back().vcpu != vcpu)
+    throw LineError{"wakefn record without its vCPU's wake record"};
+  InsnWakeFunction fn;
+  const std::string_view where = need(k, "fn");
+  if (where == "none")
+    fn.where = InsnWakeFunction::none;
+  else if (where == "user")
+    fn.where = InsnWakeFunction::user;
+  else
+    fn.pc = hex_address(where, "fn");
+  fn.insns = need_u64(k, "insns");
+  s.wakeups.back().longest.push_back(fn);
 }
 
 void parse_exit(const std::vector<std::string_view>& f, InsnCountFile& out) {
@@ -224,6 +331,15 @@ void parse_exit(const std::vector<std::string_view>& f, InsnCountFile& out) {
   Keys k = keys_of(f, 1);
   out.stray_step_ends = need_u64(k, "stray_step_ends");
   out.exit_counts = parse_counts(need(k, "counts"), out.vcpus);
+  if (out.version >= 3) {
+    out.early_markers = need_u64(k, "early_markers");
+    parse_counts(need(k, "rep"), out.vcpus);
+    parse_faults(need(k, "faults"), out.vcpus);
+    out.exit_boot = parse_numbers(need(k, "boot"), "boot");
+    if (out.exit_boot.size() != out.vcpus)
+      throw LineError{"boot: " + std::to_string(out.exit_boot.size()) + " entries for " +
+                      std::to_string(out.vcpus) + " vCPUs"};
+  }
   out.exited = true;
 }
 
@@ -234,6 +350,8 @@ void parse_record(std::string_view line, InsnCountFile& out) {
   if (f[0] == "step") return parse_step(f, out);
   if (f[0] == "region") return parse_region(f, out);
   if (f[0] == "prof") return parse_prof(f, out);
+  if (f[0] == "wake") return parse_wake(f, out);
+  if (f[0] == "wakefn") return parse_wakefn(f, out);
   if (f[0] == "exit") return parse_exit(f, out);
   if (f[0] == "end" && f.size() == 1) {
     out.complete = true;
@@ -291,6 +409,32 @@ std::vector<InsnCounts> insn_step_deltas(const InsnStep& step) {
     d.push_back({e.user - b.user, e.kernel - b.kernel});
   }
   return d;
+}
+
+std::vector<InsnCounts> insn_step_rep_deltas(const InsnStep& step) {
+  InsnStep reps = step;
+  reps.begin = step.begin_rep;
+  reps.end = step.end_rep;
+  return step.begin_rep.empty() ? std::vector<InsnCounts>{} : insn_step_deltas(reps);
+}
+
+std::string insn_profile_sum_problem(const InsnStep& step, unsigned vcpu) {
+  if (step.begin_rep.empty()) return "";  // versions 1 and 2: a cut profile
+  const std::vector<InsnCounts> d = insn_step_deltas(step);
+  if (vcpu >= d.size()) return "";
+  std::uint64_t sum = 0;
+  for (const InsnProfileEntry& e : step.profile)
+    if (e.vcpu == vcpu) sum += e.insns;
+  if (sum == d[vcpu].kernel) return "";
+  return "the profile of vCPU " + std::to_string(vcpu) + " in step " + std::to_string(step.seq) +
+         " sums to " + std::to_string(sum) + " instructions, its kernel count is " +
+         std::to_string(d[vcpu].kernel);
+}
+
+const InsnWakeups* insn_step_wakeups(const InsnStep& step, unsigned vcpu) {
+  for (const InsnWakeups& w : step.wakeups)
+    if (w.vcpu == vcpu) return &w;
+  return nullptr;
 }
 
 namespace {
@@ -378,6 +522,10 @@ InsnPerOperation per_operation_of(const InsnRegionTotals& t) {
   if (t.median) {
     r.median_total = static_cast<double>(*t.median);
     r.median_kernel = static_cast<double>(*t.kernel_median);
+  }
+  if (t.norep_median) {
+    r.median_norep = static_cast<double>(*t.norep_median);
+    r.rep = static_cast<double>(t.rep) / static_cast<double>(t.regions);
   }
   return r;
 }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdio>
 #include <iterator>
 
 #include "base/error.h"
+#include "base/files.h"
 
 namespace isolab {
 
@@ -43,6 +45,7 @@ SystemMap parse_system_map(std::string_view text) {
         std::from_chars(f->at(0).data(), f->at(0).data() + f->at(0).size(), addr, 16);
     if (ec != std::errc() || end != f->at(0).data() + f->at(0).size()) continue;
     if (f->at(2) == "_etext") etext = addr;
+    if (f->at(2) == "_stext") map.stext = addr;
     if (is_text_type(f->at(1))) map.text.push_back({addr, std::string(f->at(2))});
   }
   if (map.text.empty()) throw Error("System.map: no text symbol");
@@ -59,6 +62,44 @@ std::optional<std::string> kernel_function_at(const SystemMap& map, std::uint64_
                              [](std::uint64_t v, const KernelSymbol& s) { return v < s.address; });
   if (it == map.text.begin()) return std::nullopt;
   return std::prev(it)->name;
+}
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+std::string kernel_relocation_problem(const SystemMap& map, std::string_view kallsyms_line) {
+  while (!kallsyms_line.empty() && (kallsyms_line.back() == '\n' || kallsyms_line.back() == '\r'))
+    kallsyms_line.remove_suffix(1);
+  if (kallsyms_line.empty())
+    return "the guest sent no _stext line from /proc/kallsyms (a kernel without "
+           "CONFIG_KALLSYMS?), so it cannot be checked against System.map";
+  const auto f = three_fields(kallsyms_line);
+  std::uint64_t addr = 0;
+  if (f && f->at(2) == "_stext") {
+    const auto [end, ec] =
+        std::from_chars(f->at(0).data(), f->at(0).data() + f->at(0).size(), addr, 16);
+    if (ec != std::errc() || end != f->at(0).data() + f->at(0).size()) addr = 0;
+  }
+  if (!f || f->at(2) != "_stext" ||
+      (addr == 0 && f->at(0).find_first_not_of('0') != std::string_view::npos))
+    return "the guest's /proc/kallsyms line for _stext is not \"<address> <type> _stext\": \"" +
+           sanitize_excerpt(kallsyms_line, 80) + "\"";
+  if (addr == 0)
+    return "the guest's /proc/kallsyms shows _stext at 0 (kptr_restrict hides addresses), so it "
+           "cannot be checked against System.map";
+  if (!map.stext) return "System.map has no _stext, so the guest's kernel cannot be checked";
+  if (addr == *map.stext) return "";
+  const bool up = addr > *map.stext;
+  return "the kernel runs at " + hex(addr) + " (/proc/kallsyms _stext), its System.map has it at " +
+         hex(*map.stext) + ": relocated by " + (up ? "+" : "-") +
+         hex(up ? addr - *map.stext : *map.stext - addr) + ", as KASLR does";
 }
 
 }  // namespace isolab

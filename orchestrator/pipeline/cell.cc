@@ -116,8 +116,9 @@ VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot&
   vm.result_channel = p.dir / "results.bin";
   vm.qemu_log = p.dir / "qemu.log";
   if (cx.opt.insn_count && !cx.opt.insn_plugin.plugin.empty() && slot.local())
-    vm.insn_plugin = InsnPluginConfig{cx.opt.insn_plugin.plugin, p.dir / "insn-count.txt",
-                                      cx.guest.partition.isolated.cpus(), 0};
+    vm.insn_plugin =
+        InsnPluginConfig{cx.opt.insn_plugin.plugin, p.dir / "insn-count.txt",
+                         cx.guest.partition.isolated.cpus(), vdoc.value("system_map", "")};
   const TimeoutSpec& t = cx.spec.timeouts;
   vm.boot_timeout = std::chrono::seconds(t.boot_s);
   vm.silence_timeout = std::chrono::seconds(std::max(t.silence_s, p.longest + 30));

@@ -586,11 +586,11 @@ fs::path guest_binary_path(const std::string& binary, const RunOptions& opt) {
   return it == own.end() ? fs::path(binary) : it->second;
 }
 
-// The guest image: busybox, cyclictest, stress-ng, vmstat-overhead, isolab-mark and their
-// libraries, plus rtla, madvise-pressure and page-fault-bench only when the spec uses them (the
-// images of the other specs, and their cache entries, stay as they were).
-// Its sha256 goes into "guest_image" and into the comparison key ("guest_image_sha256"): runs
-// whose guests ran other tools are not compared without --force.
+// The guest image: busybox, cyclictest, stress-ng, vmstat-overhead, isolab-mark,
+// libisolab-wake-marker.so and their libraries, plus rtla, madvise-pressure and page-fault-bench
+// only when the spec uses them (the images of the other specs, and their cache entries, stay as
+// they were). Its sha256 goes into "guest_image" and into the comparison key
+// ("guest_image_sha256"): runs whose guests ran other tools are not compared without --force.
 BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
                       const fs::path& cache, RunDoc& doc) {
   check_interrupt();
@@ -598,6 +598,9 @@ BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& ru
   for (const auto& b : guest_binaries(spec.workloads, true))
     bi.tools.push_back(guest_binary_path(b, opt));
   if (!opt.isolab_mark.empty()) bi.tools.push_back(opt.isolab_mark);
+  std::error_code ec;
+  if (!opt.wake_marker.empty() && fs::exists(opt.wake_marker, ec))
+    bi.tools.push_back(opt.wake_marker);
   for (const auto& b : guest_binaries(spec.workloads, false))
     bi.tools.push_back(guest_binary_path(b, opt));
   BaseImage base = ensure_base_image(runner, bi, cache);

@@ -47,6 +47,10 @@ struct RunOptions {
   // guest-tools/isolab-mark.c: the step markers of the instruction-counting TCG plugin, put in
   // every guest image; "" = none (the /init's marker calls then fail silently, as on KVM).
   std::filesystem::path isolab_mark;
+  // guest-tools/wake-marker.c: the LD_PRELOAD library that marks cyclictest's sleeps for the
+  // plugin's wakeup paths, put in every guest image when it exists ("" or missing = none: then
+  // cyclictest runs without it and gives no wakeup path lengths).
+  std::filesystem::path wake_marker;
   // The instruction-counting TCG plugin and its test guest (vm/insn_plugin.h). When the plugin
   // path is set, insn_count is true and the guests run under TCG on this machine, the run first
   // proves QEMU loads the plugin (preflight_insn_plugin; an error before any build or boot

@@ -189,12 +189,16 @@ std::string variant_guest_cmdline(const GuestDerivation& guest, const VariantSpe
 
 void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, bool trace) {
   for (const auto& v : spec.variants) {
-    VmConfig vm;  // TCG: the longest line (no_timer_check is added under TCG only)
+    // TCG with instruction counting: the longest line (no_timer_check is added under TCG
+    // only, nokaslr, clocksource=tsc and tsc=reliable when the plugin counts).
+    VmConfig vm;
     vm.accel = Accel::tcg;
+    vm.insn_plugin = InsnPluginConfig{"plugin", "output", {}, ""};
     vm.cmdline = variant_guest_cmdline(guest, v, trace);
-    const std::string what =
-        "variant " + v.name + ": the final guest command line (with isolab's " +
-        (trace ? "trace_event=, trace_clock=, " : "") + "console=ttyS0 panic=-1 no_timer_check)";
+    const std::string what = "variant " + v.name +
+                             ": the final guest command line (with isolab's " +
+                             (trace ? "trace_event=, trace_clock=, " : "") +
+                             "console=ttyS0 panic=-1 no_timer_check" + insn_count_cmdline(vm) + ")";
     if (auto m = cmdline_cut_message(full_kernel_cmdline(vm), what))
       throw SpecError(guest_source_pointer(spec), *m);
   }

@@ -25,8 +25,9 @@ namespace isolab {
 
 struct AccelChoice {
   Accel accel = Accel::tcg;
-  std::string cpu_model;     // -cpu value to use ("host", "host,-arch-capabilities", "max", ...)
-  std::string reason;        // why this accelerator, one line (never empty)
+  std::string
+      cpu_model;       // -cpu value to use ("host", "host,-arch-capabilities", kTcgCpuModel, ...)
+  std::string reason;  // why this accelerator, one line (never empty)
   double probe_seconds = 0;  // time the KVM probe took (0 when no probe ran)
 };
 
@@ -80,7 +81,7 @@ KvmProbeResult probe_kvm(ProcessRunner& runner, const std::filesystem::path& wor
                          const KvmProbeOptions& opts = {});
 
 // Chooses the accelerator and caches the probe for the chooser's lifetime.
-//   tcg:   TCG with cpu "max", no probe.
+//   tcg:   TCG with cpu kTcgCpuModel (vm/vm.h), no probe.
 //   kvm:   the probe must pass, else isolab::Error "accelerator kvm requested, but ...<reason>".
 //   auto_: KVM with the working cpu model if the probe passes, else TCG with the probe's reason.
 class AccelChooser {

@@ -13,15 +13,18 @@
 
 namespace isolab {
 
-// The plugin and its test guest (tcg-plugin/test-guest.S), both built by CMake beside the
-// isolab binary.
+// The plugin and its test guest (tcg-plugin/test-guest.S, with its symbols test-guest.map), all
+// built by CMake beside the isolab binary.
 struct InsnPluginFiles {
   std::filesystem::path plugin;      // libisolab-insn-count.so
   std::filesystem::path test_guest;  // isolab-test-guest.elf (32-bit multiboot ELF)
+  // The test guest's System.map; "" = test_guest with the extension .map.
+  std::filesystem::path test_guest_symbols;
 };
 
 // $ISOLAB_INSN_PLUGIN and $ISOLAB_TEST_GUEST when set and non-empty, else the two files in
-// binary_dir (the directory of the isolab executable). Does not check that they exist.
+// binary_dir (the directory of the isolab executable), and the .map beside the test guest.
+// Does not check that they exist.
 InsnPluginFiles find_insn_plugin_files(const std::filesystem::path& binary_dir);
 
 // The test guest's exit status through isa-debug-exit: (0x31 << 1) | 1.
@@ -30,18 +33,26 @@ constexpr int kTestGuestExit = 99;
 // The QEMU argv of one preflight boot (pure): qemu-system-x86_64 -accel tcg -machine q35
 // -smp <vcpus> -m 64 -display none -nodefaults -no-user-config -no-reboot
 // -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel <test_guest>
-// -plugin file=<plugin>,out=<output>,profile_cpus=0-<vcpus-1>.
+// -plugin file=<plugin>,out=<output>,profile_cpus=0-<vcpus-1>,symbols=<test_guest_symbols>.
 std::vector<std::string> insn_preflight_argv(const InsnPluginFiles& files,
                                              const std::filesystem::path& output, int vcpus);
 
-// What the test guest must have produced, per tcg-plugin/test-guest.S (derivations there):
-// step 1 region 3003 user instructions, step 2 region 6 user + 1502 kernel, each n = 1 on
-// vCPU 0 with no unbalanced marker; step 3 on vCPU 0, all user, region class 0 one region of
-// 203, class 1 two regions summing to 426 with median 23, class 2 one of 631, class 3 one of 2,
-// no unbalanced marker; step 2's vCPU-0 profile summing to 1502; vCPU 0's step deltas equal to
-// step 1 3005 user, step 2 8 user + 1502 kernel, step 3 635 user; other vCPUs' deltas 0.
+// What the test guest must have produced, per tcg-plugin/test-guest.S (derivations there), on
+// vCPU 0 with every other vCPU's step deltas 0: step 1 region 3003 user instructions, step 2
+// region 6 user + 1502 kernel, each n = 1 with no unbalanced marker; step 3, all user, region
+// class 0 one region of 203, class 1 two regions summing to 426 with median 23, class 2 one of
+// 631, class 3 one of 2; step 4 a region of 110 user (101 rep) + 55 kernel (51 rep), norep
+// median 13; step 5 a region of 5 user + 4 kernel after the fault correction, one fault fixed;
+// step 6 wakeup paths 6 and 7, one WAKE without wakeup, the longest path 4 in
+// asm_sysvec_apic_timer_interrupt, 2 in hrtimer_wakeup, 1 user; step deltas 3005, 8 + 1502,
+// 635, 112 (rep 101) + 55 (rep 51), 7 + 4, 12 + 13; each profile summing to the step's kernel
+// count, in the functions of test-guest.map (kernel_loop 1502; k_rep 55; asm_exc_page_fault 4;
+// asm_sysvec_apic_timer_interrupt 8, hrtimer_wakeup 4, asm_common_interrupt 1); vCPU 0 ran
+// boot code (> 0) and no marker in it. An "inline" plugin (the floor-cost build) is held to
+// the counts, regions and rep counts only, without step 5 (it has no fault correction).
 // Returns "" when the file says exactly that, else what differs (one line). Pure.
-std::string check_test_guest_counts(std::string_view plugin_output);
+// symbols_text is test-guest.map, which names the profile's functions.
+std::string check_test_guest_counts(std::string_view plugin_output, std::string_view symbols_text);
 
 struct InsnPluginPreflight {
   bool ok = false;
@@ -53,6 +64,7 @@ struct InsnPluginPreflight {
   int plugin_api = 0;    // the API version the plugin was built for (from its output)
   int qemu_api_min = 0;  // the range QEMU offered it (from its output; 0 when it never ran)
   int qemu_api_max = 0;
+  std::string mode;         // the plugin's counting mode ("exact"; "inline": floor-cost build)
   std::string qemu_output;  // QEMU's stdout+stderr (sanitized, at most 2000 bytes)
 };
 

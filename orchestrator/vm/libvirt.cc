@@ -81,8 +81,13 @@ std::string libvirt_cpu_xml(const std::string& model) {
   if (base == "max")
     return features.empty() ? "<cpu mode='maximum'/>"
                             : "<cpu mode='maximum'>" + features + "</cpu>";
+  // QEMU's "<model>-v1" is libvirt's "<model>" (libvirt's CPU map has no version suffixes;
+  // QEMU resolves the plain name to v1 on its q35 and pc machines).
+  const std::string name = base.size() > 3 && base.compare(base.size() - 3, 3, "-v1") == 0
+                               ? base.substr(0, base.size() - 3)
+                               : base;
   return "<cpu mode='custom' match='exact'><model fallback='allow'>" +
-         xml_escape(base, "cpu_model") + "</model>" + features + "</cpu>";
+         xml_escape(name, "cpu_model") + "</model>" + features + "</cpu>";
 }
 
 namespace {

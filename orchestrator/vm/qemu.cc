@@ -17,7 +17,7 @@ const QemuArchQuirks& x86_64_quirks() {
       .binary = "qemu-system-x86_64",
       .machine = "q35,acpi=on",
       .kvm_cpu = "host",
-      .tcg_cpu = "max",
+      .tcg_cpu = kTcgCpuModel,
       .tcg_accel = "tcg,thread=multi",
       .kvm_cpu_fallbacks = {"host", "host,-arch-capabilities", "qemu64"},
       .console_tty = "ttyS0",
@@ -129,7 +129,7 @@ std::string insn_plugin_qemu_option(const InsnPluginConfig& p) {
                   ",out=" + qemu_escape_option_value(p.output.string());
   if (!p.profile_cpus.empty())
     o += ",profile_cpus=" + qemu_escape_option_value(vm_cpu_list(p.profile_cpus));
-  if (p.profile_top > 0) o += ",profile_top=" + std::to_string(p.profile_top);
+  if (!p.symbols.empty()) o += ",symbols=" + qemu_escape_option_value(p.symbols.string());
   return o;
 }
 

@@ -18,7 +18,7 @@ struct QemuArchQuirks {
   // CPU and "poweroff -f" halts instead of ending QEMU (docs/sources.md [o5]).
   std::string machine;
   std::string kvm_cpu;    // default -cpu under KVM: "host"
-  std::string tcg_cpu;    // default -cpu under TCG: "max" (every feature TCG emulates)
+  std::string tcg_cpu;    // default -cpu under TCG: kTcgCpuModel (vm/vm.h)
   std::string tcg_accel;  // -accel value for TCG: "tcg,thread=multi" (one host thread per vCPU)
   // -cpu models to try in order under KVM when the accelerator fails (accelerator_failure:
   // "failed to set MSR", docs/sources.md [o1]; a KVM entry failure, [o8]): host, host without the
@@ -41,7 +41,7 @@ std::string qemu_escape_option_value(std::string_view v);
 std::vector<std::string> qemu_bare_options();
 
 // The value of QEMU's -plugin option for p (pure):
-//   file=<plugin>,out=<output>[,profile_cpus=<vm_cpu_list>][,profile_top=<N>]
+//   file=<plugin>,out=<output>[,profile_cpus=<vm_cpu_list>][,symbols=<System.map>]
 // with every comma inside a value doubled (qemu_escape_option_value); QEMU hands the plugin
 // "out=<output>", "profile_cpus=<list>", ... as its arguments.
 std::string insn_plugin_qemu_option(const InsnPluginConfig& p);

@@ -1,5 +1,6 @@
 #include "vm/vm.h"
 
+#include <cctype>
 #include <fstream>
 #include <system_error>
 
@@ -150,6 +151,20 @@ std::string vm_cpu_list(const std::vector<unsigned>& cpus) {
   return out;
 }
 
+std::string insn_count_cmdline(const VmConfig& cfg) {
+  if (!insn_plugin_active(cfg)) return "";
+  // KASLR would move the kernel away from its System.map, which the plugin and the profile
+  // read. The clocksource: a TSC the kernel trusts (tsc=reliable: no synchronization check
+  // between CPUs, whose outcome under emulation follows the host's timing) unless the line
+  // chooses one.
+  std::string s = " nokaslr";
+  bool chooses = false;
+  for (std::size_t at = 0; (at = cfg.cmdline.find("clocksource=", at)) != std::string::npos; ++at)
+    chooses = chooses || at == 0 || std::isspace(static_cast<unsigned char>(cfg.cmdline[at - 1]));
+  if (!chooses) s += " clocksource=tsc";
+  return s + " tsc=reliable";
+}
+
 std::string full_kernel_cmdline(const VmConfig& cfg) {
   const char* ws = " \t\r\n";
   std::string s = cfg.cmdline;
@@ -159,12 +174,13 @@ std::string full_kernel_cmdline(const VmConfig& cfg) {
   // TCG only: a KVM guest kernel sets no_timer_check itself (arch/x86/kernel/kvm.c,
   // paravirt_ops_setup); under emulation on a loaded host the IO-APIC timer check can miss its
   // ticks and panic ("IO-APIC + timer doesn't work!", seen here under TCG at load 8).
-  return s + "console=ttyS0 panic=-1" + (cfg.accel == Accel::tcg ? " no_timer_check" : "");
+  return s + "console=ttyS0 panic=-1" + (cfg.accel == Accel::tcg ? " no_timer_check" : "") +
+         insn_count_cmdline(cfg);
 }
 
 std::string effective_cpu_model(const VmConfig& cfg) {
   if (!cfg.cpu_model.empty()) return cfg.cpu_model;
-  return cfg.accel == Accel::kvm ? "host" : "max";
+  return cfg.accel == Accel::kvm ? "host" : std::string(kTcgCpuModel);
 }
 
 void observe_console(ConsoleProgress& p, std::uintmax_t size_now, double now) {

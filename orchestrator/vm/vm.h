@@ -41,7 +41,9 @@ struct InsnPluginConfig {
       plugin;  // libisolab-insn-count.so (find_insn_plugin_files, vm/insn_plugin.h)
   std::filesystem::path output;  // the file the plugin writes (created by the backend, mode 0666)
   std::vector<unsigned> profile_cpus;  // vCPUs whose kernel code is profiled; empty = none
-  unsigned profile_top = 0;  // profile lines per vCPU and step; 0 = the plugin's default, 2000
+  // The guest kernel's System.map ("" = none: no function names, no fault correction and no
+  // wakeup paths in the plugin).
+  std::filesystem::path symbols;
 };
 
 // One boot. Paths are host paths; the output files are created (truncated) by the backend.
@@ -68,7 +70,8 @@ struct VmConfig {
   // in topology_sane().
   std::vector<VmNumaNode> numa_nodes;
   Accel accel = Accel::tcg;
-  // "" = the default per accelerator (kvm: "host", tcg: "max"); otherwise passed to -cpu as is
+  // "" = the default per accelerator (kvm: "host", tcg: kTcgCpuModel); otherwise passed to -cpu
+  // as is
   // (e.g. "host,-arch-capabilities" after a KVM MSR abort, docs/sources.md [o1], or a named model
   // such as "qemu64").
   std::string cpu_model;
@@ -109,13 +112,30 @@ VcpuTopologyIds vcpu_topology_ids(const VmConfig& cfg, int vcpu);
 void validate_vm_config(const VmConfig& cfg);
 
 // cfg.cmdline followed by " console=ttyS0 panic=-1" (panic=-1: reboot at once on panic, which
-// -no-reboot / on_crash=destroy turn into the end of the VM; docs/sources.md [o3]), and under TCG
+// -no-reboot / on_crash=destroy turn into the end of the VM; docs/sources.md [o3]), under TCG
 // " no_timer_check" (what a KVM guest kernel sets by itself, Linux arch/x86/kernel/kvm.c
 // paravirt_ops_setup: under slow emulation the IO-APIC timer check can miss its ticks and
-// panic the boot). Leading/trailing blanks of cfg.cmdline are trimmed.
+// panic the boot), then insn_count_cmdline(cfg). Leading/trailing blanks of cfg.cmdline are
+// trimmed.
 std::string full_kernel_cmdline(const VmConfig& cfg);
 
-// The -cpu model actually used: cfg.cpu_model, or "host" (kvm) / "max" (tcg) when empty.
+// What a boot the instruction-counting plugin counts adds to the line ("" otherwise, pure):
+// " nokaslr" (the plugin names functions from the kernel's System.map, which a relocated kernel
+// no longer matches), " clocksource=tsc" unless cfg.cmdline has a clocksource= of its own, and
+// " tsc=reliable" (the kernel skips the TSC synchronization check between CPUs, whose outcome
+// under emulation follows the host's timing, and the TSC watchdog; the boot's clocksource is
+// then the same in every boot of a kernel, and each cell records it).
+std::string insn_count_cmdline(const VmConfig& cfg);
+
+// The -cpu model of TCG boots: a named model, so that the CPUID bits the kernel picks its
+// string routines by (ERMS, FSRM, REP_GOOD through the vendor and family) and its clocksource
+// by (constant TSC) do not change with the QEMU version, as "max" does. IvyBridge-v1: Intel
+// family 6 with ERMS (clear_page_erms, memcpy and copy_user with rep movsb) and no FSRM;
+// without x2apic and tsc-deadline, which QEMU 7.2's TCG does not emulate (it warns and drops
+// them), so that a QEMU that does emulate them gives the guest the same CPU.
+inline constexpr const char* kTcgCpuModel = "IvyBridge-v1,-x2apic,-tsc-deadline";
+
+// The -cpu model actually used: cfg.cpu_model, or "host" (kvm) / kTcgCpuModel (tcg) when empty.
 std::string effective_cpu_model(const VmConfig& cfg);
 
 // One QEMU thread's host CPU affinity after pinning, read back: QEMU backend from

@@ -28,6 +28,13 @@
 //                                                               per_cpu phase: the same on
 //       each worker's CPU, all workers at once; per-CPU metrics with "cpus" (the workers'
 //       CPUs, ascending) and "values" (instructions per page), aggregate mean, no "counts"
+//   <wl>.norep_insns_per_..., <wl>.rep_iters_per_...           beside each per-operation metric
+//       above (add_rep_metrics): without rep-string executions, and those executions
+//   <wl>.wakeup_insns_max, <wl>.wakeup_insns_p99                 a step whose task marks its
+//       wakeups (guest-tools/wake-marker.c, which cyclictest is run with): per CPU, the longest
+//       and the 99th percentile (nearest rank) of its wakeup path lengths, the instructions
+//       from the entry of the interrupt that woke the task to its first user instruction
+//       (tcg-plugin/wakeup.c); per-CPU metrics with "cpus", aggregate max
 //   <wl>.noise.kernel_insns_per_s                               every step: per isolated CPU,
 //       the kernel-mode instructions the CPU executed between the step's markers divided by
 //       the step window (uptime seconds, "<wl>.window"); "cpus", "counts" (instructions),
@@ -68,16 +75,30 @@ struct InsnCellInput {
   std::string_view plugin_text;           // the plugin's file ("" = none was written)
   const SystemMap* system_map = nullptr;  // the kernel's symbols; nullptr = no profile names
   std::size_t profile_functions = 25;     // kept per step and CPU, largest first
+  // Set by insn_cell_metrics (the caller's value is ignored): whether System.map describes the
+  // kernel that ran (kernel_relocation_problem with the guest's record "kallsyms_stext").
+  bool symbols_valid = true;
 };
 
 struct InsnCellOutcome {
   Metrics metrics;  // names prefixed "<workload>."
   // For result.json cells[].insn_counts:
   //   {"source": "tcg-plugin", "steps": {"<wl>": {"seq": k, "kernel": {"<cpu>": n},
-  //    "user": {"<cpu>": n}, "window_s": s}}, "invalid": {"<metric>": "<reason>"},
+  //    "user": {"<cpu>": n}, "kernel_rep": {"<cpu>": n}, "user_rep": {"<cpu>": n},
+  //    "faults": {"<cpu>": {"user_fixed", "user_unmatched", "kernel"}}, "window_s": s}},
+  //    "invalid": {"<metric>": "<reason>"},
   //    "profile": {"<wl>": {"<cpu>": [{"function": f, "insns": n}, ...]}},
-  //    "profile_unattributed": {"<wl>": {"<cpu>": n}}, "problems": ["..."]}
-  // "problems" holds what made the whole file unusable (unparsable, step count differs).
+  //    "profile_rest": {"<wl>": {"<cpu>": n}}, "profile_unattributed": {"<wl>": {"<cpu>": n}},
+  //    "profile_invalid": "<reason>" | {"<wl>": {"<cpu>": "<reason>"}},
+  //    "wakeups": {"<wl>": {"<cpu>": {"n", "nowake", "from_timer", "from_other_irq",
+  //      "no_entry", "median", "p90", "p99", "max", "histogram": [{"below": 2^k, "paths": n}],
+  //      "longest_path": [{"function": f, "insns": n}, ...]}}},
+  //    "problems": ["..."]}
+  // The profile rows, profile_rest and profile_unattributed of a step and CPU sum to its
+  // "kernel" count. "profile_invalid" is a string when the guest's kernel is not the one its
+  // System.map describes (KASLR: no profile and no wakeup paths at all), per step and CPU when
+  // that profile does not sum to the CPU's kernel count. "problems" holds what made the whole
+  // file unusable (unparsable, step count differs, the floor-cost inline build).
   nlohmann::json record;
 };
 
@@ -99,6 +120,22 @@ struct VmstatOperationNames {
   double operations_per_region;
 };
 std::optional<VmstatOperationNames> vmstat_operation_names(const std::string& mode);
+
+// The rep-string metrics beside a per-operation metric "insns_per_<op>": "norep_insns_per_<op>"
+// (the median region less its rep-string executions, per operation: the path length with
+// every rep movs/stos counted as nothing, so page clearing and copying drop out) and
+// "rep_iters_per_<op>" (the regions' rep-string executions per operation, their mean: one per
+// iteration plus the final check of each, e.g. 4097 per page clear_page_erms clears).
+struct RepMetricNames {
+  std::string norep, rep;
+};
+RepMetricNames rep_metric_names(const std::string& all);
+
+// Adds both to o.metrics as "<wl>.<name>" when op has them (plugin format 3), dividing by
+// `per` operations per region.
+struct InsnPerOperation;
+void add_rep_metrics(const std::string& wl, const std::string& all, const InsnPerOperation& op,
+                     double per, InsnCellOutcome& o);
 
 // Never throws for what the guest or the plugin wrote: a file that cannot be parsed gives no
 // metrics and a problem line naming the parser's error.

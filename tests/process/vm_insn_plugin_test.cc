@@ -1,21 +1,15 @@
 // The instruction-counting plugin (tcg-plugin/insn-count.c) in the real QEMU, on its multiboot
-// test guest (tcg-plugin/test-guest.S): exact counts, idle vCPUs, unbalanced markers, the
-// preflight's errors with QEMU's own words, and the two VM backends passing the plugin on
-// (libvirt running QEMU as libvirt-qemu with dynamic ownership, as qemu:///system does).
+// test guest (tcg-plugin/test-guest.S, with its symbols test-guest.map): exact counts, rep-string
+// executions, the fault correction, wakeup paths, the per-function profile, idle vCPUs,
+// unbalanced markers, the floor-cost inline build, the preflight's errors with QEMU's own
+// words, and the two VM backends passing the plugin on (libvirt running QEMU as libvirt-qemu
+// with dynamic ownership, as qemu:///system does).
 //
-// The counts, derived by hand from test-guest.S (begin and end markers are counted in):
-//   step 1 (32-bit code, all "user"): region = REGION_BEGIN 1 + mov 1 + 1000 x (add, dec, jnz)
-//     + REGION_END 1 = 3003; step = STEP_BEGIN 1 + 3003 + STEP_END 1 = 3005.
-//   step 2 (long mode): region user = REGION_BEGIN + lea + movabs + add + call + REGION_END = 6,
-//     region kernel = the function at the kernel alias: mov 1 + 500 x 3 + ret 1 = 1502;
-//     step = 8 user + 1502 kernel.
-//   step 3 (long mode, all "user", region classes; a marker inside a region of another class
-//     counts as one of its instructions): class 0 = REGION_BEGIN + mov + 100 x (dec, jnz) +
-//     REGION_END = 203; class 1, two regions after it: 1 + 1 + 200 x 2 + 1 = 403 and
-//     1 + 1 + 10 x 2 + 1 = 23 (n = 2, sum 426, lower median 23); class 2 around those three:
-//     1 + 203 + 403 + 23 + 1 = 631; class 3 empty: 2; step = 1 + 631 + 2 + 1 = 635.
-//     The unbalanced guest adds a REGION1_END with no class-1 region open: class 1 unbalanced 1,
-//     class 0 untouched, step 636.
+// Every count asserted here is derived by hand in test-guest.S (begin and end markers are
+// counted in; the derivations are in its header comment): steps 1-3 regions 3003, 6 + 1502 and
+// the classes 203, 426 (median 23), 631, 2; step 4 110 user (101 rep) + 55 kernel (51 rep);
+// step 5 5 user + 4 kernel after the fault correction; step 6 wakeup paths 6 and 7. The
+// unbalanced guest adds markers with no region to open or close.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -26,6 +20,7 @@
 
 #include "base/files.h"
 #include "parse/insn_count.h"
+#include "parse/system_map.h"
 #include "vm/insn_plugin.h"
 #include "vm/libvirt.h"
 #include "vm/qemu.h"
@@ -46,17 +41,33 @@ struct Dir {
   ~Dir() { fs::remove_all(p); }
 };
 
-InsnPluginFiles built(const char* guest = ISOLAB_TEST_GUEST) { return {ISOLAB_INSN_PLUGIN, guest}; }
+InsnPluginFiles built(const char* guest = ISOLAB_TEST_GUEST,
+                      const char* plugin = ISOLAB_INSN_PLUGIN) {
+  return {plugin, guest, {}};
+}
 
-// Runs QEMU as the preflight does, with argv's last element (the -plugin value) extended.
+std::string guest_map() { return read_file(fs::path(ISOLAB_TEST_GUEST).replace_extension(".map")); }
+
+// Runs QEMU as the preflight does, with argv's last element (the -plugin value) extended, or
+// replaced by `plugin_value` when given.
 ProcessResult run_qemu(const InsnPluginFiles& f, const fs::path& out, int vcpus,
-                       const std::string& extra_plugin_args = "") {
+                       const std::string& extra_plugin_args = "",
+                       const std::string& plugin_value = "") {
   ProcessSpec spec;
   spec.argv = insn_preflight_argv(f, out, vcpus);
   spec.argv.back() += extra_plugin_args;
+  if (!plugin_value.empty()) spec.argv.back() = plugin_value;
   spec.stderr_to_stdout = true;
   spec.timeout = std::chrono::seconds(60);
   return make_real_runner()->run(spec);
+}
+
+// The step's profile of vCPU 0 by function name.
+std::map<std::string, std::uint64_t> named_profile(const InsnStep& s, const SystemMap& map) {
+  std::map<std::string, std::uint64_t> out;
+  for (const InsnProfileEntry& e : insn_step_profile(s, 0))
+    out[e.in_function ? kernel_function_at(map, e.pc).value_or("?") : "(none)"] += e.insns;
+  return out;
 }
 
 TEST(InsnPluginReal, ExactCountsOnOneVcpu) {
@@ -64,8 +75,12 @@ TEST(InsnPluginReal, ExactCountsOnOneVcpu) {
   ProcessResult r = run_qemu(built(), d.p / "out.txt", 1);
   ASSERT_EQ(r.exit_code, kTestGuestExit) << r.describe() << ": " << r.out;
   InsnCountFile f = parse_insn_count(read_file(d.p / "out.txt"));
+  const SystemMap map = parse_system_map(guest_map());
   ASSERT_TRUE(f.complete) << f.truncation;
-  ASSERT_EQ(f.steps.size(), 3u);
+  EXPECT_EQ(f.version, 3);
+  EXPECT_EQ(f.mode, "exact");
+  EXPECT_EQ(f.symbols, 8u);
+  ASSERT_EQ(f.steps.size(), 6u);
   InsnPerOperation op1 = insn_per_operation(f.steps[0], 0, 1);
   ASSERT_TRUE(op1.valid) << op1.reason;
   EXPECT_EQ(op1.user, 3003);
@@ -76,28 +91,79 @@ TEST(InsnPluginReal, ExactCountsOnOneVcpu) {
   EXPECT_EQ(op2.user, 6);
   EXPECT_EQ(op2.kernel, 1502);
   EXPECT_EQ(insn_step_deltas(f.steps[1])[0], (InsnCounts{8, 1502}));
-  std::vector<InsnProfileEntry> p = insn_step_profile(f.steps[1], 0);
-  ASSERT_EQ(p.size(), 3u);
-  EXPECT_EQ(p[0].insns, 1497u);
-  EXPECT_EQ(p[1].insns, 4u);
-  EXPECT_EQ(p[2].insns, 1u);
+  // The three blocks of kernel_loop (4, 1497, 1) are one function.
+  EXPECT_EQ(named_profile(f.steps[1], map),
+            (std::map<std::string, std::uint64_t>{{"kernel_loop", 1502}}));
   const InsnStep& s3 = f.steps[2];
   EXPECT_EQ(insn_step_deltas(s3)[0], (InsnCounts{635, 0}));
-  const InsnPerOperation c0 = insn_per_operation(s3, 0, 1, 0);
-  ASSERT_TRUE(c0.valid) << c0.reason;
-  EXPECT_EQ(c0.user, 203);
-  EXPECT_EQ(c0.median_total, 203);
   const InsnPerOperation c1 = insn_per_operation(s3, 0, 2, 1);
   ASSERT_TRUE(c1.valid) << c1.reason;
   EXPECT_EQ(c1.user, 213);  // (403 + 23) / 2
-  EXPECT_EQ(c1.kernel, 0);
   EXPECT_EQ(c1.median_total, 23);
-  EXPECT_EQ(c1.median_kernel, 0);
   EXPECT_EQ(insn_per_operation(s3, 0, 1, 2).user, 631);
   EXPECT_EQ(insn_per_operation(s3, 0, 1, 3).user, 2);
-  const InsnPerOperationByVcpu by = insn_per_operation_by_vcpu(s3, {{0, 2}}, 1);
-  ASSERT_TRUE(by.valid) << by.reason;
-  EXPECT_EQ(by.per_vcpu.at(0).median_total, 23);
+  // Step 4: rep movsb of 100 bytes counts 101, rep stosb of 50 in the kernel 51.
+  const InsnPerOperation op4 = insn_per_operation(f.steps[3], 0, 1);
+  ASSERT_TRUE(op4.valid) << op4.reason;
+  EXPECT_EQ(op4.user, 110);
+  EXPECT_EQ(op4.kernel, 55);
+  EXPECT_EQ(op4.rep, 152);
+  EXPECT_EQ(op4.median_norep, 13);
+  EXPECT_EQ(insn_step_rep_deltas(f.steps[3])[0], (InsnCounts{101, 51}));
+  EXPECT_EQ(named_profile(f.steps[3], map), (std::map<std::string, std::uint64_t>{{"k_rep", 55}}));
+  EXPECT_EQ(insn_step_profile(f.steps[3], 0).at(0).rep, 51u);
+  // Step 5: the store's block, left by the page fault, counted once.
+  const InsnPerOperation op5 = insn_per_operation(f.steps[4], 0, 1);
+  EXPECT_EQ(op5.user, 5);
+  EXPECT_EQ(op5.kernel, 4);
+  EXPECT_EQ(f.steps[4].end_faults[0].fixed - f.steps[4].begin_faults[0].fixed, 1u);
+  // Step 6: the wakeup paths.
+  const InsnWakeups* w = insn_step_wakeups(f.steps[5], 0);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->lengths, (std::vector<std::uint64_t>{6, 7}));
+  EXPECT_EQ(w->nowake, 1u);
+  EXPECT_EQ(w->timer, 2u);
+  ASSERT_EQ(w->longest.size(), 3u);
+  EXPECT_EQ(kernel_function_at(map, w->longest[0].pc), "asm_sysvec_apic_timer_interrupt");
+  EXPECT_EQ(w->longest[0].insns, 4u);
+  EXPECT_EQ(w->longest[2].where, InsnWakeFunction::user);
+  for (const InsnStep& s : f.steps) EXPECT_EQ(insn_profile_sum_problem(s, 0), "");
+  EXPECT_GT(f.exit_boot.at(0), 0u);  // the firmware and the 32-bit setup
+}
+
+// Without the kernel's symbols the plugin does not know the fault's entry: the block the fault
+// left counts whole, as before the correction (the store, the add and the markers after the
+// fault twice), and every kernel instruction is outside every function.
+TEST(InsnPluginReal, WithoutSymbolsTheFaultedBlockCountsWhole) {
+  Dir d("nosym");
+  const fs::path out = d.p / "out.txt";
+  ProcessResult r = run_qemu(
+      built(), out, 1, "",
+      "file=" + std::string(ISOLAB_INSN_PLUGIN) + ",out=" + out.string() + ",profile_cpus=0");
+  ASSERT_EQ(r.exit_code, kTestGuestExit) << r.describe() << ": " << r.out;
+  InsnCountFile f = parse_insn_count(read_file(out));
+  EXPECT_EQ(f.symbols, 0u);
+  const InsnPerOperation op5 = insn_per_operation(f.steps.at(4), 0, 1);
+  EXPECT_GT(op5.user, 5);
+  EXPECT_EQ(op5.kernel, 4);
+  EXPECT_EQ(insn_step_profile(f.steps[1], 0).at(0).in_function, false);
+  EXPECT_EQ(insn_profile_sum_problem(f.steps[1], 0), "");
+  EXPECT_TRUE(f.steps[5].wakeups.empty() || f.steps[5].wakeups[0].lengths.empty());
+  EXPECT_NE(check_test_guest_counts(read_file(out), guest_map()), "");
+}
+
+// The floor-cost build counts with inline adds shared by the vCPUs: exact with one vCPU
+// running, no fault correction, no profile; the preflight holds it to what it can do.
+TEST(InsnPluginReal, InlineBuildCountsOneVcpuAndPassesItsPreflight) {
+  Dir d("inline");
+  InsnPluginPreflight p = preflight_insn_plugin(
+      *make_real_runner(), built(ISOLAB_TEST_GUEST, ISOLAB_INSN_PLUGIN_INLINE), d.p);
+  EXPECT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.mode, "inline");
+  InsnCountFile f = parse_insn_count(read_file(d.p / "insn-count.txt"));
+  EXPECT_EQ(f.mode, "inline");
+  EXPECT_EQ(insn_step_deltas(f.steps.at(3))[0], (InsnCounts{112, 55}));
+  EXPECT_TRUE(f.steps[1].profile.empty());
 }
 
 // A second, halted vCPU (multithreaded TCG: its own host thread) changes nothing.
@@ -106,11 +172,13 @@ TEST(InsnPluginReal, IdleSecondVcpuDoesNotDisturbTheCounts) {
   InsnPluginPreflight p = preflight_insn_plugin(*make_real_runner(), built(), d.p, 2);
   EXPECT_TRUE(p.ok) << p.error;
   const std::string out = read_file(d.p / "insn-count.txt");
-  EXPECT_EQ(check_test_guest_counts(out), "");
+  EXPECT_EQ(check_test_guest_counts(out, guest_map()), "");
   InsnCountFile f = parse_insn_count(out);
   EXPECT_EQ(f.vcpus, 2u);
-  EXPECT_EQ(insn_step_deltas(f.steps[0])[1], (InsnCounts{0, 0}));
-  EXPECT_EQ(insn_step_deltas(f.steps[1])[1], (InsnCounts{0, 0}));
+  for (const InsnStep& s : f.steps) {
+    EXPECT_EQ(insn_step_deltas(s)[1], (InsnCounts{0, 0}));
+    EXPECT_EQ(insn_profile_sum_problem(s, 1), "");
+  }
 }
 
 TEST(InsnPluginReal, UnbalancedMarkersAreReported) {
@@ -123,13 +191,13 @@ TEST(InsnPluginReal, UnbalancedMarkersAreReported) {
   EXPECT_EQ(op.reason, "2 unbalanced markers on vCPU 0");
   EXPECT_EQ(insn_step_deltas(f.steps[0])[0], (InsnCounts{3007, 0}));
   // Step 3: a stray class-1 end counts against class 1 only.
-  ASSERT_EQ(f.steps.size(), 3u);
+  ASSERT_EQ(f.steps.size(), 6u);
   EXPECT_EQ(insn_step_deltas(f.steps[2])[0], (InsnCounts{636, 0}));
   EXPECT_TRUE(insn_per_operation(f.steps[2], 0, 1, 0).valid);
   InsnPerOperation c1 = insn_per_operation(f.steps[2], 0, 2, 1);
   EXPECT_FALSE(c1.valid);
   EXPECT_EQ(c1.reason, "1 unbalanced class-1 markers on vCPU 0");
-  EXPECT_NE(check_test_guest_counts(read_file(d.p / "out.txt")), "");
+  EXPECT_NE(check_test_guest_counts(read_file(d.p / "out.txt"), guest_map()), "");
 }
 
 TEST(InsnPluginReal, PreflightPassesAndReportsTheApiRange) {
@@ -152,7 +220,7 @@ TEST(InsnPluginReal, PreflightQuotesQemuWhenItRefusesThePlugin) {
   Dir d("refuse");
   auto runner = make_real_runner();
   InsnPluginPreflight v =
-      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_VERSION, ISOLAB_TEST_GUEST}, d.p);
+      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_VERSION, ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(v.ok);
   EXPECT_THAT(v.error,
               HasSubstr(std::string("QEMU insn-count plugin ") + ISOLAB_BAD_PLUGIN_VERSION +
@@ -161,16 +229,17 @@ TEST(InsnPluginReal, PreflightQuotesQemuWhenItRefusesThePlugin) {
   EXPECT_THAT(v.error, HasSubstr("plugin requires API version 99, but this QEMU supports only up "
                                  "to version 1"));
   InsnPluginPreflight n =
-      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_NO_VERSION, ISOLAB_TEST_GUEST}, d.p);
+      preflight_insn_plugin(*runner, {ISOLAB_BAD_PLUGIN_NO_VERSION, ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(n.ok);
   EXPECT_THAT(n.error, HasSubstr(ISOLAB_BAD_PLUGIN_NO_VERSION));
   EXPECT_THAT(n.error, HasSubstr("does not declare API version"));
-  InsnPluginPreflight m = preflight_insn_plugin(*runner, {d.p / "nope.so", ISOLAB_TEST_GUEST}, d.p);
+  InsnPluginPreflight m =
+      preflight_insn_plugin(*runner, {d.p / "nope.so", ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(m.ok);
   EXPECT_THAT(m.error, HasSubstr("the plugin " + (d.p / "nope.so").string() + " does not exist"));
   // Not a shared object at all: QEMU's dlopen message.
   InsnPluginPreflight e =
-      preflight_insn_plugin(*runner, {ISOLAB_TEST_GUEST, ISOLAB_TEST_GUEST}, d.p);
+      preflight_insn_plugin(*runner, {ISOLAB_TEST_GUEST, ISOLAB_TEST_GUEST, {}}, d.p);
   EXPECT_FALSE(e.ok);
   EXPECT_THAT(e.error, HasSubstr(std::string("Could not load plugin ") + ISOLAB_TEST_GUEST));
 }
@@ -221,7 +290,8 @@ VmConfig guest_config(const fs::path& dir, const fs::path& kernel, const fs::pat
   c.result_channel = dir / "result.bin";
   c.wall_timeout = std::chrono::seconds(60);
   c.boot_timeout = std::chrono::seconds(30);
-  c.insn_plugin = InsnPluginConfig{plugin, dir / "out" / "insn-count.txt", {0, 1}, 0};
+  c.insn_plugin = InsnPluginConfig{
+      plugin, dir / "out" / "insn-count.txt", {0, 1}, fs::path(kernel).replace_extension(".map")};
   return c;
 }
 
@@ -235,7 +305,7 @@ TEST(InsnPluginReal, QemuBackendPassesThePluginOn) {
   VmOutcome o = qb.run(c);
   EXPECT_EQ(o.end, VmOutcome::powered_off) << o.detail << ": " << o.qemu_stderr_excerpt;
   EXPECT_EQ(read_file(c.console_log), "G");
-  EXPECT_EQ(check_test_guest_counts(read_file(c.insn_plugin->output)), "");
+  EXPECT_EQ(check_test_guest_counts(read_file(c.insn_plugin->output), guest_map()), "");
 }
 
 // libvirt as qemu:///system runs it: QEMU as the unprivileged libvirt-qemu, dynamic ownership
@@ -247,6 +317,7 @@ TEST(InsnPluginReal, LibvirtRunsThePluginAsLibvirtQemu) {
   // The guest and plugin are copied in: the user libvirt-qemu must reach them.
   fs::copy_file(ISOLAB_TEST_GUEST, d.p / "guest.elf");
   fs::copy_file(ISOLAB_INSN_PLUGIN, d.p / "plugin.so");
+  fs::copy_file(fs::path(ISOLAB_TEST_GUEST).replace_extension(".map"), d.p / "guest.map");
   std::string conf = private_qemu_conf(host_allows_mount_namespace());
   auto replace = [&](const std::string& from, const std::string& to) {
     auto at = conf.find(from);
@@ -264,7 +335,8 @@ TEST(InsnPluginReal, LibvirtRunsThePluginAsLibvirtQemu) {
   EXPECT_EQ(o.end, VmOutcome::powered_off) << o.detail << ": " << o.qemu_stderr_excerpt;
   const std::string log = read_file(libvirt_domain_log_dir(uri) / (c.name + ".log"));
   EXPECT_THAT(log, HasSubstr("-plugin"));
-  EXPECT_EQ(check_test_guest_counts(read_file(c.insn_plugin->output)), "") << log;
+  EXPECT_EQ(check_test_guest_counts(read_file(c.insn_plugin->output), guest_map()), "")
+      << log << read_file(c.insn_plugin->output) << "console: " << read_file(c.console_log);
   struct stat st {};
   ASSERT_EQ(::stat(c.insn_plugin->output.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0666u);

@@ -218,7 +218,7 @@ TEST(InsnCount, GarbageLinesNameTheLine) {
   const std::string b = "step 1 begin vcpu=0 counts=1:1,1:1,1:1,1:1\n";
   fails("", "empty file");
   fails("hello\n", "insn-count line 1: not an isolab-insn-count file");
-  fails("isolab-insn-count 3 vcpus=1\n", "format version \"3\" (this reader knows 1 and 2)");
+  fails("isolab-insn-count 4 vcpus=1\n", "format version \"4\" (this reader knows 1, 2 and 3)");
   fails("isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=0 profile_cpus= profile_top=1\n",
         "vcpus: 0 not in 1..4096");
   fails("isolab-insn-count 1 plugin_api=1 qemu_api=0-1 vcpus=5000 profile_cpus= profile_top=1\n",
@@ -417,6 +417,121 @@ TEST(InsnCount, UnknownKeysAreIgnoredAndProfileIsSorted) {
   EXPECT_EQ(p[2].pc, 0xffffffff81000010u);
   EXPECT_EQ(insn_step_profile(f.steps[0], 2).size(), 1u);
   EXPECT_EQ(find_insn_step(f, 1), nullptr);
+}
+
+// Format 3 from the six-step guest (tcg-plugin/test-guest.S derives every number), -smp 2 with
+// vCPU 1 halted, profile_cpus=0-1, symbols=test-guest.map.
+TEST(InsnCount, RealFormat3OutputWithRepFaultsWakeupsAndFunctions) {
+  InsnCountFile f = parse_insn_count(data("test-guest-v3-smp2.txt"));
+  EXPECT_EQ(f.version, 3);
+  EXPECT_EQ(f.mode, "exact");
+  EXPECT_EQ(f.symbols, 8u);
+  EXPECT_EQ(f.profile_top, 0u);
+  ASSERT_TRUE(f.complete);
+  ASSERT_EQ(f.steps.size(), 6u);
+  EXPECT_EQ(f.early_markers, 0u);
+  ASSERT_EQ(f.exit_boot.size(), 2u);
+  EXPECT_GT(f.exit_boot[0], 0u);
+  // Step 2: kernel_loop (the map's first function, 0xffffffff80101000) holds all 1502.
+  const std::vector<InsnProfileEntry> p2 = insn_step_profile(step(f, 2), 0);
+  ASSERT_EQ(p2.size(), 1u);
+  EXPECT_EQ(p2[0].pc, 0xffffffff80101000u);
+  EXPECT_TRUE(p2[0].in_function);
+  EXPECT_EQ(p2[0].insns, 1502u);
+  EXPECT_EQ(insn_profile_sum_problem(step(f, 2), 0), "");
+  // Step 4: rep-string executions apart.
+  EXPECT_EQ(insn_step_rep_deltas(step(f, 4)), (std::vector<InsnCounts>{{101, 51}, {0, 0}}));
+  const InsnPerOperation op4 = insn_per_operation(step(f, 4), 0, 1);
+  ASSERT_TRUE(op4.valid) << op4.reason;
+  EXPECT_EQ(op4.total, 165);
+  EXPECT_EQ(op4.rep, 152);
+  EXPECT_EQ(op4.median_norep, 13);
+  EXPECT_EQ(insn_step_profile(step(f, 4), 0).at(0).rep, 51u);
+  // Step 5: one fault fixed, the region exact.
+  EXPECT_EQ(step(f, 5).end_faults[0], (InsnFaults{1, 0, 0}));
+  EXPECT_EQ(step(f, 5).begin_faults[0], (InsnFaults{0, 0, 0}));
+  EXPECT_EQ(insn_per_operation(step(f, 5), 0, 1).total, 9);
+  // Step 6: the wakeup paths and the longest one's functions.
+  const InsnWakeups* w = insn_step_wakeups(step(f, 6), 0);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->lengths, (std::vector<std::uint64_t>{6, 7}));
+  EXPECT_EQ(w->nowake, 1u);
+  EXPECT_EQ(w->timer, 2u);
+  EXPECT_EQ(w->irq, 0u);
+  ASSERT_EQ(w->longest.size(), 3u);
+  EXPECT_EQ(w->longest[0].pc, 0xffffffff80101180u);
+  EXPECT_EQ(w->longest[0].insns, 4u);
+  EXPECT_EQ(w->longest[1].pc, 0xffffffff80101200u);
+  EXPECT_EQ(w->longest[2].where, InsnWakeFunction::user);
+  EXPECT_EQ(w->longest[2].insns, 1u);
+  EXPECT_EQ(insn_step_wakeups(step(f, 6), 1), nullptr);
+}
+
+// The floor-cost inline build: the same format, mode=inline, no profile lines.
+TEST(InsnCount, RealInlineOutput) {
+  InsnCountFile f = parse_insn_count(data("test-guest-v3-inline.txt"));
+  EXPECT_EQ(f.mode, "inline");
+  EXPECT_EQ(f.symbols, 0u);
+  ASSERT_EQ(f.steps.size(), 6u);
+  EXPECT_EQ(insn_step_deltas(step(f, 4))[0], (InsnCounts{112, 55}));
+  EXPECT_TRUE(step(f, 2).profile.empty());
+}
+
+const char* kHeader3 =
+    "isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=2 profile_cpus=1 symbols=10 mode=exact\n";
+
+std::string with_step3(const std::string& records, const std::string& end_kernel = "7") {
+  return std::string(kHeader3) +
+         "step 1 begin vcpu=0 counts=0:0,0:0 rep=0:0,0:0 faults=0:0:0,0:0:0\n" +
+         "step 1 end vcpu=0 counts=5:5,3:" + end_kernel + " rep=0:0,0:2 faults=0:0:0,0:0:0\n" +
+         records;
+}
+
+TEST(InsnCount, Format3ProfileSumIsChecked) {
+  const std::string prof =
+      "prof 1 vcpu=1 fn=0xffffffff81000000 insns=5 rep=2\nprof 1 vcpu=1 fn=none insns=2 rep=0\n";
+  InsnCountFile ok = parse_insn_count(with_step3(prof));
+  EXPECT_EQ(insn_profile_sum_problem(ok.steps[0], 1), "");
+  EXPECT_FALSE(insn_step_profile(ok.steps[0], 1)[1].in_function);
+  InsnCountFile bad = parse_insn_count(with_step3(prof, "9"));
+  EXPECT_EQ(insn_profile_sum_problem(bad.steps[0], 1),
+            "the profile of vCPU 1 in step 1 sums to 7 instructions, its kernel count is 9");
+}
+
+TEST(InsnCount, Format3GarbageLinesNameTheLine) {
+  auto fails = [](const std::string& text, const std::string& what) {
+    EXPECT_THAT([&] { parse_insn_count(text); }, ThrowsMessage<Error>(HasSubstr(what))) << text;
+  };
+  const std::string h = kHeader3;
+  fails("isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=2 profile_cpus= symbols=1\n",
+        "missing mode=");
+  fails("isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=2 profile_cpus= symbols=1 mode=x\n",
+        "mode: \"x\" (exact or inline)");
+  fails(h + "step 1 begin vcpu=0 counts=0:0,0:0\n", "missing rep=");
+  fails(h + "step 1 begin vcpu=0 counts=0:0,0:0 rep=0:0,0:0 faults=0:0,0:0\n",
+        "not fixed:unmatched:kernel");
+  fails(h + "step 1 begin vcpu=0 counts=0:0,0:0 rep=0:0,0:0 faults=0:0:0\n",
+        "faults: 1 entries for 2 vCPUs");
+  fails(with_step3("prof 1 vcpu=1 fn=ffff insns=1 rep=0\n"), "fn: not 0x<hex>");
+  fails(with_step3("prof 1 vcpu=1 pc=0x10 insns=1\n"), "missing fn=");
+  fails(with_step3("region 1 vcpu=0 n=1 user=1 kernel=1 unbalanced=0 median=2 kernel_median=1\n"),
+        "missing rep=");
+  fails(with_step3("region 1 vcpu=0 n=1 user=1 kernel=1 rep=0 unbalanced=0 median=2 "
+                   "kernel_median=1\n"),
+        "median= and norep_median= come together");
+  fails(with_step3("wake 1 vcpu=0 n=2 nowake=0 timer=2 irq=0 noentry=0 insns=5\n"),
+        "insns= holds 1 lengths, n=2");
+  fails(with_step3("wake 1 vcpu=1 n=0 nowake=1 timer=0 irq=0 noentry=0\n"
+                   "wake 1 vcpu=0 n=0 nowake=1 timer=0 irq=0 noentry=0\n"),
+        "wake record of vCPU 0 out of order");
+  fails(with_step3("wakefn 1 vcpu=0 fn=user insns=1\n"), "without its vCPU's wake record");
+  fails(std::string(kHeader) + "step 1 begin vcpu=0 counts=1:1,1:1,1:1,1:1\n" +
+            "step 1 end vcpu=0 counts=1:1,1:1,1:1,1:1\nwake 1 vcpu=0 n=0\n",
+        "wake record before format 3");
+  fails(with_step3("exit stray_step_ends=0 counts=1:1,1:1\n"), "missing early_markers=");
+  fails(with_step3("exit stray_step_ends=0 early_markers=0 counts=1:1,1:1 rep=0:0,0:0 "
+                   "faults=0:0:0,0:0:0 boot=1\n"),
+        "boot: 1 entries for 2 vCPUs");
 }
 
 }  // namespace

@@ -177,8 +177,10 @@ TEST(PipelineGuest, FinalGuestLineOverTheLimitIsRefused) {
   const std::string without_trace = variant_guest_cmdline(g, s.variants[0], false);
   EXPECT_EQ(without_trace, g.cmdline);
   EXPECT_NO_THROW(check_guest_cmdline_length(s, g, false));
-  const size_t final_len = variant_guest_cmdline(g, s.variants[0], true).size() +
-                           std::string(" console=ttyS0 panic=-1 no_timer_check").size();
+  const size_t final_len =
+      variant_guest_cmdline(g, s.variants[0], true).size() +
+      std::string(" console=ttyS0 panic=-1 no_timer_check nokaslr clocksource=tsc tsc=reliable")
+          .size();
   ASSERT_GT(final_len, 2047u);
   try {
     check_guest_cmdline_length(s, g, true);

@@ -37,7 +37,9 @@ TEST(LibvirtXml, TcgDomainShape) {
       "panic=-1 no_timer_check</cmdline>\n"
       "  </os>\n"
       "  <features><acpi/></features>\n"
-      "  <cpu mode='maximum'><topology sockets='1' dies='1' cores='8' threads='1'/></cpu>\n"
+      "  <cpu mode='custom' match='exact'><model fallback='allow'>IvyBridge</model>"
+      "<feature policy='disable' name='x2apic'/><feature policy='disable' name='tsc-deadline'/>"
+      "<topology sockets='1' dies='1' cores='8' threads='1'/></cpu>\n"
       "  <clock offset='utc'/>\n"
       "  <on_poweroff>destroy</on_poweroff>\n"
       "  <on_reboot>destroy</on_reboot>\n"
@@ -103,7 +105,7 @@ TEST(LibvirtXml, NumaCellsInTheCpuElement) {
   c.sockets = 8;
   c.numa_nodes = {{{0, 1, 2, 3}, 512}, {{4, 5, 6, 7}, 256}};
   EXPECT_THAT(libvirt_domain_xml(c),
-              HasSubstr("  <cpu mode='maximum'><topology sockets='8' dies='1' cores='1' "
+              HasSubstr("name='tsc-deadline'/><topology sockets='8' dies='1' cores='1' "
                         "threads='1'/><numa><cell id='0' cpus='0-3' memory='512' unit='MiB'/>"
                         "<cell id='1' cpus='4-7' memory='256' unit='MiB'/></numa></cpu>\n"));
   c.cpu_model = "host,-arch-capabilities";
@@ -122,7 +124,7 @@ TEST(LibvirtXml, CputuneAndTopology) {
   EXPECT_THAT(x, HasSubstr("  <cputune>\n    <vcpupin vcpu='0' cpuset='8'/>\n"));
   EXPECT_THAT(x, HasSubstr("    <vcpupin vcpu='7' cpuset='15'/>\n    <emulatorpin cpuset='0-7'/>\n"
                            "  </cputune>\n"));
-  EXPECT_THAT(x, HasSubstr("<cpu mode='maximum'><topology sockets='2' dies='1' cores='4' "
+  EXPECT_THAT(x, HasSubstr("name='tsc-deadline'/><topology sockets='2' dies='1' cores='4' "
                            "threads='1'/></cpu>"));
 }
 
@@ -130,7 +132,8 @@ TEST(LibvirtXml, CputuneAndTopology) {
 // and the same -plugin value as QemuBackend's argv, XML-escaped.
 TEST(LibvirtXml, InsnPluginThroughQemuCommandline) {
   VmConfig c = config();
-  c.insn_plugin = InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/a'b,c.txt", {5, 6, 7}, 100};
+  c.insn_plugin =
+      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/a'b,c.txt", {5, 6, 7}, "/k/System.map"};
   std::string x = libvirt_domain_xml(c);
   EXPECT_EQ(x.substr(0, x.find('\n')),
             "<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>");
@@ -138,7 +141,7 @@ TEST(LibvirtXml, InsnPluginThroughQemuCommandline) {
                            "  <qemu:commandline>\n"
                            "    <qemu:arg value='-plugin'/>\n"
                            "    <qemu:arg value='file=/b/libisolab-insn-count.so,"
-                           "out=/run/a&apos;b,,c.txt,profile_cpus=5-7,profile_top=100'/>\n"
+                           "out=/run/a&apos;b,,c.txt,profile_cpus=5-7,symbols=/k/System.map'/>\n"
                            "  </qemu:commandline>\n"
                            "</domain>\n"));
   // Under KVM the field is ignored: the XML is the one without it.

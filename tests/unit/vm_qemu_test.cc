@@ -44,7 +44,7 @@ std::vector<std::string> tcg_argv() {
           "-accel",
           "tcg,thread=multi",
           "-cpu",
-          "max",
+          "IvyBridge-v1,-x2apic,-tsc-deadline",
           "-smp",
           "4,sockets=1,cores=4,threads=1",
           "-m",
@@ -170,10 +170,27 @@ TEST(FullCmdline, AppendsConsoleAndPanicOnce) {
   VmConfig c = tcg_config();
   c.cmdline = "\tnohz_full=1\n";
   EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1 no_timer_check");
-  EXPECT_EQ(effective_cpu_model(c), "max");
+  EXPECT_EQ(effective_cpu_model(c), "IvyBridge-v1,-x2apic,-tsc-deadline");
   c.accel = Accel::kvm;
   EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 console=ttyS0 panic=-1")
       << "a KVM guest kernel sets no_timer_check itself";
+}
+
+// A boot the plugin counts: nokaslr, and the TSC as clocksource unless the line picks one.
+TEST(FullCmdline, InsnCountingAddsNokaslrAndPinsTheClocksource) {
+  VmConfig c = tcg_config();
+  c.cmdline = "nohz_full=1";
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, ""};
+  EXPECT_EQ(full_kernel_cmdline(c),
+            "nohz_full=1 console=ttyS0 panic=-1 no_timer_check nokaslr clocksource=tsc "
+            "tsc=reliable");
+  c.cmdline = "clocksource=hpet nohz_full=1";
+  EXPECT_EQ(insn_count_cmdline(c), " nokaslr tsc=reliable");
+  c.cmdline = "nohz_full=1 xclocksource=hpet";  // not the parameter
+  EXPECT_EQ(insn_count_cmdline(c), " nokaslr clocksource=tsc tsc=reliable");
+  c.accel = Accel::kvm;  // no plugin under KVM: nothing added
+  EXPECT_EQ(insn_count_cmdline(c), "");
+  EXPECT_EQ(full_kernel_cmdline(c), "nohz_full=1 xclocksource=hpet console=ttyS0 panic=-1");
 }
 
 TEST(ConsoleWatch, TimeoutPrecedence) {
@@ -346,20 +363,21 @@ TEST(Qmp, ReadsCpusAllowedList) {
 TEST(QemuArgv, InsnPluginUnderTcgIsTheLastOption) {
   VmConfig c = tcg_config();
   c.insn_plugin =
-      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/x/insn,count.txt", {1, 2, 3}, 0};
+      InsnPluginConfig{"/b/libisolab-insn-count.so", "/run/x/insn,count.txt", {1, 2, 3}, ""};
   std::vector<std::string> want = tcg_argv();
+  *(std::find(want.begin(), want.end(), "-append") + 1) += " nokaslr clocksource=tsc tsc=reliable";
   want.push_back("-plugin");
   want.push_back("file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=1-3");
   EXPECT_EQ(qemu_argv(c), want);
   // Commas of a cpulist are doubled too, so QEMU hands the plugin "profile_cpus=0,,2" as
-  // "profile_cpus=0,2"; profile_top only when set.
+  // "profile_cpus=0,2"; symbols (the kernel's System.map) only when set.
   c.insn_plugin->profile_cpus = {0, 2};
-  c.insn_plugin->profile_top = 50;
+  c.insn_plugin->symbols = "/cache/k,1/System.map";
   EXPECT_EQ(qemu_argv(c).back(),
             "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,profile_cpus=0,,2,"
-            "profile_top=50");
+            "symbols=/cache/k,,1/System.map");
   c.insn_plugin->profile_cpus.clear();
-  c.insn_plugin->profile_top = 0;
+  c.insn_plugin->symbols.clear();
   EXPECT_EQ(insn_plugin_qemu_option(*c.insn_plugin),
             "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt");
   EXPECT_TRUE(insn_plugin_active(c));
@@ -369,7 +387,7 @@ TEST(QemuArgv, InsnPluginIsIgnoredUnderKvm) {
   VmConfig c = tcg_config();
   c.accel = Accel::kvm;
   std::vector<std::string> without = qemu_argv(c);
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {}, ""};
   EXPECT_FALSE(insn_plugin_active(c));
   EXPECT_EQ(qemu_argv(c), without);
   EXPECT_EQ(std::count(without.begin(), without.end(), "-plugin"), 0);
@@ -377,11 +395,11 @@ TEST(QemuArgv, InsnPluginIsIgnoredUnderKvm) {
 
 TEST(QemuArgv, InsnPluginConfigIsValidated) {
   VmConfig c = tcg_config();
-  c.insn_plugin = InsnPluginConfig{"", "/run/x/insn.txt", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"", "/run/x/insn.txt", {}, ""};
   EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("insn_plugin: empty plugin")));
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", "", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "", {}, ""};
   EXPECT_THAT([&] { qemu_argv(c); }, ThrowsMessage<Error>(HasSubstr("insn_plugin: empty output")));
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {3, 4}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", "/run/x/insn.txt", {3, 4}, ""};
   EXPECT_THAT([&] { qemu_argv(c); },
               ThrowsMessage<Error>(HasSubstr("insn_plugin: profile vCPU 4 does not exist")));
 }
@@ -394,7 +412,7 @@ TEST(PrepareOutputFiles, InsnPluginOutputIsCreatedWorldWritable) {
   VmConfig c = tcg_config();
   c.console_log = d / "console.log";
   c.result_channel = d / "result.bin";
-  c.insn_plugin = InsnPluginConfig{"/b/p.so", d / "sub" / "insn.txt", {}, 0};
+  c.insn_plugin = InsnPluginConfig{"/b/p.so", d / "sub" / "insn.txt", {}, ""};
   write_file_atomic(d / "sub" / "insn.txt", "old");
   prepare_output_files(c);
   EXPECT_EQ(fs::file_size(d / "sub" / "insn.txt"), 0u);

@@ -140,10 +140,12 @@ TEST(InsnMetrics, AnUnreadableFileIsAProblemNotAnException) {
 
 TEST(InsnMetrics, TheProfileNamesFunctionsFromSystemMap) {
   const SystemMap map = parse_system_map(
-      "ffffffff81001000 t refresh_cpu_vm_stats\nffffffff81001400 T vmstat_update\n"
-      "ffffffff81002000 T _etext\n");
+      "ffffffff81000000 T _stext\nffffffff81001000 t refresh_cpu_vm_stats\n"
+      "ffffffff81001400 T vmstat_update\nffffffff81002000 T _etext\n");
   const auto w = workloads();
-  const auto o = derive(w, records(kTool), kPlugin, &map);
+  ChannelContents ch = records(kTool);
+  ch.records.push_back({"kallsyms_stext", 0, "ffffffff81000000 T _stext\n"});
+  const auto o = derive(w, ch, kPlugin, &map);
   const auto& cpu2 = o.record["profile"]["vmstat-syscall"]["2"];
   ASSERT_EQ(cpu2.size(), 2u);
   EXPECT_EQ(cpu2[0]["function"], "vmstat_update");
@@ -323,6 +325,135 @@ TEST(InsnMetrics, HostilePageFaultOutputGivesReasonsNotCrashes) {
   const auto g = derive_faults("{\"tool\":\"page-fault-bench\"}\n", kFaultPlugin);
   EXPECT_FALSE(g.record.contains("invalid"));
   EXPECT_TRUE(g.metrics.count("pagefault.noise.kernel_insns_per_s"));
+}
+
+// Format 3 (tcg-plugin/insn-count.c): the same cell with rep-string executions, a profile by
+// function that sums to each CPU's kernel count, and wakeup paths on CPU 3.
+constexpr const char* kPlugin3 =
+    "isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=4 profile_cpus=2-3 symbols=3 mode=exact\n"
+    "step 1 begin vcpu=0 counts=100:1000,0:500,0:0,0:0 rep=0:0,0:0,0:0,0:0 "
+    "faults=0:0:0,0:0:0,0:0:0,0:0:0\n"
+    "step 1 end vcpu=0 counts=200:2000,0:900,90000:4000000,0:20000 rep=0:0,0:0,10:900000,0:0 "
+    "faults=0:0:0,0:0:0,3:1:2,0:0:0\n"
+    "region 1 vcpu=2 n=1000 user=60000 kernel=3200000 rep=800000 unbalanced=0 median=3100 "
+    "kernel_median=3040 norep_median=2300\n"
+    "prof 1 vcpu=2 fn=0xffffffff81001400 insns=3000000 rep=0\n"
+    "prof 1 vcpu=2 fn=0xffffffff81001000 insns=950000 rep=900000\n"
+    "prof 1 vcpu=2 fn=none insns=50000 rep=0\n"
+    "prof 1 vcpu=3 fn=0xffffffff81001000 insns=20000 rep=0\n"
+    "wake 1 vcpu=3 n=4 nowake=1 timer=3 irq=1 noentry=0 insns=4000,9000,5000,300000\n"
+    "wakefn 1 vcpu=3 fn=0xffffffff81001000 insns=290000\n"
+    "wakefn 1 vcpu=3 fn=none insns=9000\n"
+    "wakefn 1 vcpu=3 fn=user insns=1000\n"
+    "step 2 begin vcpu=0 counts=300:3000,0:1000,90000:4000000,0:20000 rep=0:0,0:0,10:900000,0:0 "
+    "faults=0:0:0,0:0:0,3:1:2,0:0:0\n"
+    "step 2 end vcpu=0 counts=400:4000,0:1100,90000:4000000,0:30000 rep=0:0,0:0,10:900000,0:0 "
+    "faults=0:0:0,0:0:0,3:1:2,0:0:0\n"
+    "prof 2 vcpu=3 fn=0xffffffff81001000 insns=9999 rep=0\n"
+    "exit stray_step_ends=0 early_markers=0 counts=400:4000,0:1100,90000:4000000,0:30000 "
+    "rep=0:0,0:0,10:900000,0:0 faults=0:0:0,0:0:0,3:1:2,0:0:0 boot=1,1,1,1\n"
+    "end\n";
+
+constexpr const char* kMap3 =
+    "ffffffff81000000 T _stext\nffffffff81001000 t clear_page_erms\n"
+    "ffffffff81001400 T vmstat_update\nffffffff81002000 T _etext\n";
+
+ChannelContents records3(const std::string& stext = "ffffffff81000000 T _stext\n") {
+  ChannelContents ch = records(kTool);
+  ch.records.push_back({"kallsyms_stext", 0, stext});
+  return ch;
+}
+
+TEST(InsnMetrics, Format3RepMetricsBesideThePerOperationOnes) {
+  const auto w = workloads();
+  const SystemMap map = parse_system_map(kMap3);
+  const auto o = derive(w, records3(), kPlugin3, &map);
+  EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.insns_per_syscall").values.at(0), 1550);
+  // The median pair less its rep executions, and the mean rep executions per pair, per call.
+  EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.norep_insns_per_syscall").values.at(0), 1150);
+  EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.rep_iters_per_syscall").values.at(0), 400);
+  EXPECT_EQ(o.metrics.at("vmstat-syscall.norep_insns_per_syscall").kind, "instructions");
+  const auto& s = o.record["steps"]["vmstat-syscall"];
+  EXPECT_EQ(s["kernel_rep"]["2"], 900000);
+  EXPECT_EQ(s["faults"]["2"],
+            (nlohmann::json{{"user_fixed", 3}, {"user_unmatched", 1}, {"kernel", 2}}));
+}
+
+TEST(InsnMetrics, Format3ProfileAccountsForEveryKernelInstruction) {
+  const auto w = workloads();
+  const SystemMap map = parse_system_map(kMap3);
+  InsnCellInput in;
+  const ChannelContents ch = records3();
+  in.workloads = &w;
+  in.isolated = parse_cpulist("2-3", 4);
+  in.records = &ch;
+  in.plugin_text = kPlugin3;
+  in.system_map = &map;
+  in.profile_functions = 1;  // the top function, then the rest
+  const auto o = insn_cell_metrics(in);
+  const auto& cpu2 = o.record["profile"]["vmstat-syscall"]["2"];
+  ASSERT_EQ(cpu2.size(), 1u);
+  EXPECT_EQ(cpu2[0]["function"], "vmstat_update");
+  EXPECT_EQ(o.record["profile_rest"]["vmstat-syscall"]["2"], 950000);
+  EXPECT_EQ(o.record["profile_unattributed"]["vmstat-syscall"]["2"], 50000);
+  // rows + rest + unattributed = the CPU's kernel count of the step.
+  EXPECT_EQ(o.record["steps"]["vmstat-syscall"]["kernel"]["2"], 3000000 + 950000 + 50000);
+  // Step 2's profile of CPU 3 sums to 9999, its kernel count is 10000: left out, with why.
+  EXPECT_FALSE(o.record["profile"].contains("idle"));
+  EXPECT_EQ(o.record["profile_invalid"]["idle"]["3"],
+            "the profile of vCPU 3 in step 2 sums to 9999 instructions, its kernel count is 10000");
+}
+
+TEST(InsnMetrics, WakeupPathLengthsPerCpu) {
+  const auto w = workloads();
+  const SystemMap map = parse_system_map(kMap3);
+  const auto o = derive(w, records3(), kPlugin3, &map);
+  const Metric& max = o.metrics.at("vmstat-syscall.wakeup_insns_max");
+  EXPECT_EQ(max.per_cpu->cpus, std::vector<int>{3});
+  EXPECT_EQ(max.per_cpu->kind, "instructions");
+  EXPECT_EQ(max.values, std::vector<double>{300000});
+  EXPECT_EQ(max.source, "tcg-plugin");
+  // p99 of 4 paths by the nearest rank: the 4th smallest.
+  EXPECT_EQ(o.metrics.at("vmstat-syscall.wakeup_insns_p99").values, std::vector<double>{300000});
+  const auto& r = o.record["wakeups"]["vmstat-syscall"]["3"];
+  EXPECT_EQ(r["n"], 4);
+  EXPECT_EQ(r["nowake"], 1);
+  EXPECT_EQ(r["from_timer"], 3);
+  EXPECT_EQ(r["median"], 5000);
+  EXPECT_EQ(r["longest_path"][0]["function"], "clear_page_erms");
+  EXPECT_EQ(r["longest_path"][1]["function"], "(outside every function)");
+  EXPECT_EQ(r["longest_path"][2]["function"], "(user)");
+  EXPECT_EQ(r["histogram"][0], (nlohmann::json{{"below", 4096}, {"paths", 1}}));
+}
+
+// KASLR: a kernel that runs elsewhere than its System.map says gets no profile and no wakeup
+// paths, with the reason; the counts and per-operation metrics stay.
+TEST(InsnMetrics, ARelocatedKernelInvalidatesTheProfile) {
+  const auto w = workloads();
+  const SystemMap map = parse_system_map(kMap3);
+  const auto o = derive(w, records3("ffffffff9e000000 T _stext\n"), kPlugin3, &map);
+  EXPECT_EQ(o.record["profile_invalid"],
+            "the kernel's System.map does not describe the kernel that ran: the kernel runs at "
+            "0xffffffff9e000000 (/proc/kallsyms _stext), its System.map has it at "
+            "0xffffffff81000000: relocated by +0x1d000000, as KASLR does; no profile and no "
+            "wakeup paths");
+  EXPECT_FALSE(o.record.contains("profile"));
+  EXPECT_FALSE(o.metrics.count("vmstat-syscall.wakeup_insns_max"));
+  EXPECT_TRUE(o.metrics.count("vmstat-syscall.insns_per_syscall"));
+  // No record from the guest at all: not checked, so not trusted either.
+  ChannelContents none = records(kTool);
+  const auto n = derive(w, none, kPlugin3, &map);
+  EXPECT_NE(n.record["profile_invalid"].get<std::string>().find("sent no _stext line"),
+            std::string::npos);
+}
+
+TEST(InsnMetrics, TheInlineBuildGivesNoMetrics) {
+  std::string plugin = kPlugin3;
+  plugin.replace(plugin.find("mode=exact"), 10, "mode=inline");
+  const auto w = workloads();
+  const auto o = derive(w, records3(), plugin);
+  EXPECT_TRUE(o.metrics.empty());
+  EXPECT_NE(o.record["problems"][0].get<std::string>().find("inline mode"), std::string::npos);
 }
 
 }  // namespace

@@ -152,7 +152,9 @@ void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   std::string script = tracing_start_script(w, s);
   if (w.load) script += load_script(w, *in.partition, s);
   if (!w.latency_tracer.empty()) script += "echo 0 > $T/tracing_max_latency\n";
-  script += sh_words(cyclictest_argv(w, in)) + "\nrc=$?\n";
+  // The plugin's wakeup paths (guest-tools/wake-marker.c), when the image has the library.
+  script += "wm=/usr/bin/libisolab-wake-marker.so\n[ -e $wm ] && export LD_PRELOAD=$wm\n";
+  script += sh_words(cyclictest_argv(w, in)) + "\nrc=$?\nunset LD_PRELOAD\n";
   script += tracing_stop_script(w);
   if (w.load) script += "wait $lp\necho $? > load.rc\n";
   script += "exit $rc\n";
@@ -272,6 +274,8 @@ std::vector<std::string> metric_names(const WorkloadSpec& w) {
                                     "latency_p99_us", "latency_p999_us"};
   if (!w.latency_tracer.empty()) names.push_back(w.latency_tracer + ".max_latency_us");
   for (const auto& f : w.count_calls) names.push_back("calls." + f);
+  // From the instruction-counting plugin (workload/insn_metrics.h), under TCG.
+  names.insert(names.end(), {"wakeup_insns_max", "wakeup_insns_p99"});
   return names;
 }
 

@@ -49,7 +49,8 @@ std::vector<std::string> metric_names(const WorkloadSpec&) {
   for (const auto& n : numa_vmstat_counters()) names.push_back(n);
   for (const char* what : {"page_fault", "page_free"})
     for (const char* phase : {"", "_per_cpu"})
-      for (const char* mode : {"insns_per_", "kernel_insns_per_"})
+      for (const char* mode :
+           {"insns_per_", "kernel_insns_per_", "norep_insns_per_", "rep_iters_per_"})
         names.push_back(std::string(mode) + what + phase);
   return names;
 }
@@ -84,6 +85,7 @@ void single_phase_metrics(const std::string& wl, const PageRegions& k, const Ins
   }
   o.metrics[all] = insn_metric(*op.median_total / pages);
   o.metrics[wl + ".kernel_insns_per_" + k.what] = insn_metric(*op.median_kernel / pages);
+  add_rep_metrics(wl, std::string("insns_per_") + k.what, op, pages, o);
 }
 
 // Stores a per-CPU metric of instructions: cpus and the value of each.
@@ -115,7 +117,7 @@ void per_cpu_phase_metrics(const std::string& wl, const PageRegions& k, const In
     return;
   }
   std::vector<int> cpus;
-  std::vector<std::optional<double>> total, kernel;
+  std::vector<std::optional<double>> total, kernel, norep, rep;
   for (const auto& [cpu, op] : by.per_vcpu) {
     if (!op.median_total) {
       o.record["invalid"][all] = "the plugin wrote no region median on vCPU " + std::to_string(cpu);
@@ -124,10 +126,19 @@ void per_cpu_phase_metrics(const std::string& wl, const PageRegions& k, const In
     cpus.push_back(static_cast<int>(cpu));
     total.emplace_back(*op.median_total / pages);
     kernel.emplace_back(*op.median_kernel / pages);
+    if (op.median_norep && op.rep) {
+      norep.emplace_back(*op.median_norep / pages);
+      rep.emplace_back(*op.rep / pages);
+    }
   }
   add_per_cpu_insn_metric(all, cpus, std::move(total), o);
   add_per_cpu_insn_metric(wl + ".kernel_insns_per_" + k.what + "_per_cpu", cpus, std::move(kernel),
                           o);
+  if (norep.size() == cpus.size()) {  // format 3
+    const RepMetricNames n = rep_metric_names(std::string("insns_per_") + k.what + "_per_cpu");
+    add_per_cpu_insn_metric(wl + "." + n.norep, cpus, std::move(norep), o);
+    add_per_cpu_insn_metric(wl + "." + n.rep, cpus, std::move(rep), o);
+  }
 }
 
 // The instructions of its marked batches, per page.

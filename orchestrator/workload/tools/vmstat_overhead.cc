@@ -168,8 +168,12 @@ void parse(const WorkloadSpec& w, const StepRecords& r, WorkloadOutcome& o) {
 std::vector<std::string> metric_names(const WorkloadSpec& w) {
   const auto n = vmstat_operation_names(w.mode);
   if (!n) return {};  // spin: no timed operation
-  return {w.mode == "idle" ? "cycles_per_idle_loop" : "cycles_per_syscall", n->all, n->kernel,
-          n->mean};
+  return {w.mode == "idle" ? "cycles_per_idle_loop" : "cycles_per_syscall",
+          n->all,
+          n->kernel,
+          n->mean,
+          rep_metric_names(n->all).norep,
+          rep_metric_names(n->all).rep};
 }
 
 // The instructions of its marked operations on the CPU it was pinned to.
@@ -200,6 +204,7 @@ void plugin_metrics(const WorkloadSpec& w, const InsnStep& step, const ChannelRe
   o.metrics[all] = instruction_metric("instructions", *op.median_total / per, kPluginSource);
   o.metrics[w.name + "." + names->kernel] =
       instruction_metric("instructions", *op.median_kernel / per, kPluginSource);
+  add_rep_metrics(w.name, names->all, op, per, o);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ fact nohz_full /sys/devices/system/cpu/nohz_full
 fact default_smp_affinity /proc/irq/default_smp_affinity
 fact workqueue_cpumask /sys/devices/virtual/workqueue/cpumask
 fact clocksource /sys/devices/system/clocksource/clocksource0/current_clocksource
+grep ' _stext$' /proc/kallsyms > /tmp/fact 2>/dev/null; rec kallsyms_stext $? /tmp/fact
 fact trace_events /sys/kernel/tracing/set_event
 fact node_online /sys/devices/system/node/online
 if [ -d /sys/devices/system/node/node0 ]; then

@@ -11,7 +11,8 @@
 #                 tier there (a leak or any ASan/UBSan report fails its test)
 #   4. skips      the unit tier's skips against the policy (scripts/test-skips.sh)
 #   5. tidy       scripts/tidy.sh on that build directory: clang-tidy with .clang-tidy, every
-#                 finding an error
+#                 finding an error, on the files a change touches since the commit recorded in
+#                 scripts/tidy-base (TIDY_FULL=1: every file; CI's nightly sets it)
 # Steps 3 and 5 are the slow ones cold (docs/measurements.md gives the times on a 2-core
 # machine): the build goes through ccache when it is installed (scripts/ccache-env.sh) and
 # tidy.sh skips a file that passed while nothing it compiles from has changed, so a later run

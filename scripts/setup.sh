@@ -1,32 +1,60 @@
 #!/usr/bin/env bash
-# Installs every build and run dependency of isolab from Debian 12's archive and builds it
-# into ./build. Safe to run again. Needs root (or sudo) for apt-get.
-# Usage: scripts/setup.sh [NINJA_TARGET...]   (no target: everything, the tests too)
-#        scripts/setup.sh --packages-only      (install only: no build, no plugin check)
+# Installs the build and run dependencies of isolab from Debian 12's archive and builds it into
+# ./build. Safe to run again. Needs root (or sudo) for apt-get.
+# Usage: scripts/setup.sh [--main-job] [NINJA_TARGET...]  (no target: everything, the tests too)
+#        scripts/setup.sh [--main-job] --packages-only     (install only: no build, no plugin check)
+#   --main-job   only what the main job needs (scripts/run-default.sh: build isolab and its guest
+#                tools, build and boot 6.1 kernels): the main_job packages below, and ./build
+#                configured without the test programs (ISOLAB_TESTS=OFF). Without it: every
+#                package (the other examples, the libvirt backend, the tests and the checks) and
+#                the test programs.
+# ISOLAB_BUILD_TYPE: the CMake build type of ./build, default Release (-O2 without debug
+# information: the quickest to build). To debug, RelWithDebInfo (-O2 -g) or Debug, e.g.
+#   ISOLAB_BUILD_TYPE=RelWithDebInfo scripts/setup.sh isolab
 # Nothing under /etc is written except by apt-get (see the libvirt note below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(
+main_job=0
+packages_only=0
+while (($#)); do
+  case "$1" in
+    --main-job) main_job=1 ;;
+    --packages-only) packages_only=1 ;;
+    *) break ;;
+  esac
+  shift
+done
+
+# What the main job needs, build and run.
+main_job_packages=(
   # build
-  build-essential cmake ninja-build pkg-config git ccache clang-format clang-tidy
-  # checks: shell scripts, the history database in scripts/same-output.sh
-  shellcheck sqlite3
+  build-essential cmake ninja-build pkg-config git ccache
   libboost-dev libboost-filesystem-dev libboost-math-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libarchive-dev libcli11-dev libvirt-dev libsqlite3-dev libssl-dev
-  # fuzzing (clang's libFuzzer)
-  clang libclang-rt-14-dev
+  libarchive-dev libcli11-dev libvirt-dev libsqlite3-dev libssl-dev
   # run: VMs, guest tools, kernel builds
-  qemu-system-x86 qemu-utils libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
-  busybox-static rt-tests rtla stress-ng linux-source-6.1 linux-source-6.12
-  flex bison bc libelf-dev cpio xz-utils kmod libxml2-utils
+  qemu-system-x86 busybox-static rt-tests stress-ng linux-source-6.1
+  flex bison bc libelf-dev cpio xz-utils kmod
   # the robot checks of a series: sparse on the files it touches (docs/results.md)
   sparse
+)
+# The rest: other examples and backends, the tests and the checks.
+other_packages=(
+  # checks: format, clang-tidy, shell scripts, the history database in scripts/same-output.sh
+  clang-format clang-tidy shellcheck sqlite3
   # a mailed series: b4 am folds the replies' trailers in (docs/spec.md, "Mailed series")
   b4
-  # tests: the HTML report is opened in headless Chromium
-  chromium
+  # tests: GoogleTest; the HTML report is opened in headless Chromium; xmllint reads JUnit XML
+  libgtest-dev libgmock-dev chromium libxml2-utils
+  # fuzzing (clang's libFuzzer)
+  clang libclang-rt-14-dev
+  # the libvirt backend (isolab's embedded QEMU driver) and its tests
+  qemu-utils libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+  # examples/madvise-latency.json (6.12 PREEMPT_RT) and the rtla workloads
+  linux-source-6.12 rtla
 )
+packages=("${main_job_packages[@]}")
+((main_job)) || packages+=("${other_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
@@ -45,8 +73,9 @@ fi
 # /etc/libvirt is neither read nor changed and no libvirt daemon is needed. The one thing that
 # driver takes from the system is the libvirt-qemu account, which libvirt requires to exist
 # when it runs as root (it is normally created by libvirt-daemon-system, which would pull in
-# systemd as init). Only when it is missing is it created, as a locked system account.
-if ! getent passwd libvirt-qemu >/dev/null; then
+# systemd as init). Only when it is missing is it created, as a locked system account; the main
+# job (the qemu backend) does not need it.
+if ((!main_job)) && ! getent passwd libvirt-qemu >/dev/null; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo
   echo "setup: creating the system account libvirt-qemu (libvirt's QEMU driver needs it)"
@@ -54,11 +83,14 @@ if ! getent passwd libvirt-qemu >/dev/null; then
   $SUDO useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 fi
 
-[ "${1:-}" = --packages-only ] && exit 0
+((packages_only)) && exit 0
 
 # shellcheck source=scripts/ccache-env.sh
 . scripts/ccache-env.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_launcher[@]}" >/dev/null
+tests=ON
+((main_job)) && tests=OFF
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${ISOLAB_BUILD_TYPE:-Release}" -DISOLAB_TESTS="$tests" \
+  "${cmake_launcher[@]}" >/dev/null
 ninja -C build "$@"
 echo "setup: built ${*:-every target} in ./build"
 

@@ -211,7 +211,7 @@ TEST_F(AccelTest, ChooserCachesAndKvmModeThrowsWithReason) {
   AccelChooser chooser(opts_);
   AccelChoice a = chooser.choose(AccelMode::auto_, runner_, dir_ / "work");
   EXPECT_EQ(a.accel, Accel::tcg);
-  EXPECT_EQ(a.cpu_model, "max");
+  EXPECT_EQ(a.cpu_model, kTcgCpuModel);
   EXPECT_THAT(a.reason, HasSubstr("falling back to TCG: KVM probe failed"));
   EXPECT_THAT([&] { chooser.choose(AccelMode::kvm, runner_, dir_ / "work"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("accelerator kvm requested, but")));

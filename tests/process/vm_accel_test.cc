@@ -28,7 +28,7 @@ TEST(KvmProbeReal, ProbeImageFinishesUnderTcg) {
   o.accel = Accel::tcg;
   KvmProbeResult r = probe_kvm(*runner, d, o);
   EXPECT_TRUE(r.works) << r.reason;
-  EXPECT_EQ(r.cpu_model, "max");
+  EXPECT_EQ(r.cpu_model, kTcgCpuModel);
   EXPECT_LT(r.seconds, 10.0);
   KvmProbeMarkers m = parse_kvm_probe_log(read_file(d / "kvm-probe-0.debugcon"));
   EXPECT_TRUE(m.done);
@@ -84,7 +84,7 @@ TEST(KvmProbeReal, AutoModeFollowsTheProbeWithinSeconds) {
     EXPECT_THAT(c.reason, HasSubstr("KVM probe passed with -cpu " + probe.cpu_model));
   } else {
     EXPECT_EQ(c.accel, Accel::tcg);
-    EXPECT_EQ(c.cpu_model, "max");
+    EXPECT_EQ(c.cpu_model, kTcgCpuModel);
     EXPECT_THAT(c.reason, HasSubstr("falling back to TCG: "));
     if (fs::exists("/dev/kvm")) {
       EXPECT_THAT(c.reason, HasSubstr("falling back to TCG: KVM probe failed"));

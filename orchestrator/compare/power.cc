@@ -143,12 +143,14 @@ namespace {
 std::optional<double> smallest_change(double baseline, bool increase, const CountPowerPlan& p) {
   const double cap = increase ? 100 * std::max({baseline, p.floor, 1e-9}) : baseline;
   double lo = 0, hi = -1;
-  for (double c = std::max(p.floor, 1e-6); c <= cap * (1 + 1e-12); c *= 1.25) {
+  double c = std::max(p.floor, 1e-6);
+  while (c <= cap * (1 + 1e-12)) {
     if (count_power(baseline, c, increase, p) >= p.power) {
       hi = c;
       break;
     }
     lo = c;
+    c *= 1.25;
   }
   if (hi < 0 && !increase && baseline > p.floor &&
       count_power(baseline, baseline, false, p) >= p.power)

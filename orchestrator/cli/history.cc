@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
+#include "compare/cusum.h"
 #include "compare/history.h"
 #include "compare/load.h"
 
@@ -59,14 +60,23 @@ int history_command(const HistoryCommandOptions& o, std::ostream& out, std::ostr
     }
     if (o.metric.empty()) throw Error("history: give a metric name, e.g. latency.latency_max_us");
     const auto rows = history(db, o.metric, o.variant, o.spec_name);
+    std::optional<Cusum> c;
+    if (o.variant && !rows.empty()) {
+      CusumSettings s = default_cusum_settings(o.metric, rows.back().unit, rows.back().better,
+                                               rows.back().accelerator);
+      s.anchor_run = o.anchor;
+      if (o.margin_pct) s.margin_pct = *o.margin_pct;
+      c = cusum(o.metric, series_of(rows), s);
+    }
     if (o.format == "json") {
-      out << history_to_json(o.metric, rows)
-                 .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-          << "\n";
+      nlohmann::json j = history_to_json(o.metric, rows);
+      if (c) j["cusum"] = cusum_to_json(*c);
+      out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       out << render_history_text(o.metric, rows);
+      if (c) out << render_cusum_text(*c);
     }
-    return 0;
+    return c && c->alarm ? 1 : 0;
   } catch (const std::exception& e) {
     err << "isolab history: error: " << e.what() << "\n";
     return 2;
@@ -79,6 +89,7 @@ namespace {
 struct HistoryCommand {
   isolab::HistoryCommandOptions opt;
   std::string variant, spec;
+  double margin = 0;
 
   void declare(CLI::App& hist) {
     hist.add_option("metric", opt.metric, "Metric name, e.g. latency.latency_max_us")->required();
@@ -87,6 +98,13 @@ struct HistoryCommand {
     opt.results_dir = "results";
     hist.add_option("--results-dir", opt.results_dir, "Results directory holding isolab.db")
         ->capture_default_str();
+    hist.add_option("--anchor", opt.anchor,
+                    "With --variant: the run the CUSUM measures the series against (default: "
+                    "the first)");
+    hist.add_option("--margin-pct", margin,
+                    "With --variant: the CUSUM's margin, percent of the anchor (default: "
+                    "compare's margin for the metric's kind)")
+        ->check(CLI::PositiveNumber);
     hist.add_option("--format", opt.format, "text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -95,6 +113,7 @@ struct HistoryCommand {
   int run() {
     if (!variant.empty()) opt.variant = variant;
     if (!spec.empty()) opt.spec_name = spec;
+    if (margin > 0) opt.margin_pct = margin;
     return isolab::history_command(opt, std::cout, std::cerr);
   }
 };

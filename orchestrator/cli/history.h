@@ -22,7 +22,13 @@ struct HistoryCommandOptions {
   bool scan = true;
   // Print last_good_run(spec_name, variant) instead of the trend; needs both set.
   bool last_good = false;
+  // The CUSUM of the variant's series (compare/cusum.h), printed after the trend when a variant
+  // is given: its anchor run ("" = the first), and its margin in percent (unset: compare's
+  // margin for the metric's kind).
+  std::string anchor;
+  std::optional<double> margin_pct;
 };
+// Exit status: 0, 1 when the CUSUM alarms, 2 on error.
 int history_command(const HistoryCommandOptions& options, std::ostream& out, std::ostream& err);
 
 // Declares `isolab history`'s options (CLI11) on `sub`; the action runs it and returns its exit

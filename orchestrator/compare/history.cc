@@ -357,7 +357,8 @@ std::vector<HistoryRow> history(HistoryDb& db, const std::string& metric,
                                 const std::optional<std::string>& variant,
                                 const std::optional<std::string>& spec_name) {
   Stmt q(db.handle(),
-         "SELECT r.run_id, r.started_at, v.variant, v.value, v.unit FROM cell_values v "
+         "SELECT r.run_id, r.started_at, v.variant, v.value, v.unit, v.better, r.accelerator "
+         "FROM cell_values v "
          "JOIN runs r ON r.run_id = v.run_id "
          "JOIN cells c ON c.run_id = v.run_id AND c.cell_id = v.cell_id "
          "WHERE v.metric = ?1 AND (?2 IS NULL OR v.variant = ?2) "
@@ -374,6 +375,8 @@ std::vector<HistoryRow> history(HistoryDb& db, const std::string& metric,
       r.started_at = q.text(1);
       r.variant = var;
       r.unit = q.text(4);
+      r.better = q.text(5);
+      r.accelerator = q.text(6);
       rows.push_back(r);
       samples.emplace_back();
     }

@@ -78,6 +78,8 @@ struct HistoryRow {
   std::size_t n = 0;  // ok, non-warmup cells with a value
   double median = 0;
   std::string unit;
+  std::string better;       // the metric's "better" ("lower", "higher", "")
+  std::string accelerator;  // the run's (runs.accelerator)
 };
 
 // Trend of one metric: one row per (run, variant) that has values, ordered by started_at then

@@ -12,6 +12,7 @@
 #include "cli/compare.h"
 #include "cli/history.h"
 #include "compare/calibrate.h"
+#include "compare/cusum.h"
 #include "compare/history.h"
 #include "report/json.h"
 
@@ -212,6 +213,42 @@ TEST_F(HistoryTest, CommandScansTheResultsDirectory) {
   EXPECT_EQ(nlohmann::json::parse(out.str())["run_id"], "run-2");
   o.results_dir = dir_ / "nonesuch";
   EXPECT_EQ(history_command(o, out, err), 2);
+}
+
+// Six nights of one variant on KVM: the anchor, then cycles per syscall 0.9 margins above it
+// each night (the KVM timing margin is compare's threshold_pct): the CUSUM alarms and the
+// command exits 1; --margin-pct 10 makes the same nights harmless.
+TEST_F(HistoryTest, CommandRunsTheCusumOfAVariantAndExits1OnACreep) {
+  const double margin_pct =
+      default_cusum_settings("vmstat-syscall.cycles_per_syscall", "cycles", "lower", "kvm")
+          .margin_pct;
+  for (int night = 0; night < 6; ++night) {
+    const double v = 7400 * (1 + (night ? 0.9 * margin_pct / 100 : 0));
+    const std::string id = "night-" + std::to_string(night);
+    write_file_atomic(
+        dir_ / id / "result.json",
+        run_doc(id, "2026-11-2" + std::to_string(night) + "T03:00:00Z", {v, v, v}, {}).dump());
+  }
+  HistoryCommandOptions o;
+  o.results_dir = dir_;
+  o.metric = "vmstat-syscall.cycles_per_syscall";
+  o.variant = "vanilla";
+  std::ostringstream out, err;
+  EXPECT_EQ(history_command(o, out, err), 1) << err.str();
+  EXPECT_THAT(out.str(),
+              HasSubstr("cusum of vmstat-syscall.cycles_per_syscall against run night-0"));
+  EXPECT_THAT(out.str(), HasSubstr("ALARM"));
+  o.format = "json";
+  out.str("");
+  EXPECT_EQ(history_command(o, out, err), 1);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["cusum"]["points"].size(), 5u);
+  EXPECT_FALSE(j["cusum"]["points"][2]["alarm"]);
+  EXPECT_TRUE(j["cusum"]["points"][3]["alarm"]);
+  o.margin_pct = 10 * margin_pct;
+  out.str("");
+  EXPECT_EQ(history_command(o, out, err), 0);
+  EXPECT_FALSE(nlohmann::json::parse(out.str())["cusum"]["alarm"]);
 }
 
 TEST_F(HistoryTest, CompareCommandRecordsItsVerdict) {

@@ -1,0 +1,120 @@
+#include "compare/cusum.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "base/error.h"
+#include "compare/compare.h"
+
+namespace isolab {
+
+namespace {
+
+std::string g(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+MetricKind kind_of_unit(const std::string& unit) {
+  if (unit.rfind("instructions", 0) == 0) return MetricKind::instructions;
+  return metric_kind_of("", unit);
+}
+
+}  // namespace
+
+Cusum cusum(const std::string& metric, const std::vector<SeriesPoint>& series,
+            const CusumSettings& s) {
+  Cusum c;
+  c.metric = metric;
+  c.settings = s;
+  if (series.empty()) {
+    c.note = "no run has the metric";
+    return c;
+  }
+  std::size_t at = 0;
+  if (!s.anchor_run.empty()) {
+    const auto it = std::find_if(series.begin(), series.end(),
+                                 [&](const SeriesPoint& p) { return p.run_id == s.anchor_run; });
+    if (it == series.end()) throw Error("cusum: anchor run " + s.anchor_run + " has no " + metric);
+    at = static_cast<std::size_t>(it - series.begin());
+  }
+  c.anchor_run = series[at].run_id;
+  c.anchor = series[at].value;
+  c.margin = std::max(s.floor, s.margin_pct / 100 * std::fabs(c.anchor));
+  if (!(c.margin > 0)) {
+    c.note = "the margin is 0 (anchor 0 and no floor)";
+    return c;
+  }
+  double sum = 0;
+  for (std::size_t i = at + 1; i < series.size(); ++i) {
+    CusumPoint p{series[i].run_id, series[i].started_at, series[i].value, 0, 0, false};
+    p.z = (s.higher_is_bad ? 1 : -1) * (p.value - c.anchor) / c.margin;
+    sum = std::max(0.0, sum + p.z - s.k);
+    p.s = sum;
+    p.alarm = sum >= s.h;
+    c.alarm = c.alarm || p.alarm;
+    c.points.push_back(p);
+  }
+  if (c.points.empty()) c.note = "only the anchor run so far";
+  return c;
+}
+
+std::vector<SeriesPoint> series_of(const std::vector<HistoryRow>& rows) {
+  std::vector<SeriesPoint> out;
+  for (const auto& r : rows)
+    if (r.n > 0) out.push_back({r.run_id, r.started_at, r.median});
+  return out;
+}
+
+CusumSettings default_cusum_settings(const std::string& metric, const std::string& unit,
+                                     const std::string& better, const std::string& accelerator,
+                                     const CompareSettings& compare) {
+  CusumSettings s;
+  const MetricInfo info{metric, unit, kind_of_unit(unit), better_from_string(better),
+                        accelerator == "tcg"};
+  s.margin_pct = effective_threshold_pct(info, compare);
+  s.floor = info.kind == MetricKind::count ? compare.count_floor_for(unit) : 0;
+  s.higher_is_bad = better != "higher";
+  return s;
+}
+
+std::string render_cusum_text(const Cusum& c) {
+  std::string o = "cusum of " + c.metric;
+  if (c.anchor_run.empty()) return o + ": " + c.note + "\n";
+  o += " against run " + c.anchor_run + " (anchor " + g("%.6g", c.anchor) + ", margin " +
+       g("%.4g", c.margin) + ", " + (c.settings.higher_is_bad ? "higher" : "lower") +
+       " is bad; S = max(0, S + z - " + g("%g", c.settings.k) +
+       "), alarm at S >= " + g("%g", c.settings.h) + ")\n";
+  for (const auto& p : c.points)
+    o += "  " + p.run_id + "  " + g("%12.6g", p.value) + "  z " + g("%+.2f", p.z) + "  S " +
+         g("%.2f", p.s) + (p.alarm ? "  ALARM" : "") + "\n";
+  if (!c.note.empty()) o += "  (" + c.note + ")\n";
+  o +=
+      c.alarm ? "  ALARM: the series crept beyond the margin against the anchor\n" : "  no alarm\n";
+  return o;
+}
+
+nlohmann::json cusum_to_json(const Cusum& c) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : c.points)
+    points.push_back({{"run_id", p.run_id},
+                      {"started_at", p.started_at},
+                      {"value", p.value},
+                      {"z", p.z},
+                      {"s", p.s},
+                      {"alarm", p.alarm}});
+  return {{"metric", c.metric},
+          {"anchor_run", c.anchor_run},
+          {"anchor", c.anchor},
+          {"margin", c.margin},
+          {"higher_is_bad", c.settings.higher_is_bad},
+          {"k", c.settings.k},
+          {"h", c.settings.h},
+          {"points", points},
+          {"alarm", c.alarm},
+          {"note", c.note}};
+}
+
+}  // namespace isolab

@@ -50,7 +50,9 @@ TEST(WorkloadInsnRep, PlantedFaultPathIsCaughtWithoutRepIterationsOnly) {
   ASSERT_TRUE(all.is_object() && norep.is_object()) << cmp.out.substr(0, 4000);
   EXPECT_NEAR(norep["count"]["diff"].get<double>(), 50, 0.5);
   EXPECT_NEAR(all["count"]["diff"].get<double>(), 50, 0.5);
-  EXPECT_EQ(all["verdict"], "no significant change") << all.dump();
+  // The full count sees the 50 instructions (every boot of each kernel agrees) but they are
+  // under 1% of it: below the instruction threshold, not a regression (docs/verdicts.md).
+  EXPECT_EQ(all["verdict"], "changed, below threshold") << all.dump();
   EXPECT_EQ(norep["verdict"], "regressed") << norep.dump();
   EXPECT_EQ(cmp.exit_code, 1);
 }

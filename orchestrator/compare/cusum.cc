@@ -2,20 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "base/error.h"
+#include "base/number_text.h"
 #include "compare/compare.h"
 
 namespace isolab {
 
 namespace {
-
-std::string g(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 MetricKind kind_of_unit(const std::string& unit) {
   if (unit.rfind("instructions", 0) == 0) return MetricKind::instructions;
@@ -83,13 +77,15 @@ CusumSettings default_cusum_settings(const std::string& metric, const std::strin
 std::string render_cusum_text(const Cusum& c) {
   std::string o = "cusum of " + c.metric;
   if (c.anchor_run.empty()) return o + ": " + c.note + "\n";
-  o += " against run " + c.anchor_run + " (anchor " + g("%.6g", c.anchor) + ", margin " +
-       g("%.4g", c.margin) + ", " + (c.settings.higher_is_bad ? "higher" : "lower") +
-       " is bad; S = max(0, S + z - " + g("%g", c.settings.k) +
-       "), alarm at S >= " + g("%g", c.settings.h) + ")\n";
+  o += " against run " + c.anchor_run + " (anchor " + format_number("%.6g", c.anchor) +
+       ", margin " + format_number("%.4g", c.margin) + ", " +
+       (c.settings.higher_is_bad ? "higher" : "lower") + " is bad; S = max(0, S + z - " +
+       format_number("%g", c.settings.k) + "), alarm at S >= " + format_number("%g", c.settings.h) +
+       ")\n";
   for (const auto& p : c.points)
-    o += "  " + p.run_id + "  " + g("%12.6g", p.value) + "  z " + g("%+.2f", p.z) + "  S " +
-         g("%.2f", p.s) + (p.alarm ? "  ALARM" : "") + "\n";
+    o += "  " + p.run_id + "  " + format_number("%12.6g", p.value) + "  z " +
+         format_number("%+.2f", p.z) + "  S " + format_number("%.2f", p.s) +
+         (p.alarm ? "  ALARM" : "") + "\n";
   if (!c.note.empty()) o += "  (" + c.note + ")\n";
   o +=
       c.alarm ? "  ALARM: the series crept beyond the margin against the anchor\n" : "  no alarm\n";

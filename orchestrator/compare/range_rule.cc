@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "base/number_text.h"
 
 namespace isolab {
 
@@ -11,12 +12,6 @@ namespace {
 double log_choose(std::size_t n, std::size_t k) {
   return std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
          std::lgamma(static_cast<double>(n - k) + 1);
-}
-
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
 }
 
 }  // namespace
@@ -42,8 +37,9 @@ RangeRule range_rule(std::span<const double> a, std::span<const double> b, doubl
   const double sa = *amax - *amin, sb = *bmax - *bmin;
   if (sa > jitter || sb > jitter) {
     const bool a_wide = sa > jitter;
-    r.why_not = std::string(a_wide ? "A" : "B") + "'s boots spread " + g3(a_wide ? sa : sb) +
-                " > jitter " + g3(jitter) + " (not one path in every boot)";
+    r.why_not = std::string(a_wide ? "A" : "B") + "'s boots spread " +
+                format_number("%.3g", a_wide ? sa : sb) + " > jitter " +
+                format_number("%.3g", jitter) + " (not one path in every boot)";
     return r;
   }
   r.applies = true;

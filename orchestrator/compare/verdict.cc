@@ -2,26 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <set>
 
 #include "base/error.h"
 #include "base/json_text.h"
+#include "base/number_text.h"
 #include "cmdline/cpulist.h"
 #include "spec/primary.h"
 
 namespace isolab {
-
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
 
 Better better_from_string(const std::string& s) {
   if (s == "lower") return Better::lower;
@@ -303,12 +293,12 @@ double metric_threshold_pct(const MetricTest&, const MetricInfo& info,
   const double threshold = effective_threshold_pct(info, settings, &tcg);
   std::string note;
   if (tcg) {
-    note = "threshold " + fmt("%.3g", threshold) +
+    note = "threshold " + format_number("%.3g", threshold) +
            "% is the TCG timing threshold (compare.tcg_timing_threshold_pct): cells ran under TCG, "
            "where timings of one kernel varied 2-26% between boots";
   } else if (info.kind == MetricKind::instructions &&
              threshold == settings.instructions_threshold_pct) {
-    note = "threshold " + fmt("%.3g", threshold) +
+    note = "threshold " + format_number("%.3g", threshold) +
            "% is the instruction threshold (compare.instructions_threshold_pct)";
   }
   if (why) *why = note;

@@ -1,25 +1,15 @@
 // The verdict rules of compare/verdict.h, as a table of rules tried in order.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
+#include "base/number_text.h"
 #include "compare/verdict.h"
 
 namespace isolab {
 
-namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-}  // namespace
-
 std::string format_count_amount(double v, const std::string& unit) {
-  std::string x = fmt("%.3g", v);
+  std::string x = format_number("%.3g", v);
   if (unit == "1/s") return x + "/s";
   if (unit == "count" || unit.empty()) return x;
   return x + " " + unit;
@@ -69,7 +59,7 @@ std::optional<ConfidenceInterval> interval_of(const Judge& j) {
 // A change (verdict scale) as text: "+3.75%" or "+0.98/s".
 std::string amount(const Judge& j, double x) {
   if (std::isinf(x)) return x > 0 ? "+inf" : "-inf";
-  if (is_relative(j)) return fmt("%+.2f", 100 * x) + "%";
+  if (is_relative(j)) return format_number("%+.2f", 100 * x) + "%";
   return (x > 0 ? "+" : "") + format_count_amount(x, j.unit);
 }
 
@@ -91,15 +81,15 @@ std::string p_label(const Judge& j) {
   return j.t.family_p ? "family-wise p=" : "p=";
 }
 
-std::string p_clause(const Judge& j) { return p_label(j) + fmt("%.3g", j.p); }
+std::string p_clause(const Judge& j) { return p_label(j) + format_number("%.3g", j.p); }
 
 // Whether |change| is beyond the threshold (and, for counts, the floor), with the clause.
 bool beyond_threshold(const Judge& j, std::string* clause) {
   if (is_relative(j)) {
     const double c = 100.0 * j.t.change;
     const bool large = std::fabs(c) > j.threshold_pct;
-    *clause = "|" + fmt("%.2f", c) + "%| " + (large ? ">" : "<=") + " threshold " +
-              fmt("%.2f", j.threshold_pct) + "%";
+    *clause = "|" + format_number("%.2f", c) + "%| " + (large ? ">" : "<=") + " threshold " +
+              format_number("%.2f", j.threshold_pct) + "%";
     return large;
   }
   const CountTest& c = *j.t.count;
@@ -115,8 +105,8 @@ bool beyond_threshold(const Judge& j, std::string* clause) {
   const bool large = from_zero || std::fabs(rel) > j.threshold_pct;
   *clause = diff_text + " > " + floor_text + ", " +
             (from_zero ? std::string("A was 0 in every boot")
-                       : "|" + fmt("%.2f", rel) + "%| " + (large ? ">" : "<=") + " threshold " +
-                             fmt("%.2f", j.threshold_pct) + "%");
+                       : "|" + format_number("%.2f", rel) + "%| " + (large ? ">" : "<=") +
+                             " threshold " + format_number("%.2f", j.threshold_pct) + "%");
   return large;
 }
 
@@ -138,11 +128,11 @@ std::string interval_text(const Judge& j) {
   const ConfidenceInterval i = *interval_of(j);
   const std::string ends = "[" + amount(j, i.low) + ", " + amount(j, i.high) + "]";
   if (range_decides(j)) return "range " + ends;
-  return fmt("%.4g", 100 * i.level) + "% CI " + ends;
+  return format_number("%.4g", 100 * i.level) + "% CI " + ends;
 }
 
 std::string margin_text(const Judge& j) {
-  return "+-" + (is_relative(j) ? fmt("%.2f", 100 * margin_of(j)) + "%"
+  return "+-" + (is_relative(j) ? format_number("%.2f", 100 * margin_of(j)) + "%"
                                 : format_count_amount(margin_of(j), j.unit));
 }
 
@@ -183,10 +173,10 @@ std::optional<VerdictResult> by_range(const Judge& j) {
   if (!range_decides(j)) return std::nullopt;
   const RangeRule& r = *j.t.range;
   const ConfidenceInterval i = *interval_of(j);
-  const std::string rule = "range rule (every boot of each side within the jitter " +
-                           fmt("%.3g", r.jitter) + " of " + std::to_string(r.runs) +
-                           " calibration run(s); false-alarm bound " + fmt("%.3g", r.bound) +
-                           "): " + n_label(j.t) + ", " + interval_text(j);
+  const std::string rule =
+      "range rule (every boot of each side within the jitter " + format_number("%.3g", r.jitter) +
+      " of " + std::to_string(r.runs) + " calibration run(s); false-alarm bound " +
+      format_number("%.3g", r.bound) + "): " + n_label(j.t) + ", " + interval_text(j);
   const bool excludes = i.low > 0 || i.high < 0;
   const bool sig_exact =
       j.family ? (j.family->rejected_bad || j.family->rejected_good) : j.p < j.s.alpha;
@@ -206,10 +196,10 @@ std::optional<VerdictResult> all_equal(const Judge& j) {
     return result(j, Verdict::no_change, "the same value in every boot of both variants");
   const double unseen = 100 * (1 - std::pow(j.s.alpha, 1.0 / static_cast<double>(b.n)));
   return result(j, Verdict::inconclusive,
-                "0 in every boot of both variants: an effect in fewer than " + fmt("%.0f", unseen) +
-                    "% of B's " + std::to_string(b.n) +
+                "0 in every boot of both variants: an effect in fewer than " +
+                    format_number("%.0f", unseen) + "% of B's " + std::to_string(b.n) +
                     " boots would leave them all at 0 with probability >= alpha " +
-                    fmt("%.3g", j.s.alpha));
+                    format_number("%.3g", j.s.alpha));
 }
 
 std::optional<VerdictResult> undefined_change(const Judge& j) {
@@ -227,7 +217,7 @@ bool significant(const Judge& j) {
 // What the test said, before the interval's clause.
 std::string test_clause(const Judge& j) {
   const double level = j.family ? j.family->level : j.s.alpha;
-  if (!significant(j)) return p_clause(j) + " >= alpha " + fmt("%.3g", level);
+  if (!significant(j)) return p_clause(j) + " >= alpha " + format_number("%.3g", level);
   std::string clause;
   beyond_threshold(j, &clause);
   return p_clause(j) + " but " + clause;
@@ -255,27 +245,29 @@ std::optional<VerdictResult> unreachable(const Judge& j) {
     const double level = j.family->level / static_cast<double>(j.family->k);
     return result(j, Verdict::inconclusive,
                   n_label(j.t) + ": cannot reach alpha: the smallest p the " + test_name(j) +
-                      " test can reach with these values is " + fmt("%.3g", j.min_p) +
-                      ", not below the step-down's level " + fmt("%.3g", j.family->level) +
-                      " / K " + std::to_string(j.family->k) + " = " + fmt("%.3g", level) +
+                      " test can reach with these values is " + format_number("%.3g", j.min_p) +
+                      ", not below the step-down's level " +
+                      format_number("%.3g", j.family->level) + " / K " +
+                      std::to_string(j.family->k) + " = " + format_number("%.3g", level) +
                       " (too few boots, or too few with a non-zero value)");
   }
   if (j.min_p < j.s.alpha) return std::nullopt;
-  const std::string tail = ", not below alpha " + fmt("%.3g", j.s.alpha);
+  const std::string tail = ", not below alpha " + format_number("%.3g", j.s.alpha);
   if (j.t.kind != MetricKind::timing)
     return result(j, Verdict::inconclusive,
                   n_label(j.t) + ": smallest p the " + test_name(j) +
-                      " test can reach with these values is " + fmt("%.3g", j.min_p) + tail +
-                      " (too few boots, or too few with a non-zero value)");
+                      " test can reach with these values is " + format_number("%.3g", j.min_p) +
+                      tail + " (too few boots, or too few with a non-zero value)");
   return result(j, Verdict::inconclusive,
                 n_label(j.t) + ": smallest attainable " + test_name(j) + " p is " +
-                    fmt("%.3g", j.min_p) + tail + " (too few boots)");
+                    format_number("%.3g", j.min_p) + tail + " (too few boots)");
 }
 
 // Secondary rules 6 and 7: significant; by the threshold and "better".
 std::optional<VerdictResult> secondary_moved(const Judge& j) {
   if (!(j.p < j.s.alpha)) return std::nullopt;
-  return changed(j, bad_way(j, change_of(j)), p_clause(j) + " < alpha " + fmt("%.3g", j.s.alpha));
+  return changed(j, bad_way(j, change_of(j)),
+                 p_clause(j) + " < alpha " + format_number("%.3g", j.s.alpha));
 }
 
 // Primary rules 6-8: the budget's step-down rejected a direction.
@@ -285,8 +277,8 @@ std::optional<VerdictResult> primary_moved(const Judge& j) {
   const bool bad = f.rejected_bad;
   const double p = bad ? f.adjusted_bad : f.adjusted_good;
   return changed(j, bad,
-                 std::string(bad ? "bad" : "good") + "-direction step-down p=" + fmt("%.3g", p) +
-                     " < level " + fmt("%.3g", f.level));
+                 std::string(bad ? "bad" : "good") + "-direction step-down p=" +
+                     format_number("%.3g", p) + " < level " + format_number("%.3g", f.level));
 }
 
 VerdictResult cannot_tell(const Judge& j) {
@@ -382,7 +374,7 @@ VerdictResult decide_primary_verdict(const MetricTest& t, const MetricInfo& info
   double threshold = metric_threshold_pct(t, info, settings, &why);
   if (primary.threshold_pct) {
     threshold = *primary.threshold_pct;
-    why = "threshold " + fmt("%.3g", threshold) + "% declared with the primary metric";
+    why = "threshold " + format_number("%.3g", threshold) + "% declared with the primary metric";
   }
   Judge j = secondary_judge(t, primary.higher_is_bad ? Better::lower : Better::higher, threshold,
                             settings, settings.count_floor_for(info.unit), info.unit);

@@ -184,8 +184,9 @@ struct MetricTest {
   std::optional<RangeRule> range;
   // Primary metrics: the exit budget's decisions (set by apply_exit_budget).
   std::optional<PrimaryFamily> family;
-  // Set by compare_runs: Holm-adjusted one_sided p (primary) or the Westfall-Young adjusted p
-  // (secondary). The verdict rules use it in place of the metric's own p.
+  // Set by compare_runs: the exit budget's step-down p of the bad direction (primary; the good
+  // direction's is family->adjusted_good) or the Westfall-Young adjusted p (secondary). The
+  // verdict rules use it in place of the metric's own p.
   std::optional<double> family_p;
 
   // The metric's own two-sided p: the stratified p when set, else the permutation test of means

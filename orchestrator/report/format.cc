@@ -47,9 +47,14 @@ bool is_instructions(const MetricRow& r) {
 
 const char* role_name(const MetricRow& r) { return r.primary ? "primary" : "secondary"; }
 
-// The p a row's verdict rests on: the budget's step-down (primary) or the family-wise p (secondary)
-// when computed, else the row's own one-sided (primary) or two-sided p.
+// The p a row's verdict rests on: the budget's step-down (primary; of the good direction's family
+// for an improved one) or the family-wise p (secondary) when computed, else the row's own
+// one-sided (primary) or two-sided p.
 double decisive_p(const MetricRow& r) {
+  if (r.primary && r.verdict.verdict == Verdict::improved) {
+    if (r.test.family) return r.test.family->adjusted_good;
+    if (r.test.good_sided) return r.test.good_sided->p;
+  }
   if (r.test.family_p) return *r.test.family_p;
   return r.primary && r.test.one_sided ? r.test.one_sided->p : r.test.p_value();
 }

@@ -673,7 +673,10 @@ TEST_F(CommandTest, ExitStatusContract) {
   o.primary = {"vmstat-syscall.cycles_per_syscall:higher"};
   EXPECT_EQ(compare_command(o, out, err), 1) << err.str();
   o.primary = {"vmstat-syscall.cycles_per_syscall:lower"};  // faster is bad: not regressed
+  out.str("");
   EXPECT_EQ(compare_command(o, out, err), 0) << err.str();
+  // An improved primary shows the p of the good direction's family, not the bad one's (1).
+  EXPECT_THAT(out.str(), HasSubstr("improved, step-down p = 0.004"));
   o.primary.clear();
   slow["spec"] = {
       {"compare", {{"primary", {{{"metric", "latency.latency_max_us"}, {"bad", "higher"}}}}}}};

@@ -359,9 +359,14 @@ TEST(Instructions, PrimaryNotMeasuredWhereNoCellCountedInstructions) {
   EXPECT_NO_THROW(render_json(c).dump());
   EXPECT_NO_THROW(render_markdown(c));
   EXPECT_NO_THROW(render_junit(c));
+  // So is a wakeup path length (the plugin's wakeup_insns_*, not an insns_per_* name).
+  const Comparison w = compare_run_variants(run, primary("shared.wakeup_insns_max:higher"));
+  EXPECT_EQ(row(w, "shared.wakeup_insns_max").verdict.reason,
+            "not measured: KVM: the vCPU exposes no PMU");
 
   run["cells"][0]["insn_counts"] = {{"source", "tcg-plugin"}};
   EXPECT_THROW(compare_run_variants(run, primary("idle.insns_per_syscall:higher")), Error);
+  EXPECT_THROW(compare_run_variants(run, primary("shared.wakeup_insns_max:higher")), Error);
 }
 
 // ---- the A/A relabelling ----

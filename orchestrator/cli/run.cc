@@ -331,8 +331,10 @@ struct RunCommand {
   int compare_with_baseline(const isolab::Spec& spec, const NightlyBaseline& baseline,
                             const isolab::RunSummary& sum, int status) const {
     if (!baseline.run) {
-      std::cerr << "isolab: baseline: no earlier good run of " << spec.name << " in " << results_dir
-                << "; this run becomes the baseline if it is good\n";
+      std::cerr
+          << "isolab: baseline: no earlier good run of " << spec.name << " in " << results_dir
+          << "; this run, if complete and not regressed, is the anchor: the baseline of later runs "
+             "until one of them is found equivalent to its own (docs/verdicts.md)\n";
       return status;
     }
     if (status != 0) return status;

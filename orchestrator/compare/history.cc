@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "compare/equivalence.h"
 #include "results/result.h"
 
 namespace isolab {
@@ -136,6 +137,9 @@ CREATE TABLE comparisons (
   summary_json TEXT, recorded_at TEXT,
   PRIMARY KEY (run_id, baseline_run_id, variant_a, variant_b));
 )sql",
+    // 1 -> 2: whether B was equivalent to A (compare/equivalence.h); NULL for records made
+    // before it was kept.
+    "ALTER TABLE comparisons ADD COLUMN equivalent INTEGER;",
 };
 static_assert(std::size(kMigrations) == HistoryDb::kSchemaVersion);
 
@@ -341,7 +345,8 @@ bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesyste
 void record_comparison(HistoryDb& db, const Comparison& c, const nlohmann::json& summary) {
   Stmt(db.handle(),
        "INSERT OR REPLACE INTO comparisons(run_id, baseline_run_id, variant_a, variant_b, "
-       "regressions, forced, summary_json, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+       "regressions, forced, summary_json, recorded_at, equivalent) "
+       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
       .bind(1, c.run_b)
       .bind(2, c.run_a)
       .bind(3, c.variant_a)
@@ -350,6 +355,7 @@ void record_comparison(HistoryDb& db, const Comparison& c, const nlohmann::json&
       .bind(6, std::int64_t{c.forced})
       .bind(7, json_text(summary))
       .bind(8, now_utc())
+      .bind(9, std::int64_t{not_equivalent_reason(c).empty()})
       .run();
 }
 
@@ -389,19 +395,42 @@ std::vector<HistoryRow> history(HistoryDb& db, const std::string& metric,
   return rows;
 }
 
-std::optional<RunRef> last_good_run(HistoryDb& db, const std::string& spec_name,
-                                    const std::string& variant) {
-  Stmt q(db.handle(),
-         "SELECT r.run_id, r.started_at, r.path FROM runs r "
-         "WHERE r.spec_name = ?1 AND r.status = 'complete' "
-         "AND EXISTS (SELECT 1 FROM run_variants rv WHERE rv.run_id = r.run_id "
-         "            AND rv.variant = ?2) "
-         "AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id = r.run_id "
-         "                AND c.regressions > 0) "
-         "ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1");
+namespace {
+
+// The first run the query `where_order` (after the complete runs of spec ?1 with variant ?2)
+// selects.
+std::optional<RunRef> first_run(HistoryDb& db, const std::string& spec_name,
+                                const std::string& variant, const char* where_order) {
+  const std::string sql =
+      std::string(
+          "SELECT r.run_id, r.started_at, r.path FROM runs r "
+          "WHERE r.spec_name = ?1 AND r.status = 'complete' "
+          "AND EXISTS (SELECT 1 FROM run_variants rv WHERE rv.run_id = r.run_id "
+          "            AND rv.variant = ?2) ") +
+      where_order;
+  Stmt q(db.handle(), sql.c_str());
   q.bind(1, spec_name).bind(2, variant);
   if (!q.step()) return std::nullopt;
   return RunRef{q.text(0), q.text(1), q.text(2)};
+}
+
+}  // namespace
+
+std::optional<RunRef> last_good_run(HistoryDb& db, const std::string& spec_name,
+                                    const std::string& variant) {
+  // The newest run whose variant was found equivalent to its baseline (a record of schema 1
+  // counts when it had no regression).
+  if (auto moved = first_run(db, spec_name, variant,
+                             "AND EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id = r.run_id "
+                             "  AND c.variant_b = ?2 AND (c.equivalent = 1 OR "
+                             "  (c.equivalent IS NULL AND c.regressions = 0))) "
+                             "ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1"))
+    return moved;
+  // Else the anchor: the oldest run that no recorded comparison found regressed.
+  return first_run(db, spec_name, variant,
+                   "AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id = r.run_id "
+                   "  AND c.regressions > 0) "
+                   "ORDER BY r.started_at ASC, r.run_id ASC LIMIT 1");
 }
 
 std::string render_history_text(const std::string& metric, const std::vector<HistoryRow>& rows) {

@@ -1,6 +1,6 @@
 // Run history: an embedded SQLite database at <results_dir>/isolab.db.
 //
-// Schema (version 1; `meta` table key/value with key 'schema_version'; migrations run in order
+// Schema (version 2; `meta` table key/value with key 'schema_version'; migrations run in order
 // from the version found, 0 meaning a new or empty file, each in one transaction):
 //   runs(run_id PK, spec_name, spec_sha256, started_at, finished_at, status, accelerator, path,
 //        result_sha256, variant_a, variant_b, indexed_at)
@@ -11,8 +11,9 @@
 //         aggregate(values) of each metric of each contributing cell (status ok, not warmup),
 //         as extract_variant() computes it
 //   comparisons(run_id, baseline_run_id, variant_a, variant_b, regressions, forced,
-//         summary_json, recorded_at; PK run_id+baseline_run_id+variant_a+variant_b):
-//         baseline_run_id = run_id for a one-run comparison
+//         summary_json, recorded_at, equivalent; PK run_id+baseline_run_id+variant_a+variant_b):
+//         baseline_run_id = run_id for a one-run comparison; equivalent 1 when B was
+//         equivalent to A (compare/equivalence.h), 0 when not, NULL for a record of schema 1
 // All SQL uses prepared statements with bound values.
 #pragma once
 
@@ -33,7 +34,7 @@ namespace isolab {
 // An open history database (RAII: closes on destruction). Not thread-safe.
 class HistoryDb {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database file and migrates it to kSchemaVersion. Throws isolab::Error
   // naming the path when it cannot be opened, is not an SQLite database, or has a newer schema
@@ -67,8 +68,8 @@ class HistoryDb {
 bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesystem::path& run_dir);
 
 // Records the outcome of a comparison of run c.run_b against c.run_a (regressions count, forced,
-// summary JSON: the "summary" object of report/json.h render_json(c)). Replaces an earlier
-// record of the same pair and variants.
+// summary JSON: the "summary" object of report/json.h render_json(c), and whether B was
+// equivalent to A). Replaces an earlier record of the same pair and variants.
 void record_comparison(HistoryDb& db, const Comparison& c, const nlohmann::json& summary);
 
 struct HistoryRow {
@@ -94,9 +95,12 @@ struct RunRef {
   std::string path;
 };
 
-// The most recent run (by started_at) of spec_name that has the variant, whose status is
-// "complete", and for which no recorded comparison (as the B run) has regressions > 0 — the
-// baseline for a nightly job. nullopt when there is none.
+// The baseline of a nightly job: among the complete runs of spec_name that have the variant,
+// the newest one whose variant a recorded comparison (as B) found equivalent to its own baseline
+// (compare/equivalence.h; a record of schema 1, made before equivalence was kept, counts when it
+// had no regression); when there is none, the anchor: the oldest run for which no recorded
+// comparison has regressions > 0. So the baseline moves only on equivalence: a night that is
+// inconclusive, or changed within the margin, leaves it where it was. nullopt when there is none.
 std::optional<RunRef> last_good_run(HistoryDb& db, const std::string& spec_name,
                                     const std::string& variant);
 

@@ -13,6 +13,7 @@
 #include "cli/history.h"
 #include "compare/calibrate.h"
 #include "compare/cusum.h"
+#include "compare/equivalence.h"
 #include "compare/history.h"
 #include "report/json.h"
 
@@ -83,7 +84,31 @@ TEST_F(HistoryTest, NewDatabaseIsMigratedToTheCurrentSchema) {
   EXPECT_EQ(db.schema_version(), HistoryDb::kSchemaVersion);
   // Reopening does not migrate again.
   HistoryDb again = HistoryDb::open_in(dir_);
-  EXPECT_EQ(again.schema_version(), 1);
+  EXPECT_EQ(again.schema_version(), HistoryDb::kSchemaVersion);
+}
+
+// A database of schema 1 (comparisons without the equivalent column) is migrated on open; its
+// records count as they did: a comparison without regression moves the baseline.
+TEST_F(HistoryTest, Schema1DatabaseIsMigratedAndItsRecordsKeepTheirMeaning) {
+  std::vector<double> base = {7400, 7410, 7390, 7405, 7395};
+  {
+    HistoryDb db = HistoryDb::open_in(dir_);
+    for (const auto& r : {run_doc("run-1", "2026-11-27T03:00:00Z", base, base),
+                          run_doc("run-2", "2026-11-28T03:00:00Z", base, base)})
+      index_run(db, r, dir_ / r["run_id"].get<std::string>());
+    auto c = compare_run_variants(run_doc("run-2", "2026-11-28T03:00:00Z", base, base),
+                                  settings_from_json(compare_section()));
+    record_comparison(db, c, render_json(c)["summary"]);
+    ASSERT_EQ(sqlite3_exec(db.handle(),
+                           "ALTER TABLE comparisons DROP COLUMN equivalent; "
+                           "UPDATE meta SET value='1' WHERE key='schema_version'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  }
+  HistoryDb db = HistoryDb::open_in(dir_);
+  EXPECT_EQ(db.schema_version(), HistoryDb::kSchemaVersion);
+  ASSERT_TRUE(last_good_run(db, "vmstat-nohz", "patched"));
+  EXPECT_EQ(last_good_run(db, "vmstat-nohz", "patched")->run_id, "run-2");
 }
 
 TEST_F(HistoryTest, NewerSchemaAndNonDatabaseFilesAreRefused) {
@@ -161,9 +186,9 @@ TEST_F(HistoryTest, LastGoodRunSkipsPartialAndRegressedRuns) {
   for (const auto& r : {good, partial, regressed}) {
     index_run(db, r, dir_ / r["run_id"].get<std::string>());
   }
-  // Before any verdict is recorded the newest complete run is the baseline.
+  // Before any verdict is recorded the oldest complete run is the baseline (the anchor).
   ASSERT_TRUE(last_good_run(db, "vmstat-nohz", "patched"));
-  EXPECT_EQ(last_good_run(db, "vmstat-nohz", "patched")->run_id, "run-3");
+  EXPECT_EQ(last_good_run(db, "vmstat-nohz", "patched")->run_id, "run-1");
   const Comparison c = compare_run_variants(regressed, settings_from_json(compare_section()));
   ASSERT_EQ(c.regressions(), 1u);
   record_comparison(db, c, render_json(c)["summary"]);
@@ -173,6 +198,45 @@ TEST_F(HistoryTest, LastGoodRunSkipsPartialAndRegressedRuns) {
   EXPECT_EQ(last->path, (dir_ / "run-1").string());
   EXPECT_FALSE(last_good_run(db, "vmstat-nohz", "nonesuch"));
   EXPECT_FALSE(last_good_run(db, "other-spec", "patched"));
+}
+
+// Nights of one spec, each comparing tonight's patched kernel with the baseline: the baseline
+// moves only to a night found equivalent ("no significant change" on every primary). A night
+// 1% slower than its baseline (significant, inside the 2% margin: changed, below threshold) or
+// too spread to tell (inconclusive) leaves it where it was, so such nights cannot add up.
+TEST_F(HistoryTest, BaselineMovesOnlyOnEquivalence) {
+  HistoryDb db = HistoryDb::open_in(dir_);
+  const std::vector<double> base = {7400, 7410, 7390, 7405, 7395};
+  std::vector<double> slower;
+  for (double x : base) slower.push_back(x * 1.01);
+  const std::vector<double> spread = {7000, 7800, 7400, 6900, 7900};
+  const auto settings = settings_from_json(compare_section());
+  auto night = [&](const std::string& id, const std::string& day, const std::vector<double>& b) {
+    const auto r = run_doc(id, "2026-11-" + day + "T03:00:00Z", base, b);
+    index_run(db, r, dir_ / id);
+    const Comparison c = compare_run_variants(r, settings);
+    record_comparison(db, c, render_json(c)["summary"]);
+    return c;
+  };
+  const auto anchor = run_doc("night-0", "2026-11-20T03:00:00Z", base, base);
+  index_run(db, anchor, dir_ / "night-0");
+  auto baseline = [&] { return last_good_run(db, "vmstat-nohz", "patched")->run_id; };
+  ASSERT_TRUE(last_good_run(db, "vmstat-nohz", "patched"));
+  EXPECT_EQ(baseline(), "night-0");
+
+  const Comparison below = night("night-1", "21", slower);
+  EXPECT_EQ(compare_exit_status(below), 0);
+  EXPECT_EQ(not_equivalent_reason(below),
+            "vmstat-syscall.cycles_per_syscall is changed, below threshold");
+  EXPECT_EQ(baseline(), "night-0");
+
+  const Comparison same = night("night-2", "22", base);
+  EXPECT_EQ(not_equivalent_reason(same), "");
+  EXPECT_EQ(baseline(), "night-2");
+
+  const Comparison wide = night("night-3", "23", spread);
+  EXPECT_EQ(not_equivalent_reason(wide), "vmstat-syscall.cycles_per_syscall is inconclusive");
+  EXPECT_EQ(baseline(), "night-2");
 }
 
 TEST_F(HistoryTest, IndexRejectsDocumentsWithoutRunIdWithoutWriting) {
@@ -210,7 +274,7 @@ TEST_F(HistoryTest, CommandScansTheResultsDirectory) {
   o.spec_name = "vmstat-nohz";
   out.str("");
   EXPECT_EQ(history_command(o, out, err), 0);
-  EXPECT_EQ(nlohmann::json::parse(out.str())["run_id"], "run-2");
+  EXPECT_EQ(nlohmann::json::parse(out.str())["run_id"], "run-1");  // the anchor: none compared
   o.results_dir = dir_ / "nonesuch";
   EXPECT_EQ(history_command(o, out, err), 2);
 }

@@ -197,6 +197,9 @@ struct MetricTest {
   double min_p() const;
 };
 
+// Every boot of both sides had one and the same value (rule 3 above); false when a side is empty.
+bool same_value_in_every_boot(const MetricTest& t);
+
 // test_metric on the pooled cells of all strata, plus `stratified` (always set, also for one
 // stratum) from stratified_permutation_test with the settings' count_exact_limit,
 // count_resamples and seed, and the interval over the strata.

@@ -187,17 +187,24 @@ std::optional<VerdictResult> by_range(const Judge& j) {
   return result(j, Verdict::inconclusive, rule + " reaches beyond " + margin_text(j));
 }
 
+}  // namespace
+
+bool same_value_in_every_boot(const MetricTest& t) {
+  const SampleStats &a = t.a, &b = t.b;
+  return a.n > 0 && b.n > 0 && a.min == a.max && b.min == b.max && a.min == b.min;
+}
+
+namespace {
+
 // Every boot of both variants has the same value.
 std::optional<VerdictResult> all_equal(const Judge& j) {
-  const SampleStats &a = j.t.a, &b = j.t.b;
-  if (a.n == 0 || b.n == 0 || a.min != a.max || b.min != b.max || a.min != b.min)
-    return std::nullopt;
-  if (a.min != 0 || j.t.kind == MetricKind::timing)
+  if (!same_value_in_every_boot(j.t)) return std::nullopt;
+  if (j.t.a.min != 0 || j.t.kind == MetricKind::timing)
     return result(j, Verdict::no_change, "the same value in every boot of both variants");
-  const double unseen = 100 * (1 - std::pow(j.s.alpha, 1.0 / static_cast<double>(b.n)));
+  const double unseen = 100 * (1 - std::pow(j.s.alpha, 1.0 / static_cast<double>(j.t.b.n)));
   return result(j, Verdict::inconclusive,
                 "0 in every boot of both variants: an effect in fewer than " +
-                    format_number("%.0f", unseen) + "% of B's " + std::to_string(b.n) +
+                    format_number("%.0f", unseen) + "% of B's " + std::to_string(j.t.b.n) +
                     " boots would leave them all at 0 with probability >= alpha " +
                     format_number("%.3g", j.s.alpha));
 }

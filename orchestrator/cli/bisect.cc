@@ -14,16 +14,19 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/number_text.h"
 #include "base/progress.h"
 #include "base/random_token.h"
 #include "base/utc_time.h"
 #include "cli/common.h"
 #include "cli/run.h"
+#include "compare/power.h"
 #include "kernel/kernel.h"
 #include "kernel/mbox_series.h"
 #include "pipeline/apply_check.h"
 #include "pipeline/bisect.h"
 #include "pipeline/mailed_series.h"
+#include "spec/compare_settings.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 
@@ -45,16 +48,16 @@ std::string change_text(double pct) {
 std::string step_line(std::size_t number, const BisectStep& s) {
   return "step " + std::to_string(number) + ": " + prefix_text(s.prefix) +
          (s.attempt > 1 ? " (attempt " + std::to_string(s.attempt) + ")" : "") + ", " +
-         std::to_string(s.boots) + " boots each: " + verdict_name(s.measurement.verdict) + " " +
-         change_text(s.measurement.change_pct) + " -> " + step_state_name(s.state) + " (" +
-         s.measurement.run_dir.string() + ")";
+         std::to_string(s.boots) + " boots each, level " + format_number("%.3g", s.level) + ": " +
+         verdict_name(s.measurement.verdict) + " " + change_text(s.measurement.change_pct) +
+         " -> " + step_state_name(s.state) + " (" + s.measurement.run_dir.string() + ")";
 }
 
 struct BisectCommand {
   std::string spec_path, results_dir = "results", accel = "auto", cache_dir, variant_a, variant_b,
                          parallel, progress_format = "text";
   std::vector<std::string> metrics;
-  int boots = 4, max_boots = 16, jobs = 0;
+  int boots = 5, max_boots = 20, jobs = 0;
   bool no_trace = false, quiet = false;
 
   void declare(CLI::App& b) {
@@ -68,8 +71,9 @@ struct BisectCommand {
     b.add_option("--variant-b", variant_b,
                  "The variant whose series is bisected (default: the spec's second)");
     b.add_option("--boots", boots,
-                 "Boots per variant of a step (4: the fewest with which the one-sided exact test "
-                 "can reach p < 0.05)")
+                 "Boots per variant of a step's first attempt (5: the fewest with which the "
+                 "one-sided exact test can reach the first attempt's level, alpha / (1 + "
+                 "ceil(log2 patches)) x 3/4, for series up to 256 patches)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     b.add_option("--max-boots", max_boots,
@@ -156,7 +160,8 @@ struct BisectCommand {
   }
 
   int bisect(const Spec& spec, ProcessRunner& runner) {
-    const BisectSettings settings{boots, max_boots};
+    const BisectSettings settings{boots, max_boots,
+                                  settings_from_json(spec.compare, "/compare").alpha};
     const fs::path dir = bisect_dir(spec);
     Progress meter(progress_mode(progress_format, quiet, STDERR_FILENO), std::cerr,
                    monotonic_seconds);
@@ -180,11 +185,13 @@ struct BisectCommand {
       record(out);
     };
     std::cout << "bisect: " << b.patches.size() << " patches of " << b.name << " against " << a.name
-              << "; " << dir.string() << "\n";
+              << "; " << dir.string() << "\n"
+              << levels_text(b.patches.size(), settings);
     BisectOutcome out;
     try {
       out = bisect_series(
-          b.patches.size(), settings, [&](auto p, int n) { return measure(p, n); }, on_step);
+          b.patches.size(), settings,
+          [&](auto p, int n, double level) { return measure(p, n, level); }, on_step);
     } catch (const Error& e) {
       const bool some = fs::exists(dir / "bisect.json");
       throw Error(std::string(e.what()) +
@@ -194,6 +201,28 @@ struct BisectCommand {
     print_conclusion(out, b, subjects, measure.metric(), monotonic_seconds() - t0);
     std::cout << dir.string() << std::endl;
     return out.culprit ? 0 : 1;
+  }
+
+  // The error budget, declared before the first boot: each decision's share and the level of
+  // each attempt, with a warning when the first attempt's boots cannot reach its level.
+  static std::string levels_text(std::size_t patches, const BisectSettings& s) {
+    const std::size_t d = bisect_decisions(patches);
+    std::string t = "error budget: alpha " + format_number("%.3g", s.alpha) +
+                    " of naming a wrong patch, over at most " + std::to_string(d) +
+                    " decisions; each attempt's level:";
+    int b = s.boots;
+    for (int k = 1; k <= bisect_attempts(s); ++k, b *= 2)
+      t += std::string(k > 1 ? ", " : " ") + std::to_string(b) +
+           " boots: " + format_number("%.3g", step_level(patches, s, k));
+    t += "\n";
+    // The one-sided exact test of boots against boots gives at best 1 / C(2 boots, boots).
+    const double best = best_one_sided_p(static_cast<std::size_t>(s.boots));
+    if (best > step_level(patches, s, 1))
+      t += "warning: at " + std::to_string(s.boots) +
+           " boots a side the exact test gives at best p = " + format_number("%.3g", best) +
+           ", above the first attempt's level: every step will need a second attempt (raise "
+           "--boots)\n";
+    return t;
   }
 
   static void print_conclusion(const BisectOutcome& out, const VariantSpec& b,

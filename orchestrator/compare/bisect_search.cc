@@ -1,5 +1,6 @@
 #include "compare/bisect_search.h"
 
+#include <cmath>
 #include <numeric>
 
 #include "base/error.h"
@@ -46,7 +47,9 @@ class Search {
   StepState decide(std::size_t prefix) {
     int attempt = 1;
     for (int boots = settings_.boots;; boots *= 2, ++attempt) {
-      BisectStep step{prefix, attempt, boots, measure_(prefix, boots), StepState::undecided};
+      const double level = step_level(out_.patches, settings_, attempt);
+      BisectStep step{
+          prefix, attempt, boots, level, measure_(prefix, boots, level), StepState::undecided};
       step.state = state_of(step.measurement.verdict, out_.direction);
       out_.steps.push_back(step);
       if (on_step_) on_step_(out_);
@@ -111,6 +114,25 @@ const char* step_state_name(StepState s) {
   return "undecided";
 }
 
+std::size_t bisect_decisions(std::size_t patches) {
+  std::size_t d = 1;
+  for (std::size_t span = 1; span < patches; span *= 2) ++d;
+  return d;
+}
+
+int bisect_attempts(const BisectSettings& settings) {
+  int k = 1;
+  for (int b = settings.boots; b * 2 <= settings.max_boots; b *= 2) ++k;
+  return k;
+}
+
+double step_level(std::size_t patches, const BisectSettings& settings, int attempt) {
+  const double share = settings.alpha / static_cast<double>(bisect_decisions(patches));
+  const int last = bisect_attempts(settings);
+  const double left = std::pow(0.25, attempt - 1);  // what the earlier attempts left
+  return attempt >= last ? share * left : share * 0.75 * left;
+}
+
 int BisectOutcome::cells() const {
   return std::accumulate(steps.begin(), steps.end(), 0,
                          [](int sum, const BisectStep& s) { return sum + s.measurement.cells; });
@@ -124,6 +146,8 @@ BisectOutcome bisect_series(std::size_t patches, const BisectSettings& settings,
     throw Error("bisect: boots must be >= 1 and max boots >= boots (got " +
                 std::to_string(settings.boots) + " and " + std::to_string(settings.max_boots) +
                 ")");
+  if (!(settings.alpha > 0 && settings.alpha < 1))
+    throw Error("bisect: alpha must be in (0, 1) (got " + std::to_string(settings.alpha) + ")");
   return Search(patches, settings, measure, on_step).run();
 }
 

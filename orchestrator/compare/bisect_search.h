@@ -14,7 +14,17 @@
 //  3. An inconclusive prefix is measured again in a new attempt with twice the boots, up to
 //     max_boots per variant; still inconclusive there, the search stops "undecided" and names
 //     the patches it could not tell apart (lo + 1 .. hi), or for the whole series, none.
-// Each attempt is one call of the measurer: a run of A and the prefix, `boots` boots each.
+// Each attempt is one call of the measurer: a run of A and the prefix, `boots` boots each, judged
+// at the attempt's level (step_level below), so that the whole search names a wrong patch with
+// probability at most alpha when every verdict it rests on holds its level.
+//
+// Error control: the culprit is wrong only when some decisive verdict on the search path is
+// wrong, and the path has at most D = 1 + ceil(log2 n) decisions (the whole series, then the
+// binary search). Each decision gets alpha / D (Bonferroni). Within a decision, attempts spend
+// that share front-loaded: attempt k < K spends 3/4 of what the earlier attempts left, the last
+// attempt (K = 1 + floor(log2(max_boots / boots))) all that remains: 3/4, 3/16, 1/16 of the
+// share at K = 3. A decision's verdicts together hold its share (a union bound over attempts),
+// so the search holds alpha whatever the attempts' outcomes.
 #pragma once
 
 #include <cstddef>
@@ -39,12 +49,25 @@ struct StepMeasurement {
 
 // Measures the first `prefix` patches (1..n) against A with `boots` boots per variant. May
 // throw isolab::Error (a prefix that does not build): the search passes it on.
-using StepMeasurer = std::function<StepMeasurement(std::size_t prefix, int boots)>;
+// `level` is the significance level the attempt's verdict must be judged at (step_level).
+using StepMeasurer = std::function<StepMeasurement(std::size_t prefix, int boots, double level)>;
 
 struct BisectSettings {
-  int boots = 4;       // boots per variant of a step's first attempt (>= 1)
-  int max_boots = 16;  // most boots per variant of one attempt (>= boots)
+  int boots = 5;        // boots per variant of a step's first attempt (>= 1)
+  int max_boots = 20;   // most boots per variant of one attempt (>= boots)
+  double alpha = 0.05;  // probability of naming a wrong patch, in (0, 1)
 };
+
+// The decisions the search can take at most over `patches` (>= 1): 1 + ceil(log2 patches).
+std::size_t bisect_decisions(std::size_t patches);
+
+// The attempts one decision can take: 1 + floor(log2(max_boots / boots)).
+int bisect_attempts(const BisectSettings& settings);
+
+// The level of attempt `attempt` (1-based, at most bisect_attempts) of a decision in a search
+// over `patches` patches, by the rule above: alpha / D x 3/4 x (1/4)^(attempt - 1), the last
+// attempt alpha / D x (1/4)^(K - 1).
+double step_level(std::size_t patches, const BisectSettings& settings, int attempt);
 
 enum class StepState { moved, not_moved, moved_other_way, undecided };
 
@@ -55,6 +78,7 @@ struct BisectStep {
   std::size_t prefix = 0;  // patches 1..prefix applied
   int attempt = 1;         // 1, then 2, 3 ... for re-measurements of the same prefix
   int boots = 0;           // per variant, as asked of the measurer
+  double level = 0;        // the significance level it was judged at (step_level)
   StepMeasurement measurement;
   StepState state = StepState::undecided;
 };

@@ -243,4 +243,8 @@ std::string count_power_line(const std::string& row, const std::string& unit, co
   return s;
 }
 
+double best_one_sided_p(std::size_t per_side) {
+  return per_side ? std::exp(-log_choose(2 * per_side, per_side)) : 1.0;
+}
+
 }  // namespace isolab

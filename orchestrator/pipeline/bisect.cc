@@ -70,6 +70,7 @@ json step_json(const BisectStep& s) {
   return {{"prefix", s.prefix},
           {"attempt", s.attempt},
           {"boots", s.boots},
+          {"level", s.level},
           {"verdict", verdict_name(s.measurement.verdict)},
           {"state", step_state_name(s.state)},
           {"change_pct", std::isfinite(c) ? json(c) : json(nullptr)},
@@ -90,7 +91,7 @@ std::string prefix_variant_name(const std::string& b, std::size_t prefix, std::s
 }
 
 Spec prefix_spec(const Spec& spec, const VariantSpec& a, const VariantSpec& b, std::size_t prefix,
-                 int boots) {
+                 int boots, double level) {
   if (prefix == 0 || prefix > b.patches.size())
     throw Error("bisect: no prefix of " + std::to_string(prefix) + " patches in variant " + b.name +
                 " (" + std::to_string(b.patches.size()) + " patches)");
@@ -112,6 +113,11 @@ Spec prefix_spec(const Spec& spec, const VariantSpec& a, const VariantSpec& b, s
   for (const fs::path& f : p.patches) raw_p["patches"].push_back(f.string());
   s.raw["variants"] = json::array({raw_a, raw_p});
   s.raw["repetitions"] = boots;
+  if (!s.compare.is_object()) s.compare = json::object();
+  s.compare["alpha"] = level;
+  if (!s.raw.contains("compare") || !s.raw["compare"].is_object())
+    s.raw["compare"] = json::object();
+  s.raw["compare"]["alpha"] = level;
   s.raw.erase("baseline_run");
   s.raw.erase("baseline_last_good");
   return s;
@@ -146,8 +152,8 @@ SeriesMeasurer::SeriesMeasurer(const Spec& spec, const std::string& variant_a,
   if (candidates_.size() == 1) chosen_ = candidates_.front();
 }
 
-StepMeasurement SeriesMeasurer::operator()(std::size_t prefix, int boots) {
-  const Spec step = prefix_spec(spec_, a_, b_, prefix, boots);
+StepMeasurement SeriesMeasurer::operator()(std::size_t prefix, int boots, double level) {
+  const Spec step = prefix_spec(spec_, a_, b_, prefix, boots, level);
   const RunSummary sum = run_spec(step, options_, runner_);
   const std::string where =
       prefix_text(prefix) + " of " + b_.name + " (run " + sum.run_dir.string() + ")";
@@ -185,19 +191,21 @@ json bisect_record(const fs::path& spec_path, const VariantSpec& a, const Varian
                    const std::vector<std::string>& subjects,
                    const std::optional<PrimaryMetric>& metric, const BisectSettings& settings,
                    const BisectOutcome& outcome, double wall_s) {
-  json r = {{"spec", spec_path.string()},
-            {"variant_a", a.name},
-            {"variant_b", b.name},
-            {"metric", metric ? json(metric->row_name()) : json(nullptr)},
-            {"bad", metric ? json(metric->higher_is_bad ? "higher" : "lower") : json(nullptr)},
-            {"settings", {{"boots", settings.boots}, {"max_boots", settings.max_boots}}},
-            {"patches", json::array()},
-            {"steps", json::array()},
-            {"culprit", nullptr},
-            {"undecided", nullptr},
-            {"conclusion", outcome.conclusion},
-            {"cells", outcome.cells()},
-            {"wall_s", wall_s}};
+  json r = {
+      {"spec", spec_path.string()},
+      {"variant_a", a.name},
+      {"variant_b", b.name},
+      {"metric", metric ? json(metric->row_name()) : json(nullptr)},
+      {"bad", metric ? json(metric->higher_is_bad ? "higher" : "lower") : json(nullptr)},
+      {"settings",
+       {{"boots", settings.boots}, {"max_boots", settings.max_boots}, {"alpha", settings.alpha}}},
+      {"patches", json::array()},
+      {"steps", json::array()},
+      {"culprit", nullptr},
+      {"undecided", nullptr},
+      {"conclusion", outcome.conclusion},
+      {"cells", outcome.cells()},
+      {"wall_s", wall_s}};
   for (std::size_t n = 1; n <= b.patches.size(); ++n)
     r["patches"].push_back(patch_json(b, subjects, n));
   for (const BisectStep& s : outcome.steps) r["steps"].push_back(step_json(s));

@@ -30,11 +30,13 @@ std::string prefix_text(std::size_t prefix);
 std::string prefix_variant_name(const std::string& b, std::size_t prefix, std::size_t patches);
 
 // The spec of one step: variant a, then variant b with only its first `prefix` patches (named
-// by prefix_variant_name), `boots` repetitions each and no baseline (nightly mode is off); the
-// raw document says the same (its "variants" carry the resolved patch paths), so result.json
-// records what ran. Throws isolab::Error when prefix is 0 or beyond b's patches.
+// by prefix_variant_name), `boots` repetitions each, compare.alpha set to the step's `level`
+// (compare/bisect_search.h: step_level) and no baseline (nightly mode is off); the raw document
+// says the same (its "variants" carry the resolved patch paths), so result.json records what
+// ran and `isolab compare` of the step's run judges it at the level the search did. Throws
+// isolab::Error when prefix is 0 or beyond b's patches.
 Spec prefix_spec(const Spec& spec, const VariantSpec& a, const VariantSpec& b, std::size_t prefix,
-                 int boots);
+                 int boots, double level);
 
 // Measures prefixes of B's series against A for bisect_series(): one run_spec per attempt,
 // in options.results_dir, then compare on the metric.
@@ -50,7 +52,7 @@ class SeriesMeasurer {
   SeriesMeasurer(const Spec& spec, const std::string& variant_a, const std::string& variant_b,
                  std::vector<PrimaryMetric> candidates, RunOptions options, ProcessRunner& runner);
 
-  StepMeasurement operator()(std::size_t prefix, int boots);
+  StepMeasurement operator()(std::size_t prefix, int boots, double level);
 
   // The metric being bisected: set once the whole series moved one.
   const std::optional<PrimaryMetric>& metric() const { return chosen_; }
@@ -73,9 +75,9 @@ const VariantSpec& find_variant(const Spec& spec, const std::string& name, const
 // bisect.json, written after every attempt: the inputs, each step and the conclusion.
 //   {"spec": "<path>", "variant_a": "vanilla", "variant_b": "planted",
 //    "metric": "<row name>" | null, "bad": "higher" | "lower" | null,
-//    "settings": {"boots": 4, "max_boots": 16},
+//    "settings": {"boots": 5, "max_boots": 20, "alpha": 0.05},
 //    "patches": [{"number": 1, "path": "...", "subject": "[PATCH 1/4] ..."}],
-//    "steps": [{"prefix": 4, "attempt": 1, "boots": 4, "verdict": "regressed",
+//    "steps": [{"prefix": 4, "attempt": 1, "boots": 5, "level": 0.0125, "verdict": "regressed",
 //               "state": "moved", "change_pct": 6.9, "reason": "...", "cells": 8,
 //               "run_dir": "<step run directory>"}],
 //    "culprit": {"number": 2, "path": "...", "subject": "..."} | null,

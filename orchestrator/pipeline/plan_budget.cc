@@ -1,6 +1,5 @@
 #include "pipeline/plan_budget.h"
 
-#include <cmath>
 #include <cstdio>
 
 #include "compare/power.h"
@@ -15,11 +14,6 @@ std::string g3(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
-}
-
-double log_choose(std::size_t n, std::size_t k) {
-  return std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
-         std::lgamma(static_cast<double>(n - k) + 1);
 }
 
 // The workload a metric belongs to ("vmstat-idle" of "vmstat-idle.noise.x"), or nullptr.
@@ -62,7 +56,7 @@ PlanBudget plan_budget(const Spec& spec) {
   PlanBudget b;
   b.per_side = static_cast<std::size_t>(std::max(0, spec.repetitions));
   b.alpha = s.alpha;
-  const double best_p = b.per_side ? std::exp(-log_choose(2 * b.per_side, b.per_side)) : 1.0;
+  const double best_p = best_one_sided_p(b.per_side);
   for (const auto& p : s.primary) {
     PlannedPrimary pp;
     pp.row = p.row_name();

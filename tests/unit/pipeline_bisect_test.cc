@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "pipeline/bisect.h"
+#include "spec/compare_settings.h"
 #include "spec/spec.h"
 
 namespace isolab {
@@ -35,7 +36,7 @@ TEST(BisectPrefix, StepSpecHoldsAAndThePrefixAndReadsBackTheSame) {
   const Spec spec = bisect_short();
   ASSERT_EQ(spec.variants.size(), 2u);
   ASSERT_EQ(spec.variants[1].patches.size(), 4u);  // the directory's series file, in order
-  const Spec step = prefix_spec(spec, spec.variants[0], spec.variants[1], 2, 6);
+  const Spec step = prefix_spec(spec, spec.variants[0], spec.variants[1], 2, 6, 0.0125);
   ASSERT_EQ(step.variants.size(), 2u);
   EXPECT_EQ(step.variants[0].name, "vanilla");
   EXPECT_EQ(step.variants[1].name, "series-2of4");
@@ -43,6 +44,10 @@ TEST(BisectPrefix, StepSpecHoldsAAndThePrefixAndReadsBackTheSame) {
             (std::vector<fs::path>{spec.variants[1].patches[0], spec.variants[1].patches[1]}));
   EXPECT_EQ(step.repetitions, 6);
   EXPECT_EQ(step.raw["repetitions"], 6);
+  // The step is judged at its level, and so is `isolab compare` of its run.
+  EXPECT_EQ(step.raw["compare"]["alpha"], 0.0125);
+  EXPECT_EQ(step.raw["compare"]["primary"], spec.raw["compare"]["primary"]);
+  EXPECT_EQ(settings_from_json(step.compare).alpha, 0.0125);
   // What result.json records is what ran: parsed again, the raw document gives the same spec.
   const Spec again = parse_spec(step.raw, specs_dir());
   ASSERT_EQ(again.variants.size(), 2u);
@@ -50,22 +55,23 @@ TEST(BisectPrefix, StepSpecHoldsAAndThePrefixAndReadsBackTheSame) {
   EXPECT_EQ(again.variants[1].patches, step.variants[1].patches);
   EXPECT_TRUE(again.variants[0].patches.empty());
   EXPECT_EQ(again.repetitions, 6);
+  EXPECT_EQ(settings_from_json(again.compare).alpha, 0.0125);
 }
 
 TEST(BisectPrefix, StepSpecDropsTheNightlyBaseline) {
   Spec spec = bisect_short();
   spec.baseline_last_good = true;
   spec.raw["baseline_last_good"] = true;
-  const Spec step = prefix_spec(spec, spec.variants[0], spec.variants[1], 4, 4);
+  const Spec step = prefix_spec(spec, spec.variants[0], spec.variants[1], 4, 4, 0.05);
   EXPECT_FALSE(step.baseline_last_good);
   EXPECT_FALSE(step.raw.contains("baseline_last_good"));
 }
 
 TEST(BisectPrefix, RefusesAPrefixTheSeriesDoesNotHave) {
   const Spec spec = bisect_short();
-  EXPECT_THROW(prefix_spec(spec, spec.variants[0], spec.variants[1], 0, 4), Error);
+  EXPECT_THROW(prefix_spec(spec, spec.variants[0], spec.variants[1], 0, 4, 0.05), Error);
   try {
-    prefix_spec(spec, spec.variants[0], spec.variants[1], 5, 4);
+    prefix_spec(spec, spec.variants[0], spec.variants[1], 5, 4, 0.05);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no prefix of 5 patches in variant series (4 patches)"),
@@ -92,9 +98,14 @@ TEST(BisectRecord, CulpritStepsAndUndefinedChange) {
   out.direction = Verdict::regressed;
   out.culprit = 2;
   out.conclusion = "patch 2 of 4 is the first that moves the metric (regressed)";
-  out.steps.push_back({4, 1, 4, {Verdict::regressed, "r", 2.7, "/runs/a", 8}, StepState::moved});
   out.steps.push_back(
-      {1, 1, 4, {Verdict::no_change, "n", std::nan(""), "/runs/b", 8}, StepState::not_moved});
+      {4, 1, 4, 0.0125, {Verdict::regressed, "r", 2.7, "/runs/a", 8}, StepState::moved});
+  out.steps.push_back({1,
+                       1,
+                       4,
+                       0.0125,
+                       {Verdict::no_change, "n", std::nan(""), "/runs/b", 8},
+                       StepState::not_moved});
   PrimaryMetric m = primary_from_argument("vmstat-syscall.insns_per_syscall:higher");
   const nlohmann::json r =
       bisect_record("spec.json", spec.variants[0], spec.variants[1],
@@ -111,7 +122,9 @@ TEST(BisectRecord, CulpritStepsAndUndefinedChange) {
   EXPECT_EQ(r["steps"][1]["verdict"], "no significant change");
   EXPECT_EQ(r["cells"], 16);
   EXPECT_TRUE(r["undecided"].is_null());
-  EXPECT_EQ(r["settings"]["max_boots"], 16);
+  EXPECT_EQ(r["settings"]["max_boots"], 20);
+  EXPECT_EQ(r["settings"]["alpha"], 0.05);
+  EXPECT_EQ(r["steps"][0]["level"], 0.0125);
 }
 
 }  // namespace

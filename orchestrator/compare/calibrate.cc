@@ -311,13 +311,18 @@ void compare_run(const nlohmann::json& run, const CompareSettings& settings, Run
 }
 
 // Whether the pooled variants are one kernel (same build_key and kernel_release); a warning
-// when not.
+// when not. A nightly run's baseline variant boots a stored run's kernel as a prebuilt image:
+// its kernel is the one its baseline_of record names (pipeline/baseline.h), so a nightly pair of
+// one kernel counts as an A/A run.
 bool check_aa(const nlohmann::json& run, RunCalibration& rc) {
   std::set<std::string> kernels;
   const auto vs = run.value("variants", nlohmann::json::object());
   for (const auto& v : rc.variants) {
     const auto rec = vs.value(v, nlohmann::json::object());
-    kernels.insert(rec.value("build_key", "") + "/" + rec.value("kernel_release", ""));
+    const auto of = rec.value("baseline_of", nlohmann::json::object());
+    const std::string key = of.is_object() && of.contains("build_key") ? of.value("build_key", "")
+                                                                       : rec.value("build_key", "");
+    kernels.insert(key + "/" + rec.value("kernel_release", ""));
   }
   if (kernels.size() <= 1) return true;
   rc.warnings.emplace_back(

@@ -195,6 +195,22 @@ TEST(CalibrateSynthetic, StepIsNamedWithTenBootsPerVariant) {
   EXPECT_DOUBLE_EQ(m.drift.halves.p, 1.0 / 5001);
 }
 
+// A nightly pair: the baseline variant boots the stored run's kernel as a prebuilt image, whose
+// own build key differs; its baseline_of record names the kernel, the same as tonight's.
+TEST(CalibrateSynthetic, NightlyPairOfOneKernelIsAnAARun) {
+  const auto none = [](std::size_t) { return 1.0; };
+  nlohmann::json run = synthetic_aa(5, 2, none);
+  run["variants"]["a"] = {{"build_key", "prebuilt"},
+                          {"kernel_release", "6.1-x"},
+                          {"baseline_of", {{"build_key", "k"}, {"run_id", "stored"}}}};
+  run["variants"]["b"] = {{"build_key", "k"}, {"kernel_release", "6.1-x"}};
+  EXPECT_TRUE(calibrate_runs({run}, {}, fast()).runs[0].warnings.empty());
+  run["variants"]["a"]["baseline_of"]["build_key"] = "other";
+  const Calibration c = calibrate_runs({run}, {}, fast());
+  ASSERT_EQ(c.runs[0].warnings.size(), 1u);
+  EXPECT_NE(c.runs[0].warnings[0].find("not an A/A run"), std::string::npos);
+}
+
 TEST(CalibrateCaptured, OneVariantIsComparedByAlternateBoots) {
   CalibrationOptions o = fast();
   o.variants = {"vanilla"};

@@ -186,7 +186,7 @@ std::optional<double> window_needed(const DetectTarget& d, bool increase, CountP
 CountPowerReport count_power_report(const DetectTarget& detect, bool higher_is_bad, bool rate_per_s,
                                     const CountPowerPlan& plan) {
   CountPowerReport r;
-  r.best_p = std::exp(-log_choose(2 * plan.per_side, plan.per_side));
+  r.best_p = best_one_sided_p(plan.per_side);
   r.reachable = r.best_p < plan.level;
   r.power_increase = count_power(detect.baseline, detect.change, true, plan);
   r.power_decrease = count_power(detect.baseline, detect.change, false, plan);

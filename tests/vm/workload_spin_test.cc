@@ -45,10 +45,15 @@ TEST(WorkloadSpin, VanillaInterruptsTheSeriesDoesNotThePlantedPatchDoesAgain) {
   const auto* planted = cell_of(r.result, "planted");
   ASSERT_TRUE(vanilla && patched && planted);
   // 10 s at about one run per second (vmstat_work's timer re-armed at each run: 10 on the
-  // development machine). The series may run it once, at the first event, from a timer left
-  // armed since boot; finding nothing to fold, it does not re-arm.
+  // development machine). The series runs it a few times at most, at no steady rate
+  // (docs/examples/vmstat-nohz.md, cases 2 and 3): once from a timer left armed since boot, or
+  // when vmstat_shepherd's once-a-second pass lands while an event has left differentials
+  // unfolded (under TCG the fault can take a millisecond, and a loaded host can keep the tick on
+  // past a fault), then from that run's re-arms until one finds nothing to fold. Seen in one CI
+  // boot: the shepherd queued it 0.7 ms after the first event's mark, its re-arm ran 1.0 s later
+  // and stopped (2 runs); boots with 3 runs are in the docs.
   EXPECT_GE(vmstat_updates(*vanilla, "spin", 2), 5);
-  EXPECT_LE(vmstat_updates(*patched, "spin", 2), 1);
+  EXPECT_LE(vmstat_updates(*patched, "spin", 2), 3);
   EXPECT_GE(vmstat_updates(*planted, "spin", 2), 5);
   // The other order (the tick is back when the fault dirties the differentials) is measured
   // too; what the series does there is docs/examples/vmstat-nohz.md's subject, not asserted.

@@ -472,7 +472,9 @@ void test_row(MetricRow& row, const VariantData& a, const VariantData& b, const 
   } else {
     row.test = test_metric(row.a_values, row.b_values, settings, with_ci, row.kind);
   }
-  if (row.primary) add_one_sided_test(row.test, strata, row.declared->higher_is_bad, settings);
+  if (row.primary)
+    add_one_sided_test(row.test, strata, row.declared->higher_is_bad, settings,
+                       row.declared->ranks);
   row.change_pct = 100.0 * row.test.change;
   if (row.test.ci) {
     row.ci_low_pct = 100.0 * row.test.ci->low;

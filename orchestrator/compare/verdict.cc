@@ -79,6 +79,7 @@ nlohmann::json primary_json(const PrimaryMetric& m) {
           {"bad", m.higher_is_bad ? "higher" : "lower"},
           {"threshold_pct", m.threshold_pct ? nlohmann::json(*m.threshold_pct) : nlohmann::json()},
           {"detect", detect},
+          {"test", m.ranks ? "ranks" : "values"},
           {"source", m.source}};
 }
 
@@ -259,9 +260,11 @@ void set_interval(MetricTest& t, const std::vector<Stratum>& strata,
 }
 
 void add_one_sided_test(MetricTest& t, const std::vector<Stratum>& strata, bool higher_is_bad,
-                        const CompareSettings& settings) {
-  const StratumScore score =
-      t.kind == MetricKind::timing ? StratumScore::midranks : StratumScore::values;
+                        const CompareSettings& settings, bool ranks) {
+  t.one_sided_ranks = ranks || t.kind == MetricKind::timing;
+  const StratumScore score = t.one_sided_ranks ? StratumScore::midranks : StratumScore::values;
+  if (ranks && t.kind == MetricKind::instructions)
+    t.change = relative_change(t.a.median, t.b.median);
   auto test = [&](bool greater) {
     return stratified_permutation_test(strata, score, settings.count_exact_limit,
                                        settings.count_resamples, settings.seed ^ kStrataSeed,

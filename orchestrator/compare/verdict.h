@@ -180,6 +180,7 @@ struct MetricTest {
   // Primary metrics: the one-sided tests in the bad and the good direction (add_one_sided_test).
   std::optional<StratifiedResult> one_sided;
   std::optional<StratifiedResult> good_sided;
+  bool one_sided_ranks = false;  // those tests scored midranks (timings, or a "ranks" primary)
   // The range rule, when the metric has a calibrated jitter and compare lets it decide.
   std::optional<RangeRule> range;
   // Primary metrics: the exit budget's decisions (set by apply_exit_budget).
@@ -212,12 +213,13 @@ MetricTest test_metric(std::span<const double> a, std::span<const double> b,
                        const CompareSettings& settings, bool with_ci = true,
                        MetricKind kind = MetricKind::timing);
 
-// Sets t.one_sided: the stratified permutation test (midranks for timings, values otherwise)
-// with Alternative::greater when higher_is_bad, else less, over the strata (one for a single
-// host), with the settings' count_exact_limit, count_resamples and seed; and t.good_sided, the
-// same in the other direction.
+// Sets t.one_sided: the stratified permutation test (midranks for timings or when `ranks`,
+// values otherwise) with Alternative::greater when higher_is_bad, else less, over the strata (one
+// for a single host), with the settings' count_exact_limit, count_resamples and seed; and
+// t.good_sided, the same in the other direction. `ranks` (a primary's "test": "ranks") also
+// makes an instruction metric's t.change the relative change of the medians, as for timings.
 void add_one_sided_test(MetricTest& t, const std::vector<Stratum>& strata, bool higher_is_bad,
-                        const CompareSettings& settings);
+                        const CompareSettings& settings, bool ranks = false);
 
 // Sets t.interval (and t.ci, count diff_ci) as test_metric does, at `confidence` instead of the
 // settings' confidence_level (a primary's one-sided bounds at 1 - level / K each:

@@ -70,7 +70,7 @@ std::string n_label(const MetricTest& t) {
 }
 
 std::string test_name(const Judge& j) {
-  const bool values = j.t.kind != MetricKind::timing;
+  const bool values = j.primary ? !j.t.one_sided_ranks : j.t.kind != MetricKind::timing;
   std::string name = j.t.stratified ? (values ? "stratified permutation" : "stratified van Elteren")
                                     : (values ? "permutation" : "midrank permutation");
   return j.primary ? "one-sided " + name : name;
@@ -214,7 +214,10 @@ std::optional<VerdictResult> undefined_change(const Judge& j) {
   if (!is_relative(j) || std::isfinite(j.t.change) || appeared) return std::nullopt;
   return result(j, Verdict::inconclusive,
                 std::string("relative change undefined (A ") +
-                    (j.t.kind == MetricKind::timing ? "median" : "mean") + " is 0)");
+                    (j.t.kind == MetricKind::timing || (j.primary && j.t.one_sided_ranks)
+                         ? "median"
+                         : "mean") +
+                    " is 0)");
 }
 
 bool significant(const Judge& j) {

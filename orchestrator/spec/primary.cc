@@ -60,11 +60,13 @@ DetectTarget detect_entry(const nlohmann::json& d, const std::string& p) {
 
 PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
   if (!e.is_object()) throw SpecError(p, "a primary metric must be an object");
-  static const std::set<std::string> known = {"metric", "cpus", "bad", "threshold_pct", "detect"};
+  static const std::set<std::string> known = {"metric",        "cpus",   "bad",
+                                              "threshold_pct", "detect", "test"};
   for (const auto& [key, v] : e.items())
     if (!known.count(key))
       throw SpecError(p + "/" + json_pointer_token(key),
-                      "unknown primary field (known: bad, cpus, detect, metric, threshold_pct)");
+                      "unknown primary field (known: bad, cpus, detect, metric, test, "
+                      "threshold_pct)");
   PrimaryMetric m;
   m.source = p;
   const auto metric = e.find("metric");
@@ -95,6 +97,13 @@ PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
   }
   if (const auto d = e.find("detect"); d != e.end() && !d->is_null())
     m.detect = detect_entry(*d, p + "/detect");
+  if (const auto t = e.find("test"); t != e.end() && !t->is_null()) {
+    if (*t != "values" && *t != "ranks")
+      throw SpecError(p + "/test",
+                      "must be \"values\" (the metric kind's own test) or \"ranks\" (midranks), "
+                      "got " + json_text(*t));
+    m.ranks = *t == "ranks";
+  }
   return m;
 }
 

@@ -32,6 +32,11 @@ struct PrimaryMetric {
   bool higher_is_bad = true;   // "bad": "higher" (true) or "lower"
   std::optional<double> threshold_pct;  // replaces the metric's threshold when given, percent
   std::optional<DetectTarget> detect;   // "detect": {"change", "baseline"}
+  // "test": "ranks": the one-sided tests score the boots' midranks (the exact Wilcoxon-Mann-
+  // Whitney test) whatever the metric's kind, and an instruction metric's change is that of the
+  // medians; for metrics where a few boots the host disturbed lie far out (a tail of wakeup
+  // path lengths). "values" (default): the kind's own test (compare/verdict.h).
+  bool ranks = false;
   std::string source;  // where it was declared: "/compare/primary/0" or "--primary <text>"
 
   // The comparison row it decides: cpu_row_name(metric, cpus).
@@ -44,8 +49,9 @@ std::string cpu_row_name(const std::string& metric, const std::vector<unsigned>&
 
 // Parses a "primary" array: 1 to kMaxPrimary entries, each an object with "metric" (non-empty
 // string), "bad" ("higher" or "lower": the direction of a regression), optional "cpus" (a CPU
-// list of explicit numbers, "5", "5-7", "5,7"), "threshold_pct" (number >= 0) and "detect"
-// ({"change": number > 0, "baseline": number >= 0}, both required). `pointer` is
+// list of explicit numbers, "5", "5-7", "5,7"), "threshold_pct" (number >= 0), "detect"
+// ({"change": number > 0, "baseline": number >= 0}, both required) and "test" ("values" or
+// "ranks"). `pointer` is
 // where the array sits ("/compare/primary"). Throws isolab::SpecError with the entry's pointer:
 // "/compare/primary/0/cpus: ...", "/compare/primary/1/bad: must be "higher" or "lower" ...", an
 // unknown field, an empty array, more than kMaxPrimary entries, or the same row declared twice.

@@ -41,8 +41,9 @@ nlohmann::json stats_json(const SampleStats& s, const std::vector<double>& value
 }
 
 bool is_count(const MetricRow& r) { return r.kind == MetricKind::count && r.test.count; }
+bool by_ranks(const MetricRow& r) { return r.kind == MetricKind::timing || r.test.one_sided_ranks; }
 bool is_instructions(const MetricRow& r) {
-  return r.kind == MetricKind::instructions && r.test.count;
+  return r.kind == MetricKind::instructions && r.test.count && !r.test.one_sided_ranks;
 }
 
 const char* role_name(const MetricRow& r) { return r.primary ? "primary" : "secondary"; }

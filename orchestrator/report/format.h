@@ -25,8 +25,11 @@ nlohmann::json jbucket(const std::optional<std::int64_t>& v);
 nlohmann::json stats_json(const SampleStats& s, const std::vector<double>& values);
 
 bool is_count(const MetricRow& r);          // a count row with its count test
-bool is_instructions(const MetricRow& r);   // an instruction row with its count test
-bool is_timing_row(const MetricRow& r);     // neither
+// Whether a row's verdict rests on ranks and its change on medians: a timing, or a primary
+// declared with "test": "ranks" (spec/primary.h).
+bool by_ranks(const MetricRow& r);
+bool is_instructions(const MetricRow& r);   // an instruction row with its count test, not by_ranks
+bool is_timing_row(const MetricRow& r);     // neither: reported with medians
 const char* role_name(const MetricRow& r);  // "primary" | "secondary"
 // The p a row's verdict rests on: Holm's (primary) or the family-wise p (secondary) when
 // computed, else the row's own one-sided (primary) or two-sided p.

@@ -57,9 +57,9 @@ SummaryLine count_summary(const MetricRow& r) {
   return l;
 }
 
-// A timing (medians) or instruction (means) row.
+// A timing or by_ranks (medians) or instruction (means) row.
 SummaryLine value_summary(const MetricRow& r) {
-  const bool means = r.kind == MetricKind::instructions;
+  const bool means = !by_ranks(r);
   const double a = means ? r.test.a.mean : r.test.a.median;
   const double b = means ? r.test.b.mean : r.test.b.median;
   SummaryLine l;
@@ -278,8 +278,8 @@ std::string settings_line(const Comparison& c) {
                            : "relabellings of the boots";
   return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) + "; alpha " +
          num(s.alpha, "%.3g") + ", min_samples " + std::to_string(s.min_samples) +
-         "; exact tests (timings: midrank permutation; counts and instructions: permutation of "
-         "per-boot means); primary metrics one-sided, a discrete (Tarone) step-down over them "
+         "; exact tests (timings and primaries declared \"test\": \"ranks\": midrank "
+         "permutation; counts and instructions: permutation of per-boot means); primary metrics one-sided, a discrete (Tarone) step-down over them "
          "and the failure, gate and retry rates, their intervals one-sided bounds at 1 - level/K "
          "each; secondary two-sided with Westfall-Young min-P over " +
          family + ", " + num(100 * s.confidence_level, "%.3g") +

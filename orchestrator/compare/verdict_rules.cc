@@ -212,12 +212,10 @@ std::optional<VerdictResult> all_equal(const Judge& j) {
 std::optional<VerdictResult> undefined_change(const Judge& j) {
   const bool appeared = j.t.kind == MetricKind::instructions && j.t.change > 0;  // +inf
   if (!is_relative(j) || std::isfinite(j.t.change) || appeared) return std::nullopt;
-  return result(j, Verdict::inconclusive,
-                std::string("relative change undefined (A ") +
-                    (j.t.kind == MetricKind::timing || (j.primary && j.t.one_sided_ranks)
-                         ? "median"
-                         : "mean") +
-                    " is 0)");
+  const bool medians = j.t.kind == MetricKind::timing || (j.primary && j.t.one_sided_ranks);
+  return result(
+      j, Verdict::inconclusive,
+      std::string("relative change undefined (A ") + (medians ? "median" : "mean") + " is 0)");
 }
 
 bool significant(const Judge& j) {

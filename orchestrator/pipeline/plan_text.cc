@@ -179,7 +179,8 @@ std::string steps_section(const Spec& spec, const GuestDerivation& g) {
 }
 
 std::string primary_line(const PrimaryMetric& p, const CompareSettings& c) {
-  std::string s = "    " + p.row_name() + ": regressed if " + (p.higher_is_bad ? "higher" : "lower") +
+  std::string s = "    " + p.row_name() + ": regressed if " +
+                  (p.higher_is_bad ? "higher" : "lower") +
                   (p.ranks ? " (tested on the boots' ranks)" : "");
   if (p.threshold_pct) return s + ", threshold " + percent(*p.threshold_pct) + "\n";
   if (auto own = c.own_threshold_pct(p.metric))

@@ -24,7 +24,7 @@ nlohmann::json jbucket(const std::optional<std::int64_t>& v);
 // {"n","median","mean","stddev","min","max","cv","values"}.
 nlohmann::json stats_json(const SampleStats& s, const std::vector<double>& values);
 
-bool is_count(const MetricRow& r);          // a count row with its count test
+bool is_count(const MetricRow& r);  // a count row with its count test
 // Whether a row's verdict rests on ranks and its change on medians: a timing, or a primary
 // declared with "test": "ranks" (spec/primary.h).
 bool by_ranks(const MetricRow& r);

@@ -279,7 +279,8 @@ std::string settings_line(const Comparison& c) {
   return "cells: A " + std::to_string(c.cells_a) + ", B " + std::to_string(c.cells_b) + "; alpha " +
          num(s.alpha, "%.3g") + ", min_samples " + std::to_string(s.min_samples) +
          "; exact tests (timings and primaries declared \"test\": \"ranks\": midrank "
-         "permutation; counts and instructions: permutation of per-boot means); primary metrics one-sided, a discrete (Tarone) step-down over them "
+         "permutation; counts and instructions: permutation of per-boot means); primary metrics "
+         "one-sided, a discrete (Tarone) step-down over them "
          "and the failure, gate and retry rates, their intervals one-sided bounds at 1 - level/K "
          "each; secondary two-sided with Westfall-Young min-P over " +
          family + ", " + num(100 * s.confidence_level, "%.3g") +

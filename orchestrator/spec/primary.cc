@@ -101,7 +101,8 @@ PrimaryMetric primary_entry(const nlohmann::json& e, const std::string& p) {
     if (*t != "values" && *t != "ranks")
       throw SpecError(p + "/test",
                       "must be \"values\" (the metric kind's own test) or \"ranks\" (midranks), "
-                      "got " + json_text(*t));
+                      "got " +
+                          json_text(*t));
     m.ranks = *t == "ranks";
   }
   return m;

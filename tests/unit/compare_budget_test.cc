@@ -313,7 +313,8 @@ TEST(Budget, ARanksPrimaryIsNotDecidedByOneFarOutBoot) {
   s.primary_origin = "spec";
   const Comparison ranked = compare_run_variants(run, s);
   ASSERT_EQ(ranked.metrics.size(), 1u);
-  EXPECT_EQ(ranked.metrics[0].verdict.verdict, Verdict::improved) << ranked.metrics[0].verdict.reason;
+  EXPECT_EQ(ranked.metrics[0].verdict.verdict, Verdict::improved)
+      << ranked.metrics[0].verdict.reason;
   const std::string text = render_text(ranked);
   EXPECT_THAT(text, HasSubstr("primary: w.wakeup_insns_p99: 181 -> 134.5 instructions (-25.69%)"));
   EXPECT_THAT(text, Not(HasSubstr("instruction counts (per-boot means")));

@@ -699,8 +699,8 @@ TEST(PrimaryRules, OneSidedInEachDirection) {
 TEST(PrimaryRules, RanksLetNoFarOutBootDecide) {
   const std::vector<double> before = {338.5, 176.5, 172, 176, 180.5, 191.5,
                                       180,   174,   181, 172, 211.5, 178.5};
-  const std::vector<double> after = {301.5, 555.5, 97, 119, 79, 89, 138.5, 92.5, 110.5, 156.5,
-                                     160,   136.5};
+  const std::vector<double> after = {301.5, 555.5, 97,    119,   79,  89,
+                                     138.5, 92.5,  110.5, 156.5, 160, 136.5};
   const CompareSettings s;
   const MetricInfo info{"shared.wakeup_insns_p99", "instructions", MetricKind::instructions,
                         Better::lower, true};

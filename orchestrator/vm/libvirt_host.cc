@@ -105,6 +105,16 @@ struct LibvirtHost::Impl {
     if (virConnectIsAlive(conn.get()) != 1) throw LibvirtHostLost(uri, op + ": " + msg);
     throw Error("libvirt " + op + " on " + uri + ": " + msg);
   }
+
+  // The volume's path on the host; fail() when libvirt gives none (a daemon that went away
+  // between creating the volume and this call: the host is lost, not the path empty).
+  std::string volume_path(virStorageVolPtr vol, const std::string& name) {
+    char* path = virStorageVolGetPath(vol);
+    if (!path) fail("virStorageVolGetPath(" + name + ")");
+    std::string r = path;
+    free(path);
+    return r;
+  }
 };
 
 namespace {
@@ -199,7 +209,7 @@ std::string LibvirtHost::upload(const fs::path& local, const std::string& name,
   if (vol && keep_existing) {
     virStorageVolInfo info{};
     if (virStorageVolGetInfo(vol.get(), &info) == 0 && info.capacity == size)
-      return owned_string(virStorageVolGetPath(vol.get()));
+      return m.volume_path(vol.get(), name);
   }
   if (vol) {
     virStorageVolDelete(vol.get(), 0);
@@ -234,7 +244,7 @@ std::string LibvirtHost::upload(const fs::path& local, const std::string& name,
     sent += got;
   }
   if (virStreamFinish(st.get()) < 0) m.fail("virStreamFinish(" + name + ")");
-  return owned_string(virStorageVolGetPath(vol.get()));
+  return m.volume_path(vol.get(), name);
 }
 
 std::string LibvirtHost::create_empty(const std::string& name) {
@@ -242,7 +252,7 @@ std::string LibvirtHost::create_empty(const std::string& name) {
   remove(name);
   VolHandle vol(virStorageVolCreateXML(m.pool, raw_volume_xml(name, 0).c_str(), 0));
   if (!vol) m.fail("virStorageVolCreateXML(" + name + ")");
-  return owned_string(virStorageVolGetPath(vol.get()));
+  return m.volume_path(vol.get(), name);
 }
 
 std::uint64_t LibvirtHost::volume_bytes(const std::string& name) {

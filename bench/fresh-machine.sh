@@ -14,7 +14,8 @@
 # figure leaves out apt (about 1.5 min on a fresh machine; README "The main job").
 # Usage: bench/fresh-machine.sh FIGURE...   Needs what the README's commands need; run on an
 # otherwise idle machine (the figures are wall times). Prints, per figure, its seconds, the
-# previous figure's seconds and the ratio, and the target's seconds and the ratio.
+# previous figure's seconds and the ratio, and the target's seconds and the ratio; for the main
+# job, compare's summary lines first (on stderr).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 table="$root/bench/fresh-machine.tsv"
@@ -57,6 +58,8 @@ measure() {
     exit 1
   }
   end=$(date +%s)
+  # The answer beside the time (compare's summary lines; the scratch directory goes at exit).
+  grep -E '^  (exit status|primary:)' "$scratch/$1.log" | cut -c1-200 >&2 || true
   echo $((end - start))
 }
 

@@ -67,6 +67,15 @@ TEST(DiscreteStepDown, FisherSmallestPFromTheMargins) {
 // 5% of boots
 // (the boot fails with class "warning"), and a gate check that fails in 87% of boots (reported
 // in the gate rows of a boot that still counts).
+// A one-run result.json of variants "a" and "b" (in that order) with these cells.
+nlohmann::json two_variant_run(const std::string& run_id, const nlohmann::json& cells) {
+  return {{"schema_version", 1},
+          {"run_id", run_id},
+          {"variant_order", {"a", "b"}},
+          {"variants", {{"a", nlohmann::json::object()}, {"b", nlohmann::json::object()}}},
+          {"cells", cells}};
+}
+
 nlohmann::json simulated_aa(std::mt19937_64& rng, int per_side) {
   std::normal_distribution<double> noise(1000, 50);
   std::uniform_real_distribution<double> u(0, 1);
@@ -92,11 +101,7 @@ nlohmann::json simulated_aa(std::mt19937_64& rng, int per_side) {
     c["gate"] = {{"rows", {{{"check", "tick"}, {"pass", !(u(rng) < 0.87)}}}}};
     cells.push_back(c);
   }
-  return {{"schema_version", 1},
-          {"run_id", "aa"},
-          {"variant_order", {"a", "b"}},
-          {"variants", {{"a", nlohmann::json::object()}, {"b", nlohmann::json::object()}}},
-          {"cells", cells}};
+  return two_variant_run("aa", cells);
 }
 
 CompareSettings six_primaries() {
@@ -242,12 +247,7 @@ TEST(Budget, HalfAPercentAtAHundredthOfAPercentIsChangedBelowThreshold) {
                            {"kind", "instructions"},
                            {"values", {base}}}}}}});
     }
-  const nlohmann::json run = {
-      {"schema_version", 1},
-      {"run_id", "r"},
-      {"variant_order", {"a", "b"}},
-      {"variants", {{"a", nlohmann::json::object()}, {"b", nlohmann::json::object()}}},
-      {"cells", cells}};
+  const nlohmann::json run = two_variant_run("r", cells);
   CompareSettings s;
   s.primary = {primary_from_argument("s.insns_per_syscall:higher")};
   s.primary_origin = "--primary";
@@ -300,12 +300,7 @@ TEST(Budget, ARanksPrimaryIsNotDecidedByOneFarOutBoot) {
                          {"kind", "instructions"},
                          {"values", {(in_b ? b : a)[i / 2]}}}}}}});
   }
-  const nlohmann::json run = {
-      {"schema_version", 1},
-      {"run_id", "ranks"},
-      {"variant_order", {"a", "b"}},
-      {"variants", {{"a", nlohmann::json::object()}, {"b", nlohmann::json::object()}}},
-      {"cells", cells}};
+  const nlohmann::json run = two_variant_run("ranks", cells);
   CompareSettings s;
   s.primary = primary_from_json(
       nlohmann::json::parse(R"([{"metric":"w.wakeup_insns_p99","bad":"higher","test":"ranks"}])"),

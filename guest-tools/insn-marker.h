@@ -5,7 +5,7 @@
  * A marker is the 7-byte multi-byte NOP "nopl DISP(%rax)" (0F 1F 80 + little-endian disp32)
  * with a displacement no compiler emits (compilers pad with displacement 0). It has no
  * architectural effect: on KVM, on hardware or under QEMU without the plugin it is a NOP.
- * The plugin recognises the twelve displacements below when it translates the instruction.
+ * The plugin recognises the thirteen displacements below when it translates the instruction.
  *
  *   ISOLAB_MARK_REGION_BEGIN  starts a measured region of class 0 on the executing vCPU (e.g.
  *                             just before one mlock()+munlock() pair).
@@ -28,10 +28,16 @@
  *                             vCPU executed from the entry of the interrupt that woke the task
  *                             to this marker (tcg-plugin/wakeup.c; guest-tools/wake-marker.c
  *                             puts both around clock_nanosleep()).
+ *   ISOLAB_MARK_STEP_ARM      a workload step is about to start: a plugin that counts only
+ *                             inside steps (count=steps) starts counting, which takes effect
+ *                             before the executing vCPU runs its next translation block; the
+ *                             STEP_BEGIN that follows is then exact. A NOP for a plugin that
+ *                             counts everything.
  *   ISOLAB_MARK_STEP_BEGIN    a workload step starts: the plugin records every vCPU's
  *                             cumulative user and kernel instruction counts.
  *   ISOLAB_MARK_STEP_END      the step ends: the same snapshot, then every vCPU's region totals
- *                             of the step (and the step's kernel profile) are written out.
+ *                             of the step (and the step's kernel profile) are written out; a
+ *                             plugin with count=steps stops counting.
  *
  * The counts attributed to a region include the marker instructions at both ends and whatever
  * the vCPU executed in between: the system calls the region makes, and any interrupt, softirq
@@ -56,6 +62,7 @@
 #define ISOLAB_MARK_DISP_REGION3_END 0x15A1B00Au
 #define ISOLAB_MARK_DISP_WAKE_ARM 0x15A1B00Bu
 #define ISOLAB_MARK_DISP_WAKE 0x15A1B00Cu
+#define ISOLAB_MARK_DISP_STEP_ARM 0x15A1B00Du
 
 #if defined(__x86_64__)
 /* The asm is volatile with a memory clobber so that the compiler neither drops it nor moves
@@ -73,6 +80,7 @@
 #define ISOLAB_MARK_REGION3_END() ISOLAB_MARK_(0x15A1B00A)
 #define ISOLAB_MARK_WAKE_ARM() ISOLAB_MARK_(0x15A1B00B)
 #define ISOLAB_MARK_WAKE() ISOLAB_MARK_(0x15A1B00C)
+#define ISOLAB_MARK_STEP_ARM() ISOLAB_MARK_(0x15A1B00D)
 #else
 #define ISOLAB_MARK_REGION_BEGIN() ((void)0)
 #define ISOLAB_MARK_REGION_END() ((void)0)
@@ -86,6 +94,7 @@
 #define ISOLAB_MARK_REGION3_END() ((void)0)
 #define ISOLAB_MARK_WAKE_ARM() ((void)0)
 #define ISOLAB_MARK_WAKE() ((void)0)
+#define ISOLAB_MARK_STEP_ARM() ((void)0)
 #endif
 
 #endif /* ISOLAB_INSN_MARKER_H */

@@ -1,20 +1,44 @@
 /*
  * isolab-mark: executes one marker instruction (insn-marker.h) and exits. The guest's /init
- * runs "isolab-mark step-begin" just before a workload step and "isolab-mark step-end" just
- * after it, so that the instruction-counting TCG plugin snapshots every vCPU's user and kernel
- * instruction counts at the edges of the step. Without the plugin (KVM, hardware) the marker
- * is a NOP and the program does nothing.
+ * runs "isolab-mark step-arm" before a workload step's setup, "isolab-mark step-begin" just
+ * before the step and "isolab-mark step-end" just after it, so that the instruction-counting
+ * TCG plugin counts the step (with count=steps only the step) and snapshots every vCPU's user
+ * and kernel instruction counts at its edges. Without the plugin (KVM, hardware) the marker
+ * is a NOP and the program does nothing else of note.
  *
- * Usage: isolab-mark step-begin|step-end|region-begin|region-end
+ * The step markers run on CPU 0 (sched_setaffinity first; a failure is ignored and leaves the
+ * marker where the task runs): with count=steps every plugin reset must come from one vCPU
+ * (tcg-plugin/insn-count.c, request_gate).
+ *
+ * Usage: isolab-mark step-arm|step-begin|step-end|region-begin|region-end
  * Exit status: 0 after the marker, 2 for a missing or unknown argument (message on stderr).
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "insn-marker.h"
 
-static void mark_step_begin(void) { ISOLAB_MARK_STEP_BEGIN(); }
-static void mark_step_end(void) { ISOLAB_MARK_STEP_END(); }
+static void on_cpu0(void) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(0, &set);
+  (void)sched_setaffinity(0, sizeof set, &set);
+}
+
+static void mark_step_arm(void) {
+  on_cpu0();
+  ISOLAB_MARK_STEP_ARM();
+}
+static void mark_step_begin(void) {
+  on_cpu0();
+  ISOLAB_MARK_STEP_BEGIN();
+}
+static void mark_step_end(void) {
+  on_cpu0();
+  ISOLAB_MARK_STEP_END();
+}
 static void mark_region_begin(void) { ISOLAB_MARK_REGION_BEGIN(); }
 static void mark_region_end(void) { ISOLAB_MARK_REGION_END(); }
 
@@ -22,9 +46,8 @@ static const struct {
   const char* name;
   void (*mark)(void);
 } kMarks[] = {
-    {"step-begin", mark_step_begin},
-    {"step-end", mark_step_end},
-    {"region-begin", mark_region_begin},
+    {"step-arm", mark_step_arm},     {"step-begin", mark_step_begin},
+    {"step-end", mark_step_end},     {"region-begin", mark_region_begin},
     {"region-end", mark_region_end},
 };
 
@@ -35,6 +58,7 @@ int main(int argc, char** argv) {
         kMarks[i].mark();
         return 0;
       }
-  fprintf(stderr, "isolab-mark: usage: isolab-mark step-begin|step-end|region-begin|region-end\n");
+  fprintf(stderr,
+          "isolab-mark: usage: isolab-mark step-arm|step-begin|step-end|region-begin|region-end\n");
   return 2;
 }

@@ -13,6 +13,8 @@
  *   symbols=MAP      optional: the guest kernel's System.map (symbols.c). Without it every
  *                    kernel instruction is "outside every function", and the fault correction
  *                    and the wakeup paths are off (they find the kernel's entries by name).
+ *   count=all|steps  optional, default all: count everything, or only inside workload steps
+ *                    (below, "Counting window").
  * An unknown argument, a malformed value, a vCPU outside the machine or an unreadable MAP
  * fails the install.
  *
@@ -40,7 +42,21 @@
  * elsewhere (a signal, another task) takes back nothing ("unmatched"). A kernel TB left by a
  * fault (an exception-table fixup in copy_from_user, say) still counts whole ("kernel").
  *
- * Markers. The twelve 7-byte NOPs "nopl DISP(%rax)" (0F 1F 80 disp32; the same bytes are
+ * Counting window (count=steps). Outside steps (boot, setup, collection: about half a boot's
+ * wall time under TCG) the blocks are translated with no callback at all, only the step
+ * markers with one, so the guest runs at QEMU's uninstrumented speed. STEP_ARM asks QEMU to
+ * reset the plugin (qemu_plugin_reset: the translation cache is flushed with every vCPU
+ * stopped, before the arming vCPU runs its next block) and the reset's callback opens the gate:
+ * from then on every block is counted as above, so the STEP_BEGIN that follows is exact.
+ * STEP_END, after its lines, closes the gate the same way. Counts are then cumulative over the
+ * open windows only, and boot code is not counted (every vCPU counts as booted). A STEP_BEGIN
+ * with the gate closed or closing (no STEP_ARM before it, its request refused, or in the block
+ * of the previous STEP_END) asks to open it and is written with late=1: that step's counts miss
+ * what ran while the gate was closed and must not be used.
+ * Requests are refused while one is pending and from any vCPU but the first requester's (see
+ * request_gate: QEMU 7.2 keeps its plugin lock on the thread that ran a reset).
+ *
+ * Markers. The thirteen 7-byte NOPs "nopl DISP(%rax)" (0F 1F 80 disp32; the same bytes are
  * "nopl DISP(%eax)" in 32-bit code) are recognised by their bytes at translation and get an
  * instruction exec callback. Its user data holds how many instructions of the TB lie after
  * the snapshot point, which is subtracted from the counter that the TB callback already
@@ -59,6 +75,7 @@
  *   STEP_END      writes a "step end" snapshot, the region, profile and wakeup lines of the
  *                 step, and flushes. With no step open it is only counted (stray_step_ends).
  *   WAKE_ARM, WAKE  the wakeup paths of wakeup.c (WAKE's snapshot is taken before it).
+ *   STEP_ARM      with count=steps, opens the counting window (above); otherwise nothing.
  * Snapshots read the other vCPUs' counters at that instant (exact only for the executing one).
  *
  * Profile. On a profiled vCPU each kernel TB also adds its instructions and rep executions to
@@ -76,9 +93,11 @@
  * Output (text, one record per line, fields separated by single spaces; after a record's
  * kind and positional fields every field is key=value; readers ignore keys they do not know):
  *   isolab-insn-count 3 plugin_api=1 qemu_api=<min>-<cur> vcpus=<n> profile_cpus=<list>
- *       symbols=<functions> mode=<exact|inline>      (one line; profile_cpus= empty when none)
+ *       symbols=<functions> mode=<exact|inline> count=<all|steps>
+ *       (one line; profile_cpus= empty when none)
  *   step <seq> begin vcpu=<v> counts=<u0>:<k0>,... rep=<ur0>:<kr0>,...
- *       faults=<fixed0>:<unmatched0>:<kernel0>,...   (entry i = vCPU i, n entries each)
+ *       faults=<fixed0>:<unmatched0>:<kernel0>,... [late=1]
+ *       (entry i = vCPU i, n entries each; late=1: the counting window opened at this marker)
  *   region <seq> vcpu=<c> [class=<k>] n=<regions> user=<sum> kernel=<sum> rep=<sum>
  *       unbalanced=<m> [median=<insns> kernel_median=<insns> norep_median=<insns>]
  *       (after a step end, one per vCPU and region class with n > 0 or m > 0, ascending vCPU,
@@ -98,9 +117,11 @@
  *       WAKE in the step: the path lengths in order (the first 4194304), and the longest
  *       path's instructions by function, user code as "user", largest first; they sum to it)
  *   step <seq> end vcpu=<v> counts=... rep=... faults=...   (before the region lines)
- *   exit stray_step_ends=<k> early_markers=<k> counts=... rep=... faults=... boot=<b0>,...
+ *   exit stray_step_ends=<k> early_markers=<k> [late_steps=<k> refused_resets=<k>] counts=...
+ *       rep=... faults=... boot=<b0>,...   (late_steps=, refused_resets= with count=steps)
  *   end
- * seq counts STEP_BEGINs from 1; counts are cumulative since the vCPU started; all numbers are
+ * seq counts STEP_BEGINs from 1; counts are cumulative since the vCPU started (count=steps:
+ * over the open windows); all numbers are
  * unsigned decimal except fn. The file is flushed after the header, at every step end and at
  * exit, so a guest or QEMU that dies leaves whole steps behind (and perhaps a cut last line).
  * Format versions: 1 had region class 0 only; 2 added classes 1-3; 3 splits boot code off,
@@ -141,7 +162,9 @@ static uint64_t inline_count[2], inline_rep[2]; /* [kernel] */
 
 _Static_assert(sizeof(void*) == 8, "user data encodings need 64-bit pointers");
 
-struct plugin g = {.out_lock = PTHREAD_MUTEX_INITIALIZER};
+struct plugin g = {.out_lock = PTHREAD_MUTEX_INITIALIZER,
+                   .gate_lock = PTHREAD_MUTEX_INITIALIZER,
+                   .reset_vcpu = -1};
 
 /* ---- translation-time allocations (never freed; any translating thread) ---- */
 
@@ -244,7 +267,7 @@ struct snap {
   uint64_t user, kernel, user_rep, kernel_rep;
 };
 
-enum marker { REGION_BEGIN, REGION_END, STEP_BEGIN, STEP_END, WAKE_ARM, WAKE };
+enum marker { REGION_BEGIN, REGION_END, STEP_BEGIN, STEP_END, WAKE_ARM, WAKE, STEP_ARM };
 
 /* Marker user data: bits 0-2 the marker, bits 3-4 the region class, bit 5 kernel TB, bit 6
  * rep-string instruction after the snapshot point, bits 7-63 instructions after it. */
@@ -445,7 +468,7 @@ static void write_profile(unsigned cpu, const uint64_t* end_insns, const uint64_
 
 /* ---- steps ---- */
 
-static void step_begin(unsigned cpu, const struct snap* s) {
+static void step_begin(unsigned cpu, const struct snap* s, int late) {
   pthread_mutex_lock(&g.out_lock);
   if (g.out) {
     g.seq++;
@@ -458,6 +481,10 @@ static void step_begin(unsigned cpu, const struct snap* s) {
     __atomic_store_n(&g.step_open, 1, __ATOMIC_RELAXED);
     fprintf(g.out, "step %" PRIu64 " begin vcpu=%u", g.seq, cpu);
     write_counts(cpu, s, 1);
+    if (late) {
+      fputs(" late=1", g.out);
+      g.late_steps++;
+    }
     fputc('\n', g.out);
   }
   pthread_mutex_unlock(&g.out_lock);
@@ -527,10 +554,64 @@ static void step_end(unsigned cpu, const struct snap* s) {
   pthread_mutex_unlock(&g.out_lock);
 }
 
+/* ---- the counting window (count=steps) ---- */
+
+static void register_callbacks(qemu_plugin_id_t id);
+
+/* QEMU's reset callback: the translation cache is empty and every vCPU is stopped. */
+static void gate_reset_done(qemu_plugin_id_t id, int open) {
+  for (unsigned i = 0; i < g.n; ++i) {
+    g.v[i].last = NULL; /* blocks before the gap are no fault's or wakeup's predecessor */
+    g.v[i].fault = NULL;
+  }
+  __atomic_store_n(&g.gate_open, open, __ATOMIC_RELAXED);
+  register_callbacks(id);
+  pthread_mutex_lock(&g.gate_lock);
+  g.reset_pending = -1;
+  pthread_mutex_unlock(&g.gate_lock);
+}
+static void gate_opened(qemu_plugin_id_t id) { gate_reset_done(id, 1); }
+static void gate_closed(qemu_plugin_id_t id) { gate_reset_done(id, 0); }
+
+/* Asks QEMU to flush the translation cache and translate on with the gate open or closed.
+ * Refused (counted) while a request is pending, which QEMU would drop, and from any vCPU but
+ * the first requester's: QEMU 7.2 leaves its plugin lock held by the thread that ran a reset,
+ * so a reset requested from another vCPU's thread would never return (isolab-mark runs every
+ * step marker on CPU 0 for that reason). */
+static void request_gate(unsigned cpu, int open) {
+  pthread_mutex_lock(&g.gate_lock);
+  if (g.reset_pending >= 0 || (g.reset_vcpu >= 0 && (unsigned)g.reset_vcpu != cpu)) {
+    g.refused_resets++;
+  } else {
+    g.reset_pending = open;
+    g.reset_vcpu = (int)cpu;
+    qemu_plugin_reset(g.id, open ? gate_opened : gate_closed);
+  }
+  pthread_mutex_unlock(&g.gate_lock);
+}
+
+static int gate_is_open(void) {
+  return !g.steps_only || __atomic_load_n(&g.gate_open, __ATOMIC_RELAXED);
+}
+
+/* Whether a step beginning now would be counted whole: the gate open and no close pending (a
+ * STEP_BEGIN in the block of the previous STEP_END runs before that close takes effect). */
+static int gate_stays_open(void) {
+  if (!g.steps_only) return 1;
+  pthread_mutex_lock(&g.gate_lock);
+  const int closing = g.reset_pending == 0;
+  pthread_mutex_unlock(&g.gate_lock);
+  return gate_is_open() && !closing;
+}
+
 static void on_marker(unsigned int cpu, void* udata) {
   if (cpu >= g.n) return;
   const uint64_t d = (uint64_t)(uintptr_t)udata;
   struct vcpu* v = &g.v[cpu];
+  if ((enum marker)(d & 7) == STEP_ARM) {
+    if (!gate_is_open()) request_gate(cpu, 1);
+    return;
+  }
 #ifndef ISOLAB_INSN_INLINE
   if (!v->booted) {
     __atomic_fetch_add(&g.early_markers, 1, __ATOMIC_RELAXED);
@@ -546,11 +627,17 @@ static void on_marker(unsigned int cpu, void* udata) {
     case REGION_END:
       region_end(v, r, &s);
       break;
-    case STEP_BEGIN:
-      step_begin(cpu, &s);
+    case STEP_BEGIN: {
+      const int late = !gate_stays_open();
+      if (late) request_gate(cpu, 1);
+      step_begin(cpu, &s, late);
       break;
+    }
     case STEP_END:
       step_end(cpu, &s);
+      if (g.steps_only && gate_is_open()) request_gate(cpu, 0);
+      break;
+    case STEP_ARM:
       break;
 #ifndef ISOLAB_INSN_INLINE
     case WAKE_ARM:
@@ -586,6 +673,7 @@ static const struct {
     {ISOLAB_MARK_DISP_REGION3_END, REGION_END, 3},
     {ISOLAB_MARK_DISP_WAKE_ARM, WAKE_ARM, 0},
     {ISOLAB_MARK_DISP_WAKE, WAKE, 0},
+    {ISOLAB_MARK_DISP_STEP_ARM, STEP_ARM, 0},
 };
 #define NMARKERS (sizeof markers / sizeof markers[0])
 
@@ -623,13 +711,21 @@ static int is_rep_string(const struct qemu_plugin_insn* insn) {
   return (op >= 0xa4 && op <= 0xa7) || (op >= 0xaa && op <= 0xaf) || (op >= 0x6c && op <= 0x6f);
 }
 
+/* With the gate closed only the step markers get a callback, with nothing after the snapshot
+ * point (no block callback advanced the counters). */
 static void register_markers(struct qemu_plugin_tb* tb, size_t n, int kernel,
-                             const uint32_t* rep_at) {
+                             const uint32_t* rep_at, int closed) {
   for (size_t i = 0; i < n; ++i) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
     const int x = marker_of(insn);
     if (x < 0) continue;
     const enum marker m = markers[x].m;
+    if (closed) {
+      if (m == STEP_ARM || m == STEP_BEGIN || m == STEP_END)
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS,
+                                               marker_udata(m, 0, kernel, 0, 0));
+      continue;
+    }
     /* begin markers and WAKE: the marker is inside; end markers: it is before the point. */
     const size_t first_after = (m == REGION_END || m == STEP_END) ? i + 1 : i;
     const int rep_after = rep_at[0] != UINT32_MAX && rep_at[0] >= first_after;
@@ -646,6 +742,10 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   if (n == 0 || n > MAX_TB_INSNS) return; /* TCG translates at most 512 */
   const int kernel = (int)(vaddr >> 63);
   uint32_t rep = 0, rep_at = UINT32_MAX;
+  if (!gate_is_open()) {
+    register_markers(tb, n, kernel, &rep_at, 1);
+    return;
+  }
   for (size_t i = 0; i < n; ++i)
     if (is_rep_string(qemu_plugin_tb_get_insn(tb, i))) {
       rep++;
@@ -674,7 +774,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   }
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, t);
 #endif
-  register_markers(tb, n, kernel, &rep_at);
+  register_markers(tb, n, kernel, &rep_at, 0);
 }
 
 static void at_qemu_exit(qemu_plugin_id_t id, void* udata) {
@@ -684,6 +784,12 @@ static void at_qemu_exit(qemu_plugin_id_t id, void* udata) {
   if (g.out) {
     fprintf(g.out, "exit stray_step_ends=%" PRIu64 " early_markers=%" PRIu64, g.stray_step_ends,
             load64(&g.early_markers));
+    if (g.steps_only) {
+      pthread_mutex_lock(&g.gate_lock);
+      fprintf(g.out, " late_steps=%" PRIu64 " refused_resets=%" PRIu64, g.late_steps,
+              g.refused_resets);
+      pthread_mutex_unlock(&g.gate_lock);
+    }
     write_counts(g.n, NULL, 0);
     fputs(" boot=", g.out);
     for (unsigned i = 0; i < g.n; ++i)
@@ -742,6 +848,8 @@ static int parse_args(int argc, char** argv, const char** out, const char** cpus
       *out = a + 4;
     } else if (strncmp(a, "symbols=", 8) == 0 && a[8]) {
       *symbols = a + 8;
+    } else if (strcmp(a, "count=all") == 0 || strcmp(a, "count=steps") == 0) {
+      g.steps_only = a[6] == 's';
     } else if (strncmp(a, "profile_cpus=", 13) == 0) {
       *cpus = a + 13;
       if (parse_cpulist(*cpus)) {
@@ -750,7 +858,8 @@ static int parse_args(int argc, char** argv, const char** out, const char** cpus
         return 1;
       }
     } else {
-      return fail("unknown argument '%s' (expected out=, profile_cpus=, symbols=)", a);
+      return fail("unknown argument '%s' (expected out=, profile_cpus=, symbols=, count=all|steps)",
+                  a);
     }
   }
   if (!*out) return fail("%s", "missing argument out=PATH");
@@ -806,9 +915,16 @@ ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qem
   fprintf(g.out, "isolab-insn-count %d plugin_api=%d qemu_api=%d-%d vcpus=%u profile_cpus=%s",
           OUTPUT_FORMAT_VERSION, QEMU_PLUGIN_VERSION, info->version.min, info->version.cur, g.n,
           cpus);
-  fprintf(g.out, " symbols=%zu mode=%s\n", g.sym.n, MODE);
+  fprintf(g.out, " symbols=%zu mode=%s count=%s\n", g.sym.n, MODE, g.steps_only ? "steps" : "all");
   fflush(g.out);
+  g.id = id;
+  if (g.steps_only) /* nothing is counted before the first step: no boot code to tell apart */
+    for (unsigned i = 0; i < g.n; ++i) g.v[i].booted = 1;
+  register_callbacks(id);
+  return 0;
+}
+
+static void register_callbacks(qemu_plugin_id_t id) {
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
   qemu_plugin_register_atexit_cb(id, at_qemu_exit, NULL);
-  return 0;
 }

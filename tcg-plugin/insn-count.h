@@ -105,6 +105,14 @@ struct plugin {
   struct symbols sym;
   uint64_t seq, stray_step_ends, early_markers;
   int step_open;
+  /* count=steps (insn-count.c, "Counting window"): id for qemu_plugin_reset; gate_open is
+   * written only while every vCPU is stopped (the reset's callback), read at translation and in
+   * marker callbacks; reset_pending guards against a second request (QEMU drops it). */
+  uint64_t id;               /* the qemu_plugin_id_t of the install */
+  pthread_mutex_t gate_lock; /* guards the requests: reset_pending, reset_vcpu, refused_resets */
+  /* reset_pending: -1 none, else the gate it will set; reset_vcpu: -1 before the first */
+  int steps_only, gate_open, reset_pending, reset_vcpu;
+  uint64_t late_steps, refused_resets;
 };
 
 extern struct plugin g;

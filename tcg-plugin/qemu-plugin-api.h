@@ -63,6 +63,7 @@ struct qemu_plugin_insn; /* opaque: one instruction of such a block */
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb* tb);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void* userdata);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void* userdata);
+typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
 
 /* Exported by the plugin. */
 extern ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_version;
@@ -79,6 +80,10 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn* insn,
                                             qemu_plugin_vcpu_udata_cb_t cb,
                                             enum qemu_plugin_cb_flags flags, void* userdata);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void* userdata);
+/* Unregisters every callback of the plugin and flushes the translation cache, asynchronously:
+ * the work runs on the calling vCPU before it executes another block, with every other vCPU
+ * stopped, and calls cb there (after the flush). A request while one is pending is dropped. */
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb* tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb* tb);
 struct qemu_plugin_insn* qemu_plugin_tb_get_insn(const struct qemu_plugin_tb* tb, size_t idx);

@@ -202,12 +202,15 @@ std::string render_lock_contention_setup(const std::vector<GuestStep>& steps) {
   return lock_contention_arm_script() + "fact lock_contention_trigger $L/trigger\n";
 }
 
-// A step's run: the trace buffer cleared (events were enabled at boot,
-// trace_event_boot_param()), its window (uptime seconds) and /proc/interrupts around it (the
-// rate denominators and the cross-check of the trace counts, parse/trace.h), the step under
-// its timeout with $rc its exit status, and what it left behind killed.
+// A step's run: the instruction counter armed, the trace buffer cleared (events were enabled
+// at boot, trace_event_boot_param()), its window (uptime seconds) and /proc/interrupts around
+// it (the rate denominators and the cross-check of the trace counts, parse/trace.h), the step
+// under its timeout with $rc its exit status, and what it left behind killed.
 std::string render_step_run(const GuestStep& s, const std::string& path) {
   std::string sh = "echo \"isolab: step " + s.name + " start\"\n";
+  // A plugin that counts only inside steps starts counting here, so that the step-begin below
+  // finds every block translated with its counter (guest-tools/isolab-mark.c; a NOP otherwise).
+  sh += "isolab-mark step-arm 2>/dev/null\n";
   if (!s.trace_cpus.empty()) {
     sh += "T=/sys/kernel/tracing\n";
     sh +=

@@ -172,6 +172,11 @@ void parse_header(const std::vector<std::string_view>& f, InsnCountFile& out) {
   out.mode = std::string(need(k, "mode"));
   if (out.mode != "exact" && out.mode != "inline")
     throw LineError{"mode: " + quote(out.mode) + " (exact or inline)"};
+  if (auto it = k.find("count"); it != k.end()) {
+    if (it->second != "all" && it->second != "steps")
+      throw LineError{"count: " + quote(it->second) + " (all or steps)"};
+    out.steps_only = it->second == "steps";
+  }
 }
 
 // The last step, which an end/region/prof record of seq must belong to.
@@ -197,6 +202,10 @@ void parse_step(const std::vector<std::string_view>& f, InsnCountFile& out) {
     if (out.version >= 3) {
       s.begin_rep = parse_counts(need(k, "rep"), out.vcpus);
       s.begin_faults = parse_faults(need(k, "faults"), out.vcpus);
+      if (const auto late = maybe_u64(k, "late")) {
+        if (*late != 1) throw LineError{"late: " + std::to_string(*late) + " (only late=1)"};
+        s.late = true;
+      }
     }
     out.steps.push_back(std::move(s));
     return;

@@ -5,9 +5,9 @@
 // Format, one record per line, single spaces between fields, key=value fields after a record's
 // kind and positional fields (keys this reader does not know are ignored):
 //   isolab-insn-count <1|2|3> plugin_api=1 qemu_api=<min>-<cur> vcpus=<n> profile_cpus=<list>
-//       (1, 2: profile_top=<N>; 3: symbols=<functions> mode=<exact|inline>)
+//       (1, 2: profile_top=<N>; 3: symbols=<functions> mode=<exact|inline> [count=<all|steps>])
 //   step <seq> begin vcpu=<v> counts=<u0>:<k0>,<u1>:<k1>,...     (n entries, index = vCPU)
-//       (3: rep=<ur0>:<kr0>,... faults=<fixed0>:<unmatched0>:<kernel0>,...)
+//       (3: rep=<ur0>:<kr0>,... faults=<fixed0>:<unmatched0>:<kernel0>,... [late=1])
 //   step <seq> end vcpu=<v> counts=... (3: rep=... faults=...)
 //   region <seq> vcpu=<c> [class=<1|2|3>] n=<regions> user=<sum> kernel=<sum> unbalanced=<m>
 //       [median=<insns> kernel_median=<insns>]
@@ -114,7 +114,10 @@ struct InsnFaults {
 
 // One workload step (STEP_BEGIN .. STEP_END).
 struct InsnStep {
-  std::uint64_t seq = 0;          // 1, 2, ... in the order the guest began them
+  std::uint64_t seq = 0;  // 1, 2, ... in the order the guest began them
+  // late=1 (count=steps): the plugin's counting window opened at this step's begin marker, not
+  // before it, so the step's counts miss what ran until the translation cache was flushed.
+  bool late = false;
   unsigned begin_vcpu = 0;        // the vCPU that executed STEP_BEGIN
   std::vector<InsnCounts> begin;  // one per vCPU (InsnCountFile::vcpus)
   bool ended = false;             // false: no "step <seq> end" record
@@ -144,6 +147,9 @@ struct InsnCountFile {
   // Version 3: "exact", or "inline" for the floor-cost build whose counts are not per vCPU
   // (the plugin's comment); versions 1 and 2 are "exact".
   std::string mode = "exact";
+  // Version 3's count=steps: the plugin counted only inside steps (tcg-plugin/insn-count.c,
+  // "Counting window"); cumulative counts then cover the open windows, boot= is 0.
+  bool steps_only = false;
   std::vector<InsnStep> steps;           // in file order, seq strictly increasing
   bool exited = false;                   // an "exit" record was read
   std::uint64_t stray_step_ends = 0;     // STEP_END markers with no step open (exit record)
@@ -161,7 +167,8 @@ struct InsnCountFile {
 // line, the "end" record). Throws isolab::Error "insn-count line <n>: <what>" (quoting the
 // line) for anything the plugin never writes: an empty file or a first line that is not a
 // version-1, 2 or 3 header, an unknown record kind (wake and wakefn before version 3), a missing
-// or malformed field, a number that is not plain decimal (pc, fn: 0x + hex) or overflows 64
+// or malformed field, a count= other than all or steps, a late= other than 1, a number that is
+// not plain decimal (pc, fn: 0x + hex) or overflows 64
 // bits, a counts=, rep=, faults= or boot= list whose length is not vcpus, a vCPU index >=
 // vcpus, a class= in a version-1 file or outside 1..3, a step seq that does not increase, an
 // end/region/prof/wake/wakefn record that does not belong to the last step (end: once, for an

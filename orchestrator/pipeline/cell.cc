@@ -118,7 +118,7 @@ VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot&
   if (cx.opt.insn_count && !cx.opt.insn_plugin.plugin.empty() && slot.local())
     vm.insn_plugin =
         InsnPluginConfig{cx.opt.insn_plugin.plugin, p.dir / "insn-count.txt",
-                         cx.guest.partition.isolated.cpus(), vdoc.value("system_map", "")};
+                         cx.guest.partition.isolated.cpus(), vdoc.value("system_map", ""), true};
   const TimeoutSpec& t = cx.spec.timeouts;
   vm.boot_timeout = std::chrono::seconds(t.boot_s);
   vm.silence_timeout = std::chrono::seconds(std::max(t.silence_s, p.longest + 30));

@@ -130,6 +130,7 @@ std::string insn_plugin_qemu_option(const InsnPluginConfig& p) {
   if (!p.profile_cpus.empty())
     o += ",profile_cpus=" + qemu_escape_option_value(vm_cpu_list(p.profile_cpus));
   if (!p.symbols.empty()) o += ",symbols=" + qemu_escape_option_value(p.symbols.string());
+  if (p.steps_only) o += ",count=steps";
   return o;
 }
 

@@ -41,7 +41,7 @@ std::string qemu_escape_option_value(std::string_view v);
 std::vector<std::string> qemu_bare_options();
 
 // The value of QEMU's -plugin option for p (pure):
-//   file=<plugin>,out=<output>[,profile_cpus=<vm_cpu_list>][,symbols=<System.map>]
+//   file=<plugin>,out=<output>[,profile_cpus=<vm_cpu_list>][,symbols=<System.map>][,count=steps]
 // with every comma inside a value doubled (qemu_escape_option_value); QEMU hands the plugin
 // "out=<output>", "profile_cpus=<list>", ... as its arguments.
 std::string insn_plugin_qemu_option(const InsnPluginConfig& p);

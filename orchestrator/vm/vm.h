@@ -44,6 +44,9 @@ struct InsnPluginConfig {
   // The guest kernel's System.map ("" = none: no function names, no fault correction and no
   // wakeup paths in the plugin).
   std::filesystem::path symbols;
+  // Count only inside workload steps (the plugin's count=steps; the guest arms each step with
+  // "isolab-mark step-arm"); false counts everything, boot code included.
+  bool steps_only = false;
 };
 
 // One boot. Paths are host paths; the output files are created (truncated) by the backend.

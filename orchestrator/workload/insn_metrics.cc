@@ -165,6 +165,10 @@ void step_metrics(const WorkloadSpec& w, const InsnStep& step, const InsnCellInp
     s["problem"] = "the step's end marker was not seen";
     return;
   }
+  if (step.late) {
+    s["problem"] = "the plugin began counting at the step's begin marker, not before it";
+    return;
+  }
   const std::vector<InsnCounts> delta = insn_step_deltas(step);
   for (unsigned cpu : in.isolated.cpus())
     if (cpu < delta.size()) {

@@ -134,6 +134,36 @@ TEST(InsnPluginReal, ExactCountsOnOneVcpu) {
 // Without the kernel's symbols the plugin does not know the fault's entry: the block the fault
 // left counts whole, as before the correction (the store, the add and the markers after the
 // fault twice), and every kernel instruction is outside every function.
+// count=steps with a guest that never arms a step (test-guest.S has no STEP_ARM): each
+// STEP_BEGIN finds the gate closed, or closing when it sits in the block of the previous
+// STEP_END, asks to open it through QEMU's plugin reset and is written late=1; each STEP_END
+// closes it again (QEMU runs the guest to its end through those resets); nothing outside the
+// steps is counted, boot code included, and no step counts more than the same step counted
+// whole.
+TEST(InsnPluginReal, StepsOnlyFlagsEveryUnarmedStepLate) {
+  Dir d("steps");
+  ProcessResult all = run_qemu(built(), d.p / "all.txt", 1);
+  ASSERT_EQ(all.exit_code, kTestGuestExit) << all.describe() << ": " << all.out;
+  ProcessResult r = run_qemu(built(), d.p / "out.txt", 1, ",count=steps");
+  ASSERT_EQ(r.exit_code, kTestGuestExit) << r.describe() << ": " << r.out;
+  const std::string text = read_file(d.p / "out.txt");
+  InsnCountFile f = parse_insn_count(text);
+  InsnCountFile whole = parse_insn_count(read_file(d.p / "all.txt"));
+  ASSERT_TRUE(f.complete) << f.truncation;
+  EXPECT_TRUE(f.steps_only);
+  EXPECT_FALSE(whole.steps_only);
+  ASSERT_EQ(f.steps.size(), whole.steps.size());
+  for (std::size_t i = 0; i < f.steps.size(); ++i) {
+    EXPECT_TRUE(f.steps[i].late) << "step " << i + 1;
+    EXPECT_FALSE(whole.steps[i].late) << "step " << i + 1;
+    EXPECT_LE(insn_step_deltas(f.steps[i])[0].total(), insn_step_deltas(whole.steps[i])[0].total())
+        << "step " << i + 1;
+  }
+  EXPECT_EQ(f.exit_boot, std::vector<std::uint64_t>{0});
+  EXPECT_GT(whole.exit_boot.at(0), 0u);
+  EXPECT_THAT(text, HasSubstr(" late_steps=6 refused_resets="));
+}
+
 TEST(InsnPluginReal, WithoutSymbolsTheFaultedBlockCountsWhole) {
   Dir d("nosym");
   const fs::path out = d.p / "out.txt";

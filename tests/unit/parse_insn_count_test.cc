@@ -498,6 +498,20 @@ TEST(InsnCount, Format3ProfileSumIsChecked) {
             "the profile of vCPU 1 in step 1 sums to 7 instructions, its kernel count is 9");
 }
 
+// count=steps (the plugin counts only inside steps) in the header; a step whose counting window
+// opened at its own begin marker says late=1. Without count=, the plugin counted everything.
+TEST(InsnCount, Format3CountingWindowAndALateStep) {
+  EXPECT_FALSE(parse_insn_count(with_step3("")).steps_only);
+  std::string text = with_step3("");
+  text.replace(text.find(" mode=exact"), 11, " mode=exact count=steps");
+  EXPECT_TRUE(parse_insn_count(text).steps_only);
+  EXPECT_FALSE(parse_insn_count(text).steps[0].late);
+  text.replace(text.find("faults=0:0:0,0:0:0\n"), 19, "faults=0:0:0,0:0:0 late=1\n");
+  const InsnCountFile f = parse_insn_count(text);
+  ASSERT_EQ(f.steps.size(), 1u);
+  EXPECT_TRUE(f.steps[0].late);
+}
+
 TEST(InsnCount, Format3GarbageLinesNameTheLine) {
   auto fails = [](const std::string& text, const std::string& what) {
     EXPECT_THAT([&] { parse_insn_count(text); }, ThrowsMessage<Error>(HasSubstr(what))) << text;
@@ -507,6 +521,12 @@ TEST(InsnCount, Format3GarbageLinesNameTheLine) {
         "missing mode=");
   fails("isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=2 profile_cpus= symbols=1 mode=x\n",
         "mode: \"x\" (exact or inline)");
+  fails(
+      "isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=2 profile_cpus= symbols=1 "
+      "mode=exact count=some\n",
+      "count: \"some\" (all or steps)");
+  fails(h + "step 1 begin vcpu=0 counts=0:0,0:0 rep=0:0,0:0 faults=0:0:0,0:0:0 late=2\n",
+        "late: 2 (only late=1)");
   fails(h + "step 1 begin vcpu=0 counts=0:0,0:0\n", "missing rep=");
   fails(h + "step 1 begin vcpu=0 counts=0:0,0:0 rep=0:0,0:0 faults=0:0,0:0\n",
         "not fixed:unmatched:kernel");

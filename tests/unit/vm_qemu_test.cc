@@ -380,6 +380,10 @@ TEST(QemuArgv, InsnPluginUnderTcgIsTheLastOption) {
   c.insn_plugin->symbols.clear();
   EXPECT_EQ(insn_plugin_qemu_option(*c.insn_plugin),
             "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt");
+  // Counting only inside steps is the plugin's count=steps, last.
+  c.insn_plugin->steps_only = true;
+  EXPECT_EQ(insn_plugin_qemu_option(*c.insn_plugin),
+            "file=/b/libisolab-insn-count.so,out=/run/x/insn,,count.txt,count=steps");
   EXPECT_TRUE(insn_plugin_active(c));
 }
 

@@ -73,6 +73,36 @@ TEST(InsnMetrics, PerSyscallIsHalfTheMedianPairOnThePinnedCpu) {
   EXPECT_DOUBLE_EQ(o.metrics.at("vmstat-syscall.insns_per_syscall_mean").values.at(0), 1630);
 }
 
+// count=steps: a step whose counting window opened at its own begin marker (late=1) missed
+// what ran before the plugin's flush, so it gives no metric at all; the next step does.
+TEST(InsnMetrics, ALateStepGivesNoMetric) {
+  const std::string counts0 =
+      " counts=100:1000,0:500,0:0,0:0 rep=0:0,0:0,0:0,0:0 "
+      "faults=0:0:0,0:0:0,0:0:0,0:0:0";
+  const std::string counts1 =
+      " counts=200:2000,0:900,90000:4000000,0:20000 "
+      "rep=0:0,0:0,0:0,0:0 faults=0:0:0,0:0:0,0:0:0,0:0:0";
+  const std::string counts2 =
+      " counts=400:4000,0:1100,90000:4000000,0:30000 "
+      "rep=0:0,0:0,0:0,0:0 faults=0:0:0,0:0:0,0:0:0,0:0:0";
+  const std::string plugin =
+      "isolab-insn-count 3 plugin_api=1 qemu_api=0-1 vcpus=4 profile_cpus= symbols=0 "
+      "mode=exact count=steps\n"
+      "step 1 begin vcpu=0" +
+      counts0 + " late=1\n" + "step 1 end vcpu=0" + counts1 + "\n" +
+      "region 1 vcpu=2 n=1000 user=60000 kernel=3200000 rep=0 unbalanced=0 median=3100 "
+      "kernel_median=3040 norep_median=3100\n" +
+      "step 2 begin vcpu=0" + counts1 + "\n" + "step 2 end vcpu=0" + counts2 + "\nend\n";
+  const auto w = workloads();
+  const auto o = derive(w, records(kTool), plugin);
+  EXPECT_FALSE(o.metrics.count("vmstat-syscall.insns_per_syscall")) << o.record.dump();
+  EXPECT_FALSE(o.metrics.count("vmstat-syscall.noise.kernel_insns_per_s"));
+  EXPECT_EQ(o.record["steps"]["vmstat-syscall"]["problem"],
+            "the plugin began counting at the step's begin marker, not before it");
+  ASSERT_TRUE(o.metrics.count("idle.noise.kernel_insns_per_s")) << o.record.dump();
+  EXPECT_DOUBLE_EQ(*o.metrics.at("idle.noise.kernel_insns_per_s").per_cpu->slots[1], 2000);
+}
+
 TEST(InsnMetrics, WithoutARegionMedianOnlyTheMeanIsGiven) {
   std::string plugin = kPlugin;
   plugin.erase(plugin.find(" median=3100 kernel_median=3040"), 31);

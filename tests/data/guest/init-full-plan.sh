@@ -104,6 +104,7 @@ fact lock_contention_trigger $L/trigger
 if [ $skip = 0 ]; then
 cd /tmp/out
 echo "isolab: step latency start"
+isolab-mark step-arm 2>/dev/null
 T=/sys/kernel/tracing
 if [ -d $T/events ]; then echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/tracing_on; fi
 cat /proc/interrupts > latency.interrupts_before
@@ -135,6 +136,7 @@ rec latency.interrupts_after 0 latency.interrupts_after
 rec latency.json $rc cyclictest.json
 rec latency.load.yaml $rc load.yaml
 echo "isolab: step vmstat-idle start"
+isolab-mark step-arm 2>/dev/null
 cat /proc/interrupts > vmstat-idle.interrupts_before
 read w0 rest < /proc/uptime
 isolab-mark step-begin 2>/dev/null

@@ -85,6 +85,7 @@ echo $ok > /tmp/fact; rec precheck $((1-ok)) /tmp/fact
 if [ $skip = 0 ]; then
 cd /tmp/out
 echo "isolab: step only start"
+isolab-mark step-arm 2>/dev/null
 cat /proc/interrupts > only.interrupts_before
 read w0 rest < /proc/uptime
 isolab-mark step-begin 2>/dev/null

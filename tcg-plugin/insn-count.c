@@ -164,6 +164,7 @@ _Static_assert(sizeof(void*) == 8, "user data encodings need 64-bit pointers");
 
 struct plugin g = {.out_lock = PTHREAD_MUTEX_INITIALIZER,
                    .gate_lock = PTHREAD_MUTEX_INITIALIZER,
+                   .reset_pending = -1,
                    .reset_vcpu = -1};
 
 /* ---- translation-time allocations (never freed; any translating thread) ---- */

@@ -159,6 +159,10 @@ TEST(InsnPluginReal, StepsOnlyFlagsEveryUnarmedStepLate) {
     EXPECT_LE(insn_step_deltas(f.steps[i])[0].total(), insn_step_deltas(whole.steps[i])[0].total())
         << "step " << i + 1;
   }
+  // The opens took effect: the steps' blocks after each open were counted.
+  std::uint64_t counted = 0;
+  for (const InsnStep& s : f.steps) counted += insn_step_deltas(s)[0].total();
+  EXPECT_GT(counted, 3000u);
   EXPECT_EQ(f.exit_boot, std::vector<std::uint64_t>{0});
   EXPECT_GT(whole.exit_boot.at(0), 0u);
   EXPECT_THAT(text, HasSubstr(" late_steps=6 refused_resets="));

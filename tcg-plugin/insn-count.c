@@ -42,9 +42,9 @@
  * elsewhere (a signal, another task) takes back nothing ("unmatched"). A kernel TB left by a
  * fault (an exception-table fixup in copy_from_user, say) still counts whole ("kernel").
  *
- * Counting window (count=steps). Outside steps (boot, setup, collection: about half a boot's
- * wall time under TCG) the blocks are translated with no callback at all, only the step
- * markers with one, so the guest runs at QEMU's uninstrumented speed. STEP_ARM asks QEMU to
+ * Counting window (count=steps). Outside steps (boot, setup, collection) the blocks are
+ * translated with no callback at all, only the step markers with one, so the guest runs at
+ * QEMU's uninstrumented speed. STEP_ARM asks QEMU to
  * reset the plugin (qemu_plugin_reset: the translation cache is flushed with every vCPU
  * stopped, before the arming vCPU runs its next block) and the reset's callback opens the gate:
  * from then on every block is counted as above, so the STEP_BEGIN that follows is exact.
@@ -121,12 +121,12 @@
  *       rep=... faults=... boot=<b0>,...   (late_steps=, refused_resets= with count=steps)
  *   end
  * seq counts STEP_BEGINs from 1; counts are cumulative since the vCPU started (count=steps:
- * over the open windows); all numbers are
- * unsigned decimal except fn. The file is flushed after the header, at every step end and at
- * exit, so a guest or QEMU that dies leaves whole steps behind (and perhaps a cut last line).
- * Format versions: 1 had region class 0 only; 2 added classes 1-3; 3 splits boot code off,
- * adds rep counts, the fault correction, wakeup paths and the per-function profile (whose
- * lines had pc= of a TB before, cut at profile_top). Reader: orchestrator/parse/insn_count.h.
+ * over the open windows); all numbers are unsigned decimal except fn. The file is flushed after the
+ * header, at every step end and at exit, so a guest or QEMU that dies leaves whole steps behind
+ * (and perhaps a cut last line). Format versions: 1 had region class 0 only; 2 added classes 1-3; 3
+ * splits boot code off, adds rep counts, the fault correction, wakeup paths and the per-function
+ * profile (whose lines had pc= of a TB before, cut at profile_top). Reader:
+ * orchestrator/parse/insn_count.h.
  *
  * Inline mode (built with -DISOLAB_INSN_INLINE, libisolab-insn-count-inline.so): the floor of
  * what counting costs. Each TB adds its count with a TCG inline add to one counter per mode

@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh                    every target, FUZZ_SECONDS (default 20) each
 #   scripts/fuzz.sh console gate       only these targets
 #   FUZZ_SECONDS=60 scripts/fuzz.sh
+#   FUZZ_JOBS=1 scripts/fuzz.sh        one target at a time (default: as many as the host has CPUs)
 #
 # New corpus entries and crash files go to a temporary directory (FUZZ_WORKDIR, default a fresh
 # mktemp dir), never into the repository; copy an interesting input into the corpus by hand.
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-20}"
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
+run_jobs="${FUZZ_JOBS:-$(nproc)}"
 cxx="${FUZZ_CXX:-}"
 if [ -z "$cxx" ]; then
   for c in clang++ clang++-14; do
@@ -30,6 +32,7 @@ if [ -z "$cxx" ]; then
 fi
 [ -n "$cxx" ] || { echo "fuzz: clang++ not found (run scripts/setup.sh)" >&2; exit 2; }
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz: FUZZ_SECONDS must be a number" >&2; exit 2; }
+[[ "$run_jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: FUZZ_JOBS must be a number of 1 or more" >&2; exit 2; }
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -63,19 +66,13 @@ fi
 
 work="${FUZZ_WORKDIR:-$(mktemp -d /tmp/isolab-fuzz.XXXXXX)}"
 mkdir -p "$work"
-echo "fuzz: ${#targets[@]} targets, ${seconds}s each, work dir $work"
+echo "fuzz: ${#targets[@]} targets, ${seconds}s each, $run_jobs at once, work dir $work"
 
-failed=()
-for t in "${targets[@]}"; do
-  exe="$build/fuzz_$t"
-  corpus="tests/fuzz/corpus/$t"
-  if [ ! -x "$exe" ] || [ ! -d "$corpus" ]; then
-    echo "fuzz: unknown target '$t' (no $exe or no $corpus)" >&2
-    exit 2
-  fi
+# run_target T: one target over its corpus; its verdict line goes to $work/T/result.
+run_target() {
+  local t=$1 exe="$build/fuzz_$1" corpus="tests/fuzz/corpus/$1" log rc crash runs
   mkdir -p "$work/$t/new" "$work/$t/crashes"
   log="$work/$t/fuzz.log"
-  printf 'fuzz: %-16s ' "$t"
   # First directory: where libFuzzer writes new inputs; the repo corpus is only read.
   set +e
   "$exe" "$work/$t/new" "$corpus" \
@@ -85,15 +82,40 @@ for t in "${targets[@]}"; do
   set -e
   crash="$(find "$work/$t/crashes" -maxdepth 1 -type f -printf '%f\n' 2>/dev/null | head -n 1 || true)"
   if [ "$rc" -ne 0 ] || [ -n "$crash" ]; then
-    echo "CRASH (exit $rc)"
-    [ -n "$crash" ] && echo "fuzz:   crash file: $work/$t/crashes/$crash"
-    grep -m 3 -E 'ERROR: |what\(\):|runtime error:' "$log" | sed 's/^/fuzz:   /' || true
-    echo "fuzz:   log: $log"
-    failed+=("$t")
+    {
+      printf 'fuzz: %-16s CRASH (exit %s)\n' "$t" "$rc"
+      [ -n "$crash" ] && echo "fuzz:   crash file: $work/$t/crashes/$crash"
+      grep -m 3 -E 'ERROR: |what\(\):|runtime error:' "$log" | sed 's/^/fuzz:   /' || true
+      echo "fuzz:   log: $log"
+    } >"$work/$t/result"
   else
     runs="$(grep -m 1 -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')"
-    echo "ok ($runs runs, $(find "$work/$t/new" -maxdepth 1 -type f | wc -l) new corpus entries)"
+    printf 'fuzz: %-16s ok (%s runs, %s new corpus entries)\n' "$t" "$runs" \
+      "$(find "$work/$t/new" -maxdepth 1 -type f | wc -l)" >"$work/$t/result"
   fi
+}
+
+for t in "${targets[@]}"; do
+  if [ ! -x "$build/fuzz_$t" ] || [ ! -d "tests/fuzz/corpus/$t" ]; then
+    echo "fuzz: unknown target '$t' (no $build/fuzz_$t or no tests/fuzz/corpus/$t)" >&2
+    exit 2
+  fi
+done
+# FUZZ_JOBS targets at once (each fuzzer is one single-threaded process).
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= run_jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait
+failed=()
+for t in "${targets[@]}"; do
+  cat "$work/$t/result"
+  grep -q '^fuzz: [^ ]* *CRASH' "$work/$t/result" && failed+=("$t")
 done
 
 if ((${#failed[@]})); then

@@ -145,6 +145,9 @@ struct RunCommand {
                            isolab::monotonic_seconds);
     o.progress = [&meter](const std::string& s) { meter.message(s); };
     o.meter = &meter;
+    // A spec error the guest or this host shows is said before the series apply check, which
+    // unpacks the kernel source when the cache does not hold it yet.
+    isolab::check_spec_before_builds(spec, o);
     const auto t_check = std::chrono::steady_clock::now();
     check_series_before_builds(spec, o, *runner);
     o.stages_before.emplace_back(

@@ -690,6 +690,15 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
   return finish_run(build_failure, *doc, before_s + seconds_since(t_run));
 }
 
+void check_spec_before_builds(const Spec& spec, const RunOptions& options) {
+  RunOptions quiet = options;
+  quiet.progress = nullptr;
+  const GuestDerivation guest = derive_guest(spec);
+  check_guest_cmdline_length(spec, guest, quiet.trace);
+  check_guest_steps(spec, guest);
+  local_host_plan(spec, guest, quiet, run_hosts(spec, quiet));
+}
+
 RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {
   std::unique_ptr<RunDoc> doc;
   try {

@@ -46,8 +46,10 @@ TEST(HostPlanCli, OvercommittedSpecWithoutOvercommitIsRefusedWithTheNumbers) {
               HasSubstr("this host has " + std::to_string(host.online.count()) + " online CPUs"));
   EXPECT_THAT(err, HasSubstr("0 such guests fit at once"));
   EXPECT_THAT(err, HasSubstr("\"overcommit\": true"));
-  // Refused before any build or run directory: nothing in the cache, no result.
+  // Refused before any build or run directory, and before the series apply check unpacks the
+  // kernel source: nothing in the cache, no result.
   EXPECT_FALSE(fs::exists(dir / "cache" / "kernels"));
+  EXPECT_FALSE(fs::exists(dir / "cache" / "src"));
   EXPECT_TRUE(!fs::exists(dir / "results") || fs::is_empty(dir / "results"));
 
   // With overcommit the dry run plans one overcommitted guest on every online CPU.
@@ -84,8 +86,9 @@ TEST(HostPlanCli, ParallelBeyondTheHostIsRefused) {
   fs::remove_all(dir);
 }
 
-// A workload CPU list the guest cannot have is refused before anything is built, naming the
-// field by its index and the spec file (it used to surface only after the kernel builds).
+// A workload CPU list the guest cannot have is refused before anything is built or unpacked,
+// naming the field by its index and the spec file (it used to surface only after the kernel
+// builds, then after the series apply check had unpacked the source: 45 s on an empty cache).
 TEST(SpecCli, BadWorkloadCpusAreRefusedBeforeTheBuildNamingFieldAndFile) {
   fs::path dir = temp_dir("spec-cpus");
   json spec = load_spec("e2e-short.json");
@@ -96,6 +99,7 @@ TEST(SpecCli, BadWorkloadCpusAreRefusedBeforeTheBuildNamingFieldAndFile) {
   EXPECT_THAT(err, HasSubstr("/workloads/1/cpus: cpulist '3-1': EINVAL"));
   EXPECT_THAT(err, HasSubstr("(in " + (dir / "spec.json").string() + ")"));
   EXPECT_FALSE(fs::exists(dir / "cache" / "kernels"));
+  EXPECT_FALSE(fs::exists(dir / "cache" / "src")) << "the source was unpacked first";
   EXPECT_TRUE(!fs::exists(dir / "results") || fs::is_empty(dir / "results"));
   fs::remove_all(dir);
 }

@@ -378,6 +378,25 @@ std::optional<HostPlan> local_host_plan(const Spec& spec, const GuestDerivation&
   return std::nullopt;
 }
 
+// What the checks before any build establish: the guest, the hosts to run on and, without
+// hosts, this machine's host CPU plan. Throws as run_spec documents.
+struct CheckedSpec {
+  GuestDerivation guest;
+  std::vector<HostSpec> host_specs;
+  std::optional<HostPlan> host_plan;
+};
+
+CheckedSpec checked_spec(const Spec& spec, const RunOptions& opt) {
+  CheckedSpec c{derive_guest(spec), {}, std::nullopt};
+  check_guest_cmdline_length(spec, c.guest, opt.trace);
+  check_guest_steps(spec, c.guest);
+  for (const auto& w : c.guest.analysis.value("warnings", json::array()))
+    say(opt, "guest command line: " + w.get<std::string>());
+  c.host_specs = run_hosts(spec, opt);
+  c.host_plan = local_host_plan(spec, c.guest, opt, c.host_specs);
+  return c;
+}
+
 // The run directory of --resume: its result.json, with the same spec, reopened.
 std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt) {
   json old;
@@ -648,13 +667,10 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
                        std::unique_ptr<RunDoc>& doc) {
   const auto t_run = std::chrono::steady_clock::now();
   const RunOptions opt = serialized_progress(options);
-  const GuestDerivation guest = derive_guest(spec);
-  check_guest_cmdline_length(spec, guest, opt.trace);
-  check_guest_steps(spec, guest);
-  for (const auto& w : guest.analysis.value("warnings", json::array()))
-    say(opt, "guest command line: " + w.get<std::string>());
-  const std::vector<HostSpec> host_specs = run_hosts(spec, opt);
-  const std::optional<HostPlan> host_plan = local_host_plan(spec, guest, opt, host_specs);
+  const CheckedSpec checked = checked_spec(spec, opt);
+  const GuestDerivation& guest = checked.guest;
+  const std::vector<HostSpec>& host_specs = checked.host_specs;
+  const std::optional<HostPlan>& host_plan = checked.host_plan;
   const fs::path cache = opt.cache_dir.empty() ? default_cache_dir() : opt.cache_dir;
 
   doc = opt.resume_dir.empty() ? new_run_dir(spec, guest, opt) : resumed_run_dir(spec, opt);
@@ -693,10 +709,7 @@ RunSummary run_spec_in(const Spec& spec, const RunOptions& options, ProcessRunne
 void check_spec_before_builds(const Spec& spec, const RunOptions& options) {
   RunOptions quiet = options;
   quiet.progress = nullptr;
-  const GuestDerivation guest = derive_guest(spec);
-  check_guest_cmdline_length(spec, guest, quiet.trace);
-  check_guest_steps(spec, guest);
-  local_host_plan(spec, guest, quiet, run_hosts(spec, quiet));
+  checked_spec(spec, quiet);
 }
 
 RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {

@@ -26,6 +26,7 @@
 #include "pipeline/apply_check.h"
 #include "pipeline/bisect.h"
 #include "pipeline/mailed_series.h"
+#include "pipeline/run.h"
 #include "spec/compare_settings.h"
 #include "spec/spec.h"
 #include "sys/process.h"
@@ -115,6 +116,16 @@ struct BisectCommand {
     }
     default_variants(spec);
     std::cerr << mailed_series_text(spec);
+    // Spec errors the guest or this host shows come before the apply check, which unpacks the
+    // kernel source when the cache does not hold it yet.
+    try {
+      RunOptions o = guest_tool_run_options();
+      o.trace = !no_trace;
+      o.parallel = parse_parallel(parallel);
+      check_spec_before_builds(spec, o);
+    } catch (const SpecError& e) {
+      throw spec_error_in_file(e, spec_path);
+    }
     // A series that does not apply is refused before any build (pipeline/apply_check.h).
     check_patched_variants(spec, *runner,
                            {cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir),

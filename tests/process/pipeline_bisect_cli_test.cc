@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/files.h"
 #include "sys/process.h"
+#include "vm/isolab_run.h"
 
 namespace isolab {
 namespace {
@@ -44,6 +46,27 @@ TEST(BisectCli, BadInputIsRefusedBeforeAnythingRuns) {
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
   EXPECT_FALSE(fs::exists(results));
+}
+
+// A workload CPU list the guest cannot have is refused naming the field and the file, before
+// the series apply check unpacks the kernel source into an empty cache.
+TEST(BisectCli, BadWorkloadCpusAreRefusedBeforeTheSourceIsUnpacked) {
+  const fs::path dir = vmtest::temp_dir("bisect-cpus");
+  nlohmann::json spec = vmtest::load_spec("bisect-short.json");
+  spec["workloads"][0]["cpus"] = "9";
+  const fs::path spec_path = dir / "spec.json";
+  write_file_atomic(spec_path, spec.dump(2));
+  ProcessSpec ps;
+  ps.argv = {ISOLAB_BINARY, "bisect", spec_path.string(), "--results-dir",
+             (dir / "results").string()};
+  ps.env = {{"ISOLAB_CACHE_DIR", (dir / "cache").string()}};
+  ps.timeout = std::chrono::seconds(60);
+  const ProcessResult r = make_real_runner()->run(ps);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/workloads/0/cpus: cpulist '9'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(in " + spec_path.string() + ")"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "cache" / "src")) << "the source was unpacked first";
+  fs::remove_all(dir);
 }
 
 }  // namespace

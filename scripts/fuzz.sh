@@ -36,9 +36,13 @@ fi
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# Through ccache when it is installed, keyed on paths relative to this checkout, as the other
+# builds (scripts/ccache-env.sh): a fresh clone reuses what an earlier one compiled.
+# shellcheck source=scripts/ccache-env.sh
+. scripts/ccache-env.sh
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake "${generator[@]}" -S tests/fuzz -B "$build" -DCMAKE_CXX_COMPILER="$cxx" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 2
+    "${cmake_launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 2
 fi
 # Serialised: two fuzz.sh runs sharing the build directory would race on ninja's log.
 mkdir -p "$build"

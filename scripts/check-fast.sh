@@ -8,7 +8,8 @@
 #   3. sanitize   a build directory of its own (CHECK_FAST_BUILD_DIR, default build-sanitize)
 #                 with ISOLAB_SANITIZE=ON (ASan + UBSan, no recovery) and ISOLAB_WERROR=ON
 #                 (-Werror), at -O1 with line tables only; the unit tests only, then the unit
-#                 tier there (a leak or any ASan/UBSan report fails its test)
+#                 tier there, each test program once (ISOLAB_UNIT_TEST_PROGRAMS: ctest test
+#                 unit.<program>); a leak or any ASan/UBSan report fails its program
 #   4. skips      the unit tier's skips against the policy (scripts/test-skips.sh)
 #   5. tidy       scripts/tidy.sh on that build directory: clang-tidy with .clang-tidy, every
 #                 finding an error, on the files a change touches since the commit recorded in
@@ -43,7 +44,7 @@ configure() {
   . scripts/ccache-env.sh
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DISOLAB_SANITIZE=ON -DISOLAB_WERROR=ON \
-    "${cmake_launcher[@]}" >/dev/null
+    -DISOLAB_UNIT_TEST_PROGRAMS=ON "${cmake_launcher[@]}" >/dev/null
 }
 
 build_unit_tests() {

@@ -9,7 +9,7 @@
 #                 with ISOLAB_SANITIZE=ON (ASan + UBSan, no recovery) and ISOLAB_WERROR=ON
 #                 (-Werror), at -O1 with line tables only; the unit tests only, then the unit
 #                 tier there, each test program once (ISOLAB_UNIT_TEST_PROGRAMS: ctest test
-#                 unit.<program>); a leak or any ASan/UBSan report fails its program
+#                 unit.<file stem>); a leak or any ASan/UBSan report fails its program
 #   4. skips      the unit tier's skips against the policy (scripts/test-skips.sh)
 #   5. tidy       scripts/tidy.sh on that build directory: clang-tidy with .clang-tidy, every
 #                 finding an error, on the files a change touches since the commit recorded in

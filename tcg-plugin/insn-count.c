@@ -146,18 +146,11 @@
 #include "insn-marker.h"
 #include "qemu-plugin-api.h"
 
-ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
-
-#define OUTPUT_FORMAT_VERSION 3
 #define MAX_TB_INSNS 0xffffu
-#define MAX_VCPUS 4096u
 #define MAX_KEPT_REGIONS ((size_t)1 << 22)
 
 #ifdef ISOLAB_INSN_INLINE
-#define MODE "inline"
 static uint64_t inline_count[2], inline_rep[2]; /* [kernel] */
-#else
-#define MODE "exact"
 #endif
 
 _Static_assert(sizeof(void*) == 8, "user data encodings need 64-bit pointers");
@@ -431,42 +424,6 @@ static void clear_step_state(struct vcpu* v) {
   wake_clear(v);
 }
 
-/* ---- profile ---- */
-
-struct fn_delta {
-  uint32_t fn;
-  uint64_t insns, rep;
-};
-
-static int by_insns_desc(const void* a, const void* b) {
-  const struct fn_delta *x = a, *y = b;
-  if (x->insns != y->insns) return x->insns > y->insns ? -1 : 1;
-  return x->fn < y->fn ? -1 : x->fn > y->fn;
-}
-
-/* The step's profile of a profiled vCPU: end - begin of its arrays (end: `end_insns`, the
- * arrays as summed into the step end's snapshot). Caller holds the vCPU's lock. */
-static void write_profile(unsigned cpu, const uint64_t* end_insns, const uint64_t* end_rep) {
-  const struct vcpu* v = &g.v[cpu];
-  struct fn_delta* d = malloc((g.sym.n + 1) * sizeof *d);
-  if (!d) return;
-  size_t m = 0;
-  for (size_t f = 0; f <= g.sym.n; ++f)
-    if (end_insns[f] != v->begin_insns[f])
-      d[m++] = (struct fn_delta){(uint32_t)f, end_insns[f] - v->begin_insns[f],
-                                 end_rep[f] - v->begin_rep[f]};
-  qsort(d, m, sizeof *d, by_insns_desc);
-  for (size_t i = 0; i < m; ++i) {
-    fprintf(g.out, "prof %" PRIu64 " vcpu=%u fn=", g.seq, cpu);
-    if (d[i].fn < g.sym.n)
-      fprintf(g.out, "0x%" PRIx64, g.sym.start[d[i].fn]);
-    else
-      fputs("none", g.out);
-    fprintf(g.out, " insns=%" PRIu64 " rep=%" PRIu64 "\n", d[i].insns, d[i].rep);
-  }
-  free(d);
-}
-
 /* ---- steps ---- */
 
 static void step_begin(unsigned cpu, const struct snap* s, int late) {
@@ -556,8 +513,6 @@ static void step_end(unsigned cpu, const struct snap* s) {
 }
 
 /* ---- the counting window (count=steps) ---- */
-
-static void register_callbacks(qemu_plugin_id_t id);
 
 /* QEMU's reset callback: the translation cache is empty and every vCPU is stopped. */
 static void gate_reset_done(qemu_plugin_id_t id, int open) {
@@ -803,129 +758,7 @@ static void at_qemu_exit(qemu_plugin_id_t id, void* udata) {
   pthread_mutex_unlock(&g.out_lock);
 }
 
-/* ---- install ---- */
-
-static int fail(const char* fmt, const char* what) {
-  fprintf(stderr, "isolab-insn-count: ");
-  fprintf(stderr, fmt, what);
-  fputc('\n', stderr);
-  return 1;
-}
-
-/* Parses a decimal number; 0 on success. */
-static int parse_uint(const char* s, const char** end, unsigned long* out) {
-  if (*s < '0' || *s > '9') return -1;
-  errno = 0;
-  char* e;
-  *out = strtoul(s, &e, 10);
-  *end = e;
-  return errno ? -1 : 0;
-}
-
-/* "5-7,9" -> g.profiled[5..7] = g.profiled[9] = 1; 0 on success. */
-static int parse_cpulist(const char* s) {
-  while (*s) {
-    unsigned long a, b;
-    const char* e;
-    if (parse_uint(s, &e, &a)) return -1;
-    b = a;
-    if (*e == '-' && parse_uint(e + 1, &e, &b)) return -1;
-    if (b < a || b >= g.n) return -1;
-    for (unsigned long c = a; c <= b; ++c) g.profiled[c] = 1;
-    if (*e == ',' && e[1])
-      e++;
-    else if (*e)
-      return -1;
-    s = e;
-  }
-  return 0;
-}
-
-static int parse_args(int argc, char** argv, const char** out, const char** cpus,
-                      const char** symbols) {
-  for (int i = 0; i < argc; ++i) {
-    const char* a = argv[i];
-    if (strncmp(a, "out=", 4) == 0 && a[4]) {
-      *out = a + 4;
-    } else if (strncmp(a, "symbols=", 8) == 0 && a[8]) {
-      *symbols = a + 8;
-    } else if (strcmp(a, "count=all") == 0 || strcmp(a, "count=steps") == 0) {
-      g.steps_only = a[6] == 's';
-    } else if (strncmp(a, "profile_cpus=", 13) == 0) {
-      *cpus = a + 13;
-      if (parse_cpulist(*cpus)) {
-        fprintf(stderr, "isolab-insn-count: bad profile_cpus '%s' (a cpulist of vCPUs 0-%u)\n",
-                *cpus, g.n - 1);
-        return 1;
-      }
-    } else {
-      return fail("unknown argument '%s' (expected out=, profile_cpus=, symbols=, count=all|steps)",
-                  a);
-    }
-  }
-  if (!*out) return fail("%s", "missing argument out=PATH");
-  return 0;
-}
-
-static int alloc_vcpus(unsigned n) {
-  g.n = n;
-  g.v = aligned_alloc(64, n * sizeof *g.v);
-  g.profiled = calloc(n, 1);
-  if (!g.v || !g.profiled) return -1;
-  memset(g.v, 0, n * sizeof *g.v);
-  for (unsigned i = 0; i < n; ++i) pthread_mutex_init(&g.v[i].lock, NULL);
-  return 0;
-}
-
-/* The profile arrays of the profiled vCPUs (after the symbols are known). */
-static int alloc_profiles(void) {
-#ifndef ISOLAB_INSN_INLINE
-  for (unsigned i = 0; i < g.n; ++i) {
-    if (!g.profiled[i]) continue;
-    struct vcpu* v = &g.v[i];
-    v->fn_insns = calloc(g.sym.n + 1, sizeof(uint64_t));
-    v->fn_rep = calloc(g.sym.n + 1, sizeof(uint64_t));
-    v->begin_insns = calloc(g.sym.n + 1, sizeof(uint64_t));
-    v->begin_rep = calloc(g.sym.n + 1, sizeof(uint64_t));
-    if (!v->fn_insns || !v->fn_rep || !v->begin_insns || !v->begin_rep) return -1;
-  }
-#endif
-  return 0;
-}
-
-ISOLAB_QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info,
-                                                  int argc, char** argv) {
-  if (!info->system_emulation) return fail("%s", "needs system emulation (qemu-system-*)");
-  if (QEMU_PLUGIN_VERSION < info->version.min || QEMU_PLUGIN_VERSION > info->version.cur)
-    return fail("%s", "QEMU's plugin API range does not include version 1");
-  const int maxv = info->system.max_vcpus;
-  if (maxv < 1 || (unsigned)maxv > MAX_VCPUS) return fail("%s", "vCPU count outside 1..4096");
-  if (alloc_vcpus((unsigned)maxv)) return fail("%s", "out of memory");
-  const char *out = NULL, *cpus = "", *symbols = NULL;
-  if (parse_args(argc, argv, &out, &cpus, &symbols)) return 1;
-  char err[600];
-  if (symbols && symbols_load(symbols, &g.sym, err, sizeof err)) return fail("%s", err);
-  if (alloc_profiles()) return fail("%s", "out of memory");
-  g.out_path = strdup(out);
-  g.out = fopen(out, "w");
-  if (!g.out) {
-    fprintf(stderr, "isolab-insn-count: cannot open out=%s: %s\n", out, strerror(errno));
-    return 1;
-  }
-  setvbuf(g.out, NULL, _IOFBF, 1 << 16);
-  fprintf(g.out, "isolab-insn-count %d plugin_api=%d qemu_api=%d-%d vcpus=%u profile_cpus=%s",
-          OUTPUT_FORMAT_VERSION, QEMU_PLUGIN_VERSION, info->version.min, info->version.cur, g.n,
-          cpus);
-  fprintf(g.out, " symbols=%zu mode=%s count=%s\n", g.sym.n, MODE, g.steps_only ? "steps" : "all");
-  fflush(g.out);
-  g.id = id;
-  if (g.steps_only) /* nothing is counted before the first step: no boot code to tell apart */
-    for (unsigned i = 0; i < g.n; ++i) g.v[i].booted = 1;
-  register_callbacks(id);
-  return 0;
-}
-
-static void register_callbacks(qemu_plugin_id_t id) {
+void register_callbacks(qemu_plugin_id_t id) {
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
   qemu_plugin_register_atexit_cb(id, at_qemu_exit, NULL);
 }

@@ -1,8 +1,8 @@
 /*
- * insn-count.h: the state the parts of isolab's insn-count plugin share (insn-count.c: install,
- * translation, counting, markers and output; symbols.c: the kernel's System.map; wakeup.c: the
- * wakeup path lengths). Internal to the plugin: the output format and the arguments are
- * documented at the top of insn-count.c.
+ * insn-count.h: the state the parts of isolab's insn-count plugin share (install.c: QEMU's entry
+ * points and the arguments; insn-count.c: translation, counting, markers and output; symbols.c: the
+ * kernel's System.map; wakeup.c: the wakeup path lengths). Internal to the plugin: the output
+ * format and the arguments are documented at the top of insn-count.c.
  */
 #ifndef ISOLAB_INSN_COUNT_H
 #define ISOLAB_INSN_COUNT_H
@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "qemu-plugin-api.h"
 
 #define NCLASSES 4
 
@@ -120,6 +122,15 @@ extern struct plugin g;
 static inline uint64_t load64(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 /* Single writer: a relaxed load-add-store, so that readers on other threads see whole values. */
 static inline void add64(uint64_t* p, uint64_t n) { __atomic_store_n(p, *p + n, __ATOMIC_RELAXED); }
+
+/* insn-count.c: the translation and exit callbacks, registered by install.c (and again by the
+ * counting window's reset) */
+void register_callbacks(qemu_plugin_id_t id);
+
+/* profile.c: the step's profile of a profiled vCPU, end - begin of its arrays (end:
+ * `end_insns`, the arrays as summed into the step end's snapshot), most instructions first.
+ * Caller holds the vCPU's lock. */
+void write_profile(unsigned cpu, const uint64_t* end_insns, const uint64_t* end_rep);
 
 /* symbols.c */
 int symbols_load(const char* path, struct symbols* s, char* err, size_t errlen);

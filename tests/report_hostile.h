@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "base/files.h"
-#include "compare/load.h"
+#include "compare/request.h"
+#include "results/result_file.h"
 
 namespace isolab {
 

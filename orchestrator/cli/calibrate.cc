@@ -7,8 +7,11 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
-#include "compare/calibrate.h"
-#include "compare/load.h"
+#include "calibrate/calibrate.h"
+#include "calibrate/calibration_json.h"
+#include "compare/request.h"
+#include "report/calibration_text.h"
+#include "results/result_file.h"
 
 namespace isolab {
 

@@ -1,5 +1,5 @@
 // isolab calibrate RUN...: drift, spread, minimum detectable effect and false alarms of one or
-// more A/A runs (compare/calibrate.h).
+// more A/A runs (calibrate/calibrate.h).
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "compare/history.h"
+#include "history/history.h"
 
 namespace isolab {
 

@@ -4,12 +4,15 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "calibrate/relabel_aa.h"
 #include "cli/report.h"
-#include "compare/history.h"
 #include "compare/host_load.h"
-#include "compare/relabel_aa.h"
+#include "history/history.h"
+#include "report/aa_relabel.h"
+#include "report/host_load.h"
 #include "report/json.h"
 #include "report/render.h"
+#include "results/result_file.h"
 
 namespace isolab {
 

@@ -2,12 +2,26 @@
 // Markdown, JUnit XML (report/render.h) or the HTML page (cli/report.h).
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <ostream>
+#include <string>
 
 #include "cli/subcommand.h"
-#include "compare/load.h"
+#include "compare/request.h"
 
 namespace isolab {
+
+// isolab compare's options: what to compare (CompareRequest) and how to answer.
+struct CompareCommandOptions : CompareRequest {
+  std::string format = "text";  // text | json | markdown | junit
+  // When set, both runs are indexed into this history database and the outcome recorded
+  // (so last_good_run() can skip regressed runs).
+  std::optional<std::filesystem::path> history_db;
+  // --relabel-aa: instead of comparing, relabel the boots of the one run given (an A/A run)
+  // and report how many relabellings would exit 1 (calibrate/relabel_aa.h); text or json.
+  bool relabel_aa = false;
+};
 
 // `isolab compare` as a function of its parsed options: writes the report to `out`,
 // diagnostics to `err`, never throws, and returns the process exit status: 0 no regression,

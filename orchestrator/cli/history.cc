@@ -7,9 +7,12 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
-#include "compare/cusum.h"
-#include "compare/history.h"
-#include "compare/load.h"
+#include "compare/request.h"
+#include "history/cusum.h"
+#include "history/history.h"
+#include "report/cusum.h"
+#include "report/history.h"
+#include "results/result_file.h"
 
 namespace isolab {
 

@@ -1,5 +1,5 @@
 // isolab history METRIC: one metric's trend across the runs indexed in RESULTS_DIR/isolab.db
-// (compare/history.h).
+// (history/history.h).
 #pragma once
 
 #include <filesystem>
@@ -22,7 +22,7 @@ struct HistoryCommandOptions {
   bool scan = true;
   // Print last_good_run(spec_name, variant) instead of the trend; needs both set.
   bool last_good = false;
-  // The CUSUM of the variant's series (compare/cusum.h), printed after the trend when a variant
+  // The CUSUM of the variant's series (history/cusum.h), printed after the trend when a variant
   // is given: its anchor run ("" = the first), and its margin in percent (unset: compare's
   // margin for the metric's kind).
   std::string anchor;

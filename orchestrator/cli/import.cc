@@ -6,9 +6,10 @@
 
 #include "base/error.h"
 #include "cli/common.h"
-#include "compare/history.h"
-#include "compare/load.h"
+#include "compare/request.h"
+#include "history/history.h"
 #include "pipeline/import.h"
+#include "results/result_file.h"
 
 namespace isolab {
 

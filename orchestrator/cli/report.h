@@ -7,12 +7,12 @@
 #include <ostream>
 
 #include "cli/subcommand.h"
-#include "compare/load.h"
+#include "compare/request.h"
 
 namespace isolab {
 
 struct ReportCommandOptions {
-  CompareCommandOptions compare;  // runs, variants, --force, --noise-floor (format not read)
+  CompareRequest compare;  // runs, variants, --force, --noise-floor
   // Where the page goes: a file (written atomically), or `out` when empty or "-".
   std::optional<std::filesystem::path> output;
   // true: return compare's exit status (0 no regression, 1 regression) as `compare --format

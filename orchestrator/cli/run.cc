@@ -15,8 +15,8 @@
 #include "base/progress.h"
 #include "cli/common.h"
 #include "cli/compare.h"
-#include "compare/history.h"
-#include "compare/load.h"
+#include "compare/request.h"
+#include "history/history.h"
 #include "kernel/kernel.h"
 #include "pipeline/apply_check.h"
 #include "pipeline/baseline.h"
@@ -28,6 +28,7 @@
 #include "pipeline/run.h"
 #include "pipeline/run_plan.h"
 #include "pipeline/timings.h"
+#include "results/result_file.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 

@@ -1,10 +1,11 @@
 // The one alpha budget of compare's exit status (docs/verdicts.md, "What the exit status rests
 // on"): every channel that can set exit status 1 is a hypothesis of one family, tested one-sided
 // (B worse than A) with an exact test, and the family is controlled by a step-down that knows the
-// tests are discrete; the range rule's rows (compare/range_rule.h) take a fixed share declared
+// tests are discrete; the range rule's rows (stats/range_rule.h) take a fixed share declared
 // up front.
 //
-// Channels and their tests (compare/compare.h for the rows):
+// Channels and their tests (the rows below; compare/exit_status.h states the exit status
+// they decide):
 //  - primary metrics: the one-sided exact permutation test in the bad direction
 //    (MetricTest::one_sided), p_min its smallest attainable p given the pooled values;
 //  - kernel failure classes: one-sided Fisher exact test of B's rate against A's over every cell
@@ -18,42 +19,38 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
 #include <string>
 #include <vector>
 
+#include "compare/variant_data.h"
+
 namespace isolab {
 
-struct Comparison;
+// The class a kernel failure is weighed under: its failure_class, except "boot_timeout" for a
+// boot failure whose reason names a VM timeout (boot_timeout, silence_timeout, wall_timeout:
+// the guest never reached init in time, which an overloaded host can cause); "" for a cell that
+// is not a kernel failure.
+std::string failure_weight_class(const CellRecord& cell);
 
-// The discrete step-down of Tarone (1990, "A modified Bonferroni method for discrete data",
-// Biometrics 46:703-707) in the step-down form of Hommel & Krummenauer (1998, "Improvements and
-// modifications of Tarone's multiple test procedure for discrete data", Biometrics 54:673-681):
-// the hypotheses sorted by p (ties by p_min, then input order); at step j, over the hypotheses
-// not yet rejected R_j, K_j is the smallest K >= 1 with #{i in R_j : p_min_i * K < level} <= K;
-// the j-th smallest p is rejected when p * K_j < level, else the procedure stops. A hypothesis
-// whose p_min cannot get below level / K takes no share of the level. Strong family-wise control
-// at `level` (closed testing with Tarone's local tests, whose K can only grow with the set),
-// conditionally on the p_min, which the exact tests take from the pooled values.
-//   adjusted: max over steps k <= j of min(1, K_k p_(k)) (NaN-free; 1 for hypotheses after the
-//   stop that could not be adjusted further is still that running maximum), so that
-//   rejected == (adjusted < level);
-//   first_k: K_1, the step-down's first K; reachable: p_min * K_1 < level.
-// p and p_min must have the same length (else isolab::Error), values in [0, 1], p >= p_min.
-struct DiscreteStepDown {
-  std::vector<bool> rejected;
-  std::vector<double> adjusted;
-  std::vector<std::size_t> k;  // K at the hypothesis's step; 0 after the stop
-  std::vector<bool> reachable;
-  std::size_t first_k = 1;
+// The kernel-failure classes of one comparison: how many cells of each side had it, its rate
+// test, and whether it counts against B (the budget's step-down).
+struct FailureRow {
+  std::string failure_class;             // failure_weight_class
+  std::size_t a_cells = 0, a_total = 0;  // cells with the class / all cells of the variant
+  std::size_t b_cells = 0, b_total = 0;
+  double p = 1;      // one-sided Fisher exact p (B's rate above A's)
+  double p_min = 1;  // the smallest p the margins allow (stats/step_down.h fisher_min_p)
+  bool against_b = false;
+  // "B 1 of 5 boots, A 0 of 5 boots; one-sided Fisher p = 0.5 (smallest possible 0.5)", and
+  // after the budget ": counted against B (step-down p = ...)" or ": not counted against B".
+  std::string reason;
 };
-DiscreteStepDown discrete_step_down(std::span<const double> p, std::span<const double> p_min,
-                                    double level);
 
-// The smallest one-sided Fisher p (multiplicity.h fisher_exact_greater) the margins allow: with
-// k = a_events + b_events events, the table with min(k, b_total) of them in B.
-double fisher_min_p(std::size_t a_events, std::size_t a_total, std::size_t b_events,
-                    std::size_t b_total);
+// The kernel failures of both sides as rates (rules at the top of this file), against_b left
+// to apply_exit_budget. Rows in the order build, boot, boot_timeout, panic, oops, warning,
+// rcu_stall, lockup; only classes some cell had.
+std::vector<FailureRow> weigh_failures(const std::vector<CellRecord>& a,
+                                       const std::vector<CellRecord>& b);
 
 // Infrastructure failures per boot (the retry channel): per cell of each side, the number of
 // its boots that failed as infrastructure and were booted again (cells[].earlier_attempts whose
@@ -65,6 +62,24 @@ struct RetryRow {
   bool against_b = false;                    // rejected in the budget's step-down
   std::string reason;  // "B 3 in 5 boots, A 0 in 5 boots; one-sided exact p = 0.083"
 };
+
+// The retry channel of both sides' cells (RetryRow above); against_b left to the budget.
+RetryRow weigh_retries(const std::vector<CellRecord>& a, const std::vector<CellRecord>& b);
+
+// The isolation gate per check: in how many (non-warm-up) cells of each variant it passed,
+// out of the cells that ran it. From cells[].gate.rows of result.json.
+struct GateSummaryRow {
+  std::string check;
+  std::size_t a_pass = 0, a_total = 0;
+  std::size_t b_pass = 0, b_total = 0;
+  double p = 1;            // one-sided Fisher exact p that B fails it more often than A
+  double p_min = 1;        // the smallest p the margins allow
+  bool against_b = false;  // rejected by the budget's step-down
+  std::string reason;      // "" when B never failed it
+};
+
+// Sets p, p_min and reason of each row (against_b false: the budget sets it).
+void weigh_gate(std::vector<GateSummaryRow>& rows);
 
 // One hypothesis of the exit family.
 struct BudgetEntry {
@@ -97,11 +112,5 @@ struct ExitBudget {
   std::vector<std::string> unreachable_primaries;
   bool no_primary_reachable = false;
 };
-
-// Fills c.budget from the comparison's rows (primary tests, failures, gate, retries): runs the
-// step-down of both families, sets the primary rows' MetricTest::family, family_p and
-// interval level, and FailureRow / GateSummaryRow / RetryRow against_b. Called by compare_runs
-// after every row is tested and before the verdicts.
-void apply_exit_budget(Comparison& c);
 
 }  // namespace isolab

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <functional>
 
-#include "compare/permutation.h"
-#include "compare/stats.h"
+#include "stats/permutation.h"
+#include "stats/sample.h"
 
 namespace isolab {
 
@@ -56,17 +56,6 @@ std::vector<double> values_of(const std::vector<CellHostLoad>& cells, const Meas
   return v;
 }
 
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-std::string measure_text(const HostLoadMeasure& m) {
-  return m.name + " A " + g3(m.mean_a) + ", B " + g3(m.mean_b) +
-         " (exact permutation p = " + g3(m.p) + ")";
-}
-
 }  // namespace
 
 std::vector<CellHostLoad> variant_host_loads(const nlohmann::json& run,
@@ -101,31 +90,6 @@ HostLoadComparison compare_host_loads(const std::vector<CellHostLoad>& a,
   }
   for (const auto& m : r.measures) r.differ = r.differ || m.p < alpha / double(r.measures.size());
   return r;
-}
-
-std::string host_load_flag_line(const HostLoadComparison& c) {
-  if (c.measures.empty())
-    return "host load: not recorded for both sides (fewer than 2 boots of A or B with "
-           "cells[].host_load)";
-  std::string line;
-  if (c.differ) {
-    line = "host load: A and B boots ran under different host load:";
-    std::string sep = " ";
-    for (const auto& m : c.measures)
-      if (m.p < c.alpha / double(c.measures.size())) line += sep + measure_text(m), sep = "; ";
-    return line + "; a change in timings may be the host's";
-  }
-  line = "host load: alike in A and B (";
-  for (std::size_t i = 0; i < c.measures.size(); ++i)
-    line += (i ? "; " : "") + measure_text(c.measures[i]);
-  return line + ")";
-}
-
-std::string host_load_flag_line(const nlohmann::json& run_a, const std::string& variant_a,
-                                const nlohmann::json& run_b, const std::string& variant_b,
-                                double alpha) {
-  return host_load_flag_line(compare_host_loads(variant_host_loads(run_a, variant_a),
-                                                variant_host_loads(run_b, variant_b), alpha));
 }
 
 }  // namespace isolab

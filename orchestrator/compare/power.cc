@@ -3,22 +3,19 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "base/error.h"
-#include "compare/rng.h"
+#include "base/number_text.h"
+#include "compare/verdict_rules.h"
+#include "stats/combinatorics.h"
+#include "stats/rng.h"
 
 namespace isolab {
 
 namespace {
-
-double log_choose(std::size_t n, std::size_t k) {
-  return std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
-         std::lgamma(static_cast<double>(n - k) + 1);
-}
 
 // Subsets of `pooled` of size k by their sum: ways[s] for k = the last row.
 std::vector<double> subset_sums(std::span<const long> pooled, std::size_t k) {
@@ -203,18 +200,14 @@ CountPowerReport count_power_report(const DetectTarget& detect, bool higher_is_b
 
 namespace {
 
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
 std::string needs(std::optional<std::size_t> boots, std::optional<double> window,
                   const CountPowerPlan& p, bool rate) {
   std::string s = boots ? std::to_string(*boots) + " boots a side" : "more than 40 boots a side";
-  if (rate) s += " at " + g3(p.window_s) + " s";
+  if (rate) s += " at " + format_number("%.3g", p.window_s) + " s";
   if (rate)
-    s += ", or " + (window ? g3(*window) + " s windows" : std::string("no window up to 1 h")) +
+    s += ", or " +
+         (window ? format_number("%.3g", *window) + " s windows"
+                 : std::string("no window up to 1 h")) +
          " at " + std::to_string(p.per_side) + " boots";
   return s;
 }
@@ -226,15 +219,16 @@ std::string count_power_line(const std::string& row, const std::string& unit, co
   const bool rate = unit == "1/s";
   auto amount = [&](double x) { return format_count_amount(x, unit); };
   std::string s = row + ": detect " + amount(d.change) + " from " + amount(d.baseline) + " in " +
-                  (rate ? g3(p.window_s) + " s x " : std::string()) + std::to_string(p.per_side) +
-                  " boots a side (" + std::to_string(p.cpus) + " CPU" + (p.cpus == 1 ? "" : "s") +
-                  ", level " + g3(p.level) + "): ";
+                  (rate ? format_number("%.3g", p.window_s) + " s x " : std::string()) +
+                  std::to_string(p.per_side) + " boots a side (" + std::to_string(p.cpus) + " CPU" +
+                  (p.cpus == 1 ? "" : "s") + ", level " + format_number("%.3g", p.level) + "): ";
   if (!r.reachable)
     return s + "CANNOT REACH ALPHA: " + std::to_string(p.per_side) +
-           " boots a side give at best p = " + g3(r.best_p) + "; it needs " +
+           " boots a side give at best p = " + format_number("%.3g", r.best_p) + "; it needs " +
            needs(r.boots_needed, std::nullopt, p, false);
-  s += "power " + g3(r.power_increase) + " for +" + amount(d.change) + ", " + g3(r.power_decrease) +
-       " for -" + amount(d.change) + "; smallest detectable (power " + g3(p.power) +
+  s += "power " + format_number("%.3g", r.power_increase) + " for +" + amount(d.change) + ", " +
+       format_number("%.3g", r.power_decrease) + " for -" + amount(d.change) +
+       "; smallest detectable (power " + format_number("%.3g", p.power) +
        "): " + (r.smallest_increase ? "+" + amount(*r.smallest_increase) : "none") + ", " +
        (r.smallest_decrease ? "-" + amount(*r.smallest_decrease) : "none");
   s += "; a regression of " + amount(d.change) + " needs " +

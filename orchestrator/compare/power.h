@@ -1,7 +1,7 @@
 // Power of compare's own primary rule, before a run (docs/verdicts.md "Counts with power"):
-// a Poisson model of a count primary's per-boot events in its window, tested by compare's
-// exact one-sided permutation test of the per-boot means at the step-down's level and held
-// to the regressed rule's threshold and floor.
+// a Poisson model of a count primary's per-boot events in its window, tested by the primary
+// rule's test (compare/metric_test.h primary_one_sided_test, on the values) at the step-down's
+// level and held to the regressed rule's threshold and floor (compare/verdict_rules.h).
 //
 // Model: a boot of A counts N ~ Poisson(baseline x window x cpus) events, a boot of B
 // Poisson((baseline +- change) x window x cpus); the per-boot value is N / (window x cpus) in
@@ -9,10 +9,10 @@
 // one-sided p of the per-boot sums over every split of the 2n boots, counted by the number of
 // subsets of each size and sum (a dynamic programme over the integer counts). Power is the share of
 // seeded replicates whose p is below the level and whose change passes the threshold and the floor
-// (compare/verdict.h), estimated from `replicates` draws with common random numbers across changes
-// (Poisson by inversion of one uniform per boot; the normal approximation above a mean of 500
-// events). The test of a replicate is exact (every split, or the subset-sum programme) while that
-// costs at most 2e5 steps, else 2000 seeded random splits.
+// (compare/verdict_rules.h), estimated from `replicates` draws with common random numbers across
+// changes (Poisson by inversion of one uniform per boot; the normal approximation above a mean of
+// 500 events). The test of a replicate is exact (every split, or the subset-sum programme) while
+// that costs at most 2e5 steps, else 2000 seeded random splits.
 #pragma once
 
 #include <cstddef>
@@ -21,14 +21,14 @@
 #include <span>
 #include <string>
 
-#include "compare/verdict.h"
+#include "spec/primary.h"
 
 namespace isolab {
 
 // The one-sided exact p of compare's permutation test of means for integer-valued per-boot
 // counts: P(sum of n_b values drawn from the pooled counts >= sum(b)) (greater) or <= (less).
-// Equals stratified_permutation_test's one-sided p on one stratum (permutation.h). Values must
-// be non-negative integers (else isolab::Error).
+// Equals primary_one_sided_test's p on one stratum of values, computed by the subset-sum
+// programme instead of enumeration. Values must be non-negative integers (else isolab::Error).
 double exact_count_p(std::span<const long> a, std::span<const long> b, bool greater);
 
 // What the plan gives a count primary.

@@ -1,12 +1,13 @@
 // Reading one variant of a run into VariantData (extract_variant), and the failure classes and
-// build warnings it carries; declared in compare/compare.h.
+// build warnings it carries.
+#include "compare/variant_data.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "base/json_text.h"
 #include "cmdline/cpulist.h"
-#include "compare/compare.h"
 #include "compare/json_fields.h"
 #include "results/result.h"
 

@@ -1,10 +1,11 @@
-// The verdict rules of compare/verdict.h, as a table of rules tried in order.
+// The verdict rules, as a table of rules tried in order.
+#include "compare/verdict_rules.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "base/number_text.h"
-#include "compare/verdict.h"
 
 namespace isolab {
 
@@ -394,6 +395,38 @@ VerdictResult decide_primary_verdict(const MetricTest& t, const MetricInfo& info
   j.p = family.adjusted_bad;
   j.min_p = family.p_min;
   return with_threshold_note(apply_rules(j, kPrimaryRules), why);
+}
+
+double effective_threshold_pct(const MetricInfo& info, const CompareSettings& settings,
+                               bool* tcg_applied) {
+  if (tcg_applied) *tcg_applied = false;
+  if (info.kind == MetricKind::instructions)
+    return std::max(settings.own_threshold_pct(info.name).value_or(0.0),
+                    settings.instructions_threshold_pct);
+  double t = settings.threshold_pct_for(info.name);
+  const bool tcg =
+      info.kind == MetricKind::timing && info.tcg && settings.tcg_timing_threshold_pct > t;
+  if (tcg) t = settings.tcg_timing_threshold_pct;
+  if (tcg_applied) *tcg_applied = tcg;
+  return t;
+}
+
+double metric_threshold_pct(const MetricTest&, const MetricInfo& info,
+                            const CompareSettings& settings, std::string* why) {
+  bool tcg = false;
+  const double threshold = effective_threshold_pct(info, settings, &tcg);
+  std::string note;
+  if (tcg) {
+    note = "threshold " + format_number("%.3g", threshold) +
+           "% is the TCG timing threshold (compare.tcg_timing_threshold_pct): cells ran under TCG, "
+           "where timings of one kernel varied 2-26% between boots";
+  } else if (info.kind == MetricKind::instructions &&
+             threshold == settings.instructions_threshold_pct) {
+    note = "threshold " + format_number("%.3g", threshold) +
+           "% is the instruction threshold (compare.instructions_threshold_pct)";
+  }
+  if (why) *why = note;
+  return threshold;
 }
 
 }  // namespace isolab

@@ -6,7 +6,8 @@
 
 #include "base/error.h"
 #include "compare/compare.h"
-#include "compare/load.h"
+#include "compare/request.h"
+#include "results/result_file.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -13,7 +13,7 @@
 #include "guest/init_script.h"
 #include "parse/console.h"
 #include "pipeline/cell_classify.h"
-#include "pipeline/run.h"
+#include "pipeline/run_options.h"
 #include "pipeline/run_plan.h"
 #include "pipeline/scheduler.h"
 #include "vm/accel.h"

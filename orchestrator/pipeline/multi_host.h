@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/run.h"
 #include "pipeline/run_doc.h"
+#include "pipeline/run_options.h"
 #include "pipeline/run_plan.h"
 #include "pipeline/scheduler.h"
 #include "spec/spec.h"

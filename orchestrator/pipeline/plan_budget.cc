@@ -1,20 +1,14 @@
 #include "pipeline/plan_budget.h"
 
-#include <cstdio>
-
+#include "base/number_text.h"
 #include "compare/power.h"
-#include "compare/range_rule.h"
+#include "compare/verdict_rules.h"
 #include "spec/compare_settings.h"
+#include "stats/range_rule.h"
 
 namespace isolab {
 
 namespace {
-
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 // The workload a metric belongs to ("vmstat-idle" of "vmstat-idle.noise.x"), or nullptr.
 const WorkloadSpec* workload_of(const Spec& spec, const std::string& metric) {
@@ -78,11 +72,12 @@ PlanBudget plan_budget(const Spec& spec) {
     reachable += pp.reachable;
     if (s.primary[i].detect) pp.power = power_line(spec, s.primary[i], s, b.per_hypothesis);
     if (!pp.reachable)
-      b.warnings.push_back(pp.row + " cannot reach alpha at " + std::to_string(b.per_side) +
-                           " boots a side: its exact test gives at best p = " + g3(pp.best_p) +
-                           ", not below " + g3(b.level) + " / " +
-                           std::to_string(b.primaries.size()) + " = " + g3(b.per_hypothesis) +
-                           " when every primary can reach it");
+      b.warnings.push_back(
+          pp.row + " cannot reach alpha at " + std::to_string(b.per_side) +
+          " boots a side: its exact test gives at best p = " + format_number("%.3g", pp.best_p) +
+          ", not below " + format_number("%.3g", b.level) + " / " +
+          std::to_string(b.primaries.size()) + " = " + format_number("%.3g", b.per_hypothesis) +
+          " when every primary can reach it");
     else if (pp.power.find("CANNOT REACH ALPHA") != std::string::npos)
       b.warnings.push_back(pp.power);
   }
@@ -98,20 +93,23 @@ PlanBudget plan_budget(const Spec& spec) {
 std::string plan_budget_text(const PlanBudget& b) {
   std::string s;
   if (b.primaries.empty()) return s;
-  s += "  one alpha budget of " + g3(b.alpha) + " for the exit status: ";
+  s += "  one alpha budget of " + format_number("%.3g", b.alpha) + " for the exit status: ";
   if (b.range_share > 0)
-    s += "the range rule's rows take " + g3(b.range_share) + " (their false-alarm bounds), ";
+    s += "the range rule's rows take " + format_number("%.3g", b.range_share) +
+         " (their false-alarm bounds), ";
   s += "the discrete step-down over the primaries, kernel failure classes, gate checks and "
        "retried boots runs at " +
-       g3(b.level) + "; with every primary able to reach it, the first level is " + g3(b.level) +
-       " / " + std::to_string(b.primaries.size()) + " = " + g3(b.per_hypothesis) + "\n";
-  s += "  at " + std::to_string(b.per_side) +
-       " boots a side each exact test gives at best p = " + g3(b.primaries.front().best_p) + ":\n";
+       format_number("%.3g", b.level) +
+       "; with every primary able to reach it, the first level is " +
+       format_number("%.3g", b.level) + " / " + std::to_string(b.primaries.size()) + " = " +
+       format_number("%.3g", b.per_hypothesis) + "\n";
+  s += "  at " + std::to_string(b.per_side) + " boots a side each exact test gives at best p = " +
+       format_number("%.3g", b.primaries.front().best_p) + ":\n";
   for (const auto& p : b.primaries) {
     s += "    " + p.row + ": ";
     if (p.range)
       s += "range rule while its boots agree within the calibrated jitter (share " +
-           g3(p.range_bound) + "), else the exact test" +
+           format_number("%.3g", p.range_bound) + "), else the exact test" +
            (p.best_p < b.per_hypothesis ? "" : ", which CANNOT REACH ALPHA");
     else
       s += p.reachable ? "can reach alpha" : "CANNOT REACH ALPHA";

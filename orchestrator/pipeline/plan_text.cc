@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "base/progress.h"
-#include "compare/verdict.h"
+#include "compare/verdict_rules.h"
 #include "guest/init_script.h"
 #include "pipeline/plan_budget.h"
 #include "workload/workload.h"

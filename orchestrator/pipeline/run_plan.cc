@@ -6,9 +6,9 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "compare/rng.h"
 #include "guest/init_script.h"
 #include "kernel/config_check.h"
+#include "stats/rng.h"
 #include "vm/vm.h"
 
 using nlohmann::json;

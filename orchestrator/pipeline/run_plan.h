@@ -27,7 +27,7 @@ struct CellPlan {
 // Warm-ups first, then the measured repetitions. A block is one repetition (warm-up or
 // measured) of every variant: the variants interleave block by block, so that a drift of the
 // host hits every variant alike. Within each block the variants run in an order drawn from a
-// std::mt19937_64 seeded with `seed` (Fisher-Yates with the unbiased draws of compare/rng.h,
+// std::mt19937_64 seeded with `seed` (Fisher-Yates with the unbiased draws of stats/rng.h,
 // the blocks drawing in plan order), so that no drift or periodic host effect can line up with
 // the variants; the same seed gives the same order on every platform. nullopt: the spec's
 // order in every block (A B A B ...), as a dry run without a seed shows it.

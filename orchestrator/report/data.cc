@@ -142,7 +142,7 @@ Timeline read_timeline(const std::filesystem::path& run_dir, const ReportCell& c
   return t;
 }
 
-ReportData gather_report(const CompareCommandOptions& options) {
+ReportData gather_report(const CompareRequest& options) {
   ReportData d;
   d.loaded = load_comparison(options);
   const LoadedComparison& l = d.loaded;

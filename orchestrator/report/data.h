@@ -1,5 +1,5 @@
 // What the HTML report shows, gathered from the runs before any HTML is written: the comparison
-// of `isolab compare` (compare/load.h load_comparison), each side's per-cell samples
+// of `isolab compare` (compare/request.h load_comparison), each side's per-cell samples
 // (compare.h extract_variant), and the interruption timelines read from the trace files beside
 // result.json (cells/<id>/records/<workload>.trace and .window, parse/trace.h).
 #pragma once
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "compare/compare.h"
-#include "compare/load.h"
+#include "compare/request.h"
 
 namespace isolab {
 
@@ -73,6 +73,6 @@ Timeline read_timeline(const std::filesystem::path& run_dir, const ReportCell& c
                        const std::string& workload);
 
 // load_comparison(options) and the rest above. Throws as load_comparison does.
-ReportData gather_report(const CompareCommandOptions& options);
+ReportData gather_report(const CompareRequest& options);
 
 }  // namespace isolab

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "cmdline/cpulist.h"
-#include "report/summary.h"
+#include "compare/verdict_rules.h"
 
 namespace isolab::report_detail {
 
@@ -149,6 +149,36 @@ std::vector<const MetricRow*> rows_where(const Comparison& c, RowFilter keep) {
   for (const auto& r : c.metrics)
     if (keep(r)) rows.push_back(&r);
   return rows;
+}
+
+namespace {
+
+std::string end_text(double v, double scale, const char* f) {
+  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
+  return num(v * scale, f);
+}
+
+// " [low, high]" of the row's interval (scale: 100 for a fraction shown in percent).
+std::string interval_text(const MetricRow& r, double scale, const char* f) {
+  if (!r.test.interval) return " [CI n/a]";
+  return " [" + end_text(r.test.interval->low, scale, f) + ", " +
+         end_text(r.test.interval->high, scale, f) + "]";
+}
+
+std::string format_count_change(const MetricRow& r) {
+  const CountTest& c = *r.test.count;
+  std::string s = (c.diff > 0 ? "+" : "") + format_count_amount(c.diff, r.unit);
+  s += interval_text(r, 1, "%.3g");
+  if (std::isinf(c.relative_change)) return s + " (new)";
+  return s + " (" + num(100 * c.relative_change, "%+.2f") + "%)";
+}
+
+}  // namespace
+
+std::string format_change(const MetricRow& r) {
+  if (is_count(r)) return format_count_change(r);
+  if (!std::isfinite(r.change_pct)) return "n/a";
+  return num(r.change_pct, "%+.2f") + "%" + interval_text(r, 100, "%.1f");
 }
 
 }  // namespace isolab::report_detail

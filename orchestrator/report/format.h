@@ -62,9 +62,16 @@ using RowFilter = bool (*)(const MetricRow&);
 
 // The columns of one kind's table; `interval` names the interval ("95% CI", or "CI"):
 // metric, unit, (counts: CPUs), A and B medians (timings) or means, the change with its
-// interval (report/summary.h format_change), p, adj p, nA, nB, role, verdict.
+// interval (format_change below), p, adj p, nA, nB, role, verdict.
 std::vector<Column> table_columns(MetricKind kind, const std::string& interval);
 // The rows of c that `keep` accepts, in order.
 std::vector<const MetricRow*> rows_where(const Comparison& c, RowFilter keep);
+
+// Change with its interval (MetricTest::interval). Timing and instructions: percent,
+// "-3.75% [-5.1, -2.2]"; "-3.75% [-inf, +inf]" when these boots bound neither end, "[CI n/a]"
+// when there is no interval, "n/a" when the change is undefined. Count: B-A in the metric's
+// unit with its interval and the relative change of means, "-0.98/s [-1.2, -0.78] (-100.00%)";
+// "(new)" when A was 0 in every boot.
+std::string format_change(const MetricRow& row);
 
 }  // namespace isolab::report_detail

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/xml_text.h"
+#include "report/format.h"
 #include "report/plots.h"
 #include "report/summary.h"
 #include "report/svg.h"
@@ -224,8 +225,8 @@ std::string section_metrics(const ReportData& d) {
     const std::string vc = verdict_class(r.verdict.verdict);
     o << "<tr>" << td(r.name, "mono name") << td(r.unit) << "<td>"
       << metric_svg(r, find(d.side_a, r.name), find(d.side_b, r.name)) << "</td>"
-      << td(format_change(r), "mono") << td(svg::num(r.test.p_value()), "mono") << "<td class=\""
-      << vc << "\" title=\"" << esc(r.verdict.reason) << "\">"
+      << td(report_detail::format_change(r), "mono") << td(svg::num(r.test.p_value()), "mono")
+      << "<td class=\"" << vc << "\" title=\"" << esc(r.verdict.reason) << "\">"
       << esc(verdict_name(r.verdict.verdict)) << "</td></tr>\n";
   }
   return o.str() + "</table>\n";

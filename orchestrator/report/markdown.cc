@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "report/format.h"
+#include "report/profile_changes.h"
 #include "report/summary.h"
 
 namespace isolab {

@@ -7,6 +7,7 @@
 
 #include "base/xml_text.h"
 #include "parse/trace.h"
+#include "report/format.h"
 #include "report/summary.h"
 #include "report/svg.h"
 
@@ -226,7 +227,7 @@ std::string metric_svg(const MetricRow& r, const MetricSamples* a, const MetricS
   if (ci) {
     s.rect_mark(x(ci->first), yb - 8, std::max(2.0, x(ci->second) - x(ci->first)), 16, "ci " + vc,
                 "B: confidence interval of the change, " + num(ci->first) + " to " +
-                    num(ci->second) + " " + r.unit + " (" + format_change(r) + ", " +
+                    num(ci->second) + " " + r.unit + " (" + report_detail::format_change(r) + ", " +
                     verdict_name(r.verdict.verdict) + ")");
   }
   const char* what = r.kind == MetricKind::count ? "mean" : "median";

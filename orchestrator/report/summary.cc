@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "compare/verdict_rules.h"
 #include "report/format.h"
 
 namespace isolab {
@@ -369,36 +370,6 @@ std::vector<SummaryLine> summarize(const Comparison& c) {
     if (!r.primary && !is_count(r) && moved(r)) lines.push_back(row_summary(r));
   lines.push_back(secondary_rest_summary(c));
   return lines;
-}
-
-namespace {
-
-std::string end_text(double v, double scale, const char* f) {
-  if (std::isinf(v)) return v > 0 ? "+inf" : "-inf";
-  return num(v * scale, f);
-}
-
-// " [low, high]" of the row's interval (scale: 100 for a fraction shown in percent).
-std::string interval_text(const MetricRow& r, double scale, const char* f) {
-  if (!r.test.interval) return " [CI n/a]";
-  return " [" + end_text(r.test.interval->low, scale, f) + ", " +
-         end_text(r.test.interval->high, scale, f) + "]";
-}
-
-std::string format_count_change(const MetricRow& r) {
-  const CountTest& c = *r.test.count;
-  std::string s = (c.diff > 0 ? "+" : "") + format_count_amount(c.diff, r.unit);
-  s += interval_text(r, 1, "%.3g");
-  if (std::isinf(c.relative_change)) return s + " (new)";
-  return s + " (" + num(100 * c.relative_change, "%+.2f") + "%)";
-}
-
-}  // namespace
-
-std::string format_change(const MetricRow& r) {
-  if (is_count(r)) return format_count_change(r);
-  if (!std::isfinite(r.change_pct)) return "n/a";
-  return num(r.change_pct, "%+.2f") + "%" + interval_text(r, 100, "%.1f");
 }
 
 }  // namespace isolab

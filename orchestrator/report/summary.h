@@ -1,7 +1,6 @@
 // The wording every output format of a Comparison shares (text, JSON, Markdown, JUnit and the
-// HTML page): the summary sentences that say what the exit status rests on and what changed, a
-// row's change with its interval, and the lines naming the runs, settings, cell issues,
-// untrusted values and new build warnings.
+// HTML page): the summary sentences that say what the exit status rests on and what changed, and
+// the lines naming the runs, settings, cell issues, untrusted values and new build warnings.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,13 +11,6 @@
 #include "compare/compare.h"
 
 namespace isolab {
-
-// Change with its interval (MetricTest::interval). Timing and instructions: percent,
-// "-3.75% [-5.1, -2.2]"; "-3.75% [-inf, +inf]" when these boots bound neither end, "[CI n/a]"
-// when there is no interval, "n/a" when the change is undefined. Count: B-A in the metric's
-// unit with its interval and the relative change of means, "-0.98/s [-1.2, -0.78] (-100.00%)";
-// "(new)" when A was 0 in every boot.
-std::string format_change(const MetricRow& row);
 
 // "Say it first": what the exit status rests on and what changed, before any table. In order:
 //  1. the basis: "exit status N: rests on K primary metrics (one-sided, Holm at alpha A): <row>

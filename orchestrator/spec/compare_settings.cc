@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
+#include "cmdline/cpulist.h"
 
 namespace isolab {
 
@@ -268,6 +269,68 @@ nlohmann::json calibration_section(const nlohmann::json& cal, const std::string&
   return {{"file", file},
           {"comparison_key", cal.value("comparison_key", nlohmann::json())},
           {"metrics", metrics}};
+}
+
+namespace {
+
+nlohmann::json primary_json(const PrimaryMetric& m) {
+  CpuSet set(m.cpus.empty() ? 0 : m.cpus.back() + 1);
+  for (unsigned c : m.cpus) set.set(c);
+  nlohmann::json detect;
+  if (m.detect) detect = {{"change", m.detect->change}, {"baseline", m.detect->baseline}};
+  return {{"metric", m.metric},
+          {"cpus", set.to_list()},
+          {"row", m.row_name()},
+          {"bad", m.higher_is_bad ? "higher" : "lower"},
+          {"threshold_pct", m.threshold_pct ? nlohmann::json(*m.threshold_pct) : nlohmann::json()},
+          {"detect", detect},
+          {"test", m.ranks ? "ranks" : "values"},
+          {"source", m.source}};
+}
+
+nlohmann::json calibration_json(const std::optional<CalibrationSettings>& c) {
+  if (!c) return nullptr;
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, f] : c->metrics)
+    metrics[name] = {{"jitter", f.jitter ? nlohmann::json(*f.jitter) : nlohmann::json()},
+                     {"runs", f.runs},
+                     {"noise_floor_pct",
+                      f.noise_floor_pct ? nlohmann::json(*f.noise_floor_pct) : nlohmann::json()}};
+  return {{"file", c->source}, {"applied", c->applied}, {"metrics", metrics}};
+}
+
+}  // namespace
+
+nlohmann::json settings_to_json(const CompareSettings& s) {
+  nlohmann::json primary = nlohmann::json::array();
+  for (const auto& m : s.primary) primary.push_back(primary_json(m));
+  return {{"alpha", s.alpha},
+          {"min_samples", s.min_samples},
+          {"threshold_pct", s.default_threshold_pct},
+          {"thresholds_pct", s.thresholds_pct},
+          {"noise_floors_pct", s.noise_floors_pct},
+          {"confidence_level", s.confidence_level},
+          {"permutation_resamples", s.permutation_resamples},
+          {"seed", s.seed},
+          {"tcg_timing_threshold_pct", s.tcg_timing_threshold_pct},
+          {"count_floor", s.count_floors},
+          {"instructions_threshold_pct", s.instructions_threshold_pct},
+          {"calibration", calibration_json(s.calibration)},
+          {"primary", primary},
+          {"primary_origin", s.primary_origin},
+          {"relabel_exact_limit", s.relabel_exact_limit},
+          {"relabel_resamples", s.relabel_resamples},
+          {"test", "exact conditional midrank permutation test (timings)"},
+          {"count_test",
+           "permutation test of the difference of per-boot means (counts, "
+           "instructions)"},
+          {"primary_test",
+           "one-sided in the bad direction, one discrete (Tarone) step-down over the primary "
+           "metrics, kernel failure classes, gate checks and retried boots (docs/verdicts.md)"},
+          {"secondary_test",
+           "two-sided, Westfall-Young min-P over joint relabellings of the "
+           "boots"},
+          {"interval", "inverted permutation test"}};
 }
 
 }  // namespace isolab

@@ -15,11 +15,11 @@
 
 namespace isolab {
 
-// What a calibration (`isolab calibrate` over K independent A/A runs; compare/calibrate.h)
+// What a calibration (`isolab calibrate` over K independent A/A runs; calibrate/calibrate.h)
 // established for one metric, fixed before the run that is judged.
 struct MetricCalibrationFacts {
   // The largest spread (max - min) of one kernel's boots within a run, in the metric's unit:
-  // the jitter of the range rule (compare/range_rule.h). nullopt: not calibrated.
+  // the jitter of the range rule (stats/range_rule.h). nullopt: not calibrated.
   std::optional<double> jitter;
   std::size_t runs = 0;  // independent runs it rests on (K)
   // The calibration's noise floor, percent (raises the metric's threshold).
@@ -128,5 +128,9 @@ CompareSettings settings_from_json(const nlohmann::json& section,
 // and "jitter_runs" (version 3) and its "noise_floor_pct". Throws isolab::SpecError with the
 // document's JSON pointer when it is not a calibration document.
 nlohmann::json calibration_section(const nlohmann::json& calibration, const std::string& file);
+
+// The settings as JSON (compare --format json's "settings"): every field of CompareSettings
+// under its spec name, the primaries with their declarations, the calibration's facts.
+nlohmann::json settings_to_json(const CompareSettings& s);
 
 }  // namespace isolab

@@ -17,6 +17,7 @@
 
 #include "base/files.h"
 #include "report_hostile.h"
+#include "results/result_file.h"
 #include "sys/process.h"
 
 namespace isolab {

@@ -13,10 +13,11 @@
 #include "base/files.h"
 #include "compare/budget.h"
 #include "compare/compare.h"
-#include "compare/range_rule.h"
 #include "report/data.h"
 #include "report/html.h"
 #include "report/render.h"
+#include "stats/range_rule.h"
+#include "stats/step_down.h"
 
 namespace isolab {
 namespace {
@@ -268,7 +269,7 @@ TEST(Budget, HalfAPercentAtAHundredthOfAPercentIsChangedBelowThreshold) {
       std::filesystem::temp_directory_path() / ("isolab-budget-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   write_file_atomic(dir / "result.json", run.dump());
-  CompareCommandOptions o;
+  CompareRequest o;
   o.run_dirs = {dir};
   o.primary = {"s.insns_per_syscall:higher"};
   EXPECT_THAT(render_html_report(gather_report(o)), HasSubstr(word));

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "cli/compare.h"
+#include "report/format.h"
 #include "report/render.h"
 #include "report/text.h"
 #include "sys/process.h"
@@ -117,7 +118,8 @@ TEST(S2, OneRunBeforeAfterIsInconclusiveNotARegression) {
   EXPECT_EQ(usr_sys.verdict.verdict, Verdict::inconclusive);
   EXPECT_EQ(c.regressions(), 0u);
   EXPECT_EQ(compare_exit_status(c), 0);
-  EXPECT_EQ(format_change(real), "-3.75% [-inf, +inf]");  // one boot each bounds nothing
+  EXPECT_EQ(report_detail::format_change(real),
+            "-3.75% [-inf, +inf]");  // one boot each bounds nothing
   EXPECT_THAT(render_text(c), HasSubstr("14671.45"));
   const std::string text = render_text(c);
   EXPECT_THAT(text, HasSubstr("-4.98%"));
@@ -886,7 +888,7 @@ TEST(CountMetrics, ZeroToRateIsNewAndTimingChangesAreListed) {
   EXPECT_THAT(lines[3].text,
               HasSubstr("secondary: vmstat-syscall.cycles_per_syscall: 8140 -> 7400 cycles"));
   EXPECT_THAT(lines[3].text, HasSubstr("improved"));
-  EXPECT_THAT(format_change(row(c, "vmstat-syscall.noise.vmstat_update_per_s")),
+  EXPECT_THAT(report_detail::format_change(row(c, "vmstat-syscall.noise.vmstat_update_per_s")),
               HasSubstr("(new)"));
   EXPECT_EQ(compare_exit_status(c), 0);
   const nlohmann::json rendered = render_json(c);  // alive through the loop

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/host_load.h"
+#include "report/host_load.h"
 
 namespace isolab {
 namespace {

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "base/error.h"
-#include "compare/permutation.h"
 #include "compare/power.h"
+#include "stats/permutation.h"
 
 namespace isolab {
 namespace {

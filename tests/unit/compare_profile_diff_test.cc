@@ -4,6 +4,7 @@
 
 #include "compare/compare.h"
 #include "compare/profile_diff.h"
+#include "report/profile_changes.h"
 #include "report/render.h"
 
 namespace isolab {

@@ -1,4 +1,4 @@
-// The range rule for measurements that do not vary (compare/range_rule.h): its bound, the
+// The range rule for measurements that do not vary (stats/range_rule.h): its bound, the
 // default's kernel instructions per system call decided from the ranges, the fallback of a
 // bimodal kernel, and its false-alarm rate measured by simulation against the bound.
 #include <gmock/gmock.h>
@@ -9,8 +9,8 @@
 #include <random>
 
 #include "compare/compare.h"
-#include "compare/range_rule.h"
 #include "report/render.h"
+#include "stats/range_rule.h"
 
 namespace isolab {
 namespace {

@@ -11,11 +11,12 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "calibrate/relabel_aa.h"
 #include "cli/compare.h"
 #include "compare/compare.h"
-#include "compare/multiplicity.h"
-#include "compare/relabel_aa.h"
+#include "report/aa_relabel.h"
 #include "report/render.h"
+#include "stats/multiplicity.h"
 
 namespace isolab {
 namespace {

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "compare/compare.h"
-#include "compare/permutation.h"
-#include "compare/stats.h"
 #include "compare/verdict.h"
+#include "stats/permutation.h"
+#include "stats/sample.h"
 
 namespace isolab {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "compare/verdict.h"
+#include "compare/verdict_rules.h"
 
 namespace isolab {
 namespace {

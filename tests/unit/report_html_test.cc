@@ -12,6 +12,7 @@
 #include "report/html.h"
 #include "report/render.h"
 #include "report_hostile.h"
+#include "results/result_file.h"
 
 namespace isolab {
 namespace {
@@ -38,7 +39,7 @@ long noise_count(const nlohmann::json& run, const std::string& id, const std::st
 }
 
 ReportData gather(const fs::path& dir) {
-  CompareCommandOptions o;
+  CompareRequest o;
   o.run_dirs = {dir};
   o.primary = kReportPrimary;
   return gather_report(o);

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 
 namespace isolab {
 
@@ -15,17 +16,9 @@ namespace {
 // Splits into lines without copying; lines longer than 4 KiB are cut for the regexes (a
 // build log may carry huge lines, e.g. from a failing generated file).
 std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view l = text.substr(pos, nl - pos);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  std::vector<std::string_view> out = text_lines(text);
+  for (std::string_view& l : out)
     if (l.size() > 4096) l = l.substr(0, 4096);
-    out.push_back(l);
-    pos = nl + 1;
-  }
   return out;
 }
 

@@ -26,19 +26,6 @@ ProcessResult run_git(ProcessRunner& runner, std::vector<std::string> argv, cons
   return runner.run(s);
 }
 
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> out;
-  for (std::size_t pos = 0; pos < text.size();) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view l = text.substr(pos, nl - pos);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    out.push_back(l);
-    pos = nl + 1;
-  }
-  return out;
-}
-
 bool header_is(std::string_view line, std::string_view name) {
   if (line.size() <= name.size() || line[name.size()] != ':') return false;
   for (std::size_t i = 0; i < name.size(); ++i)
@@ -50,7 +37,7 @@ bool header_is(std::string_view line, std::string_view name) {
 std::string header_value(std::string_view text, std::string_view name) {
   std::string value;
   bool in = false;
-  for (std::string_view l : lines_of(text)) {
+  for (std::string_view l : text_lines(text)) {
     if (l.empty()) break;  // end of the header block
     if (in && (l.front() == ' ' || l.front() == '\t')) {
       value += " " + std::string(trim_space(l));
@@ -68,7 +55,7 @@ std::string header_value(std::string_view text, std::string_view name) {
 // The Subject among the in-body headers at the top of a body (From:, Date:, Subject: lines,
 // blank lines between them allowed), "" without one.
 std::string in_body_subject(std::string_view body) {
-  for (std::string_view l : lines_of(body)) {
+  for (std::string_view l : text_lines(body)) {
     if (trim_space(l).empty() || header_is(l, "from") || header_is(l, "date")) continue;
     if (header_is(l, "subject")) return std::string(trim_space(l.substr(8)));
     break;
@@ -98,7 +85,7 @@ MailInfo mailinfo(const fs::path& file, const fs::path& work, ProcessRunner& run
     throw Error(file.filename().string() + ": git mailinfo " + r.describe() + ": " +
                 sanitize_excerpt(r.err, 200));
   MailInfo mi;
-  for (std::string_view l : lines_of(r.out))
+  for (std::string_view l : text_lines(r.out))
     if (l.substr(0, 9) == "Subject: ") mi.subject = std::string(l.substr(9));
   mi.msg = read_file(msg);
   mi.patch = read_file(patch);
@@ -203,7 +190,7 @@ std::vector<std::string> message_trailers(const std::string& message_text, Proce
   if (!r.ok())
     throw Error("git interpret-trailers " + r.describe() + ": " + sanitize_excerpt(r.err, 200));
   std::vector<std::string> out;
-  for (std::string_view l : lines_of(r.out))
+  for (std::string_view l : text_lines(r.out))
     if (!trim_space(l).empty()) out.emplace_back(l);
   return out;
 }

@@ -7,12 +7,12 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 
 namespace isolab {
 
 using parse_detail::quote;
-using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
 using parse_detail::to_long;
@@ -441,7 +441,7 @@ namespace {
 Error no_results_error(std::string_view text) {
   std::string refusal;
   bool usage = false;
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     line = trim(line);
     usage = usage || line == "Usage:";
     if (refusal.empty() && (line.find("out of range") != std::string_view::npos ||
@@ -479,7 +479,7 @@ CyclictestResult parse_cyclictest_text(std::string_view text, bool values_in_ns)
   TextScan scan;
   std::size_t skipped = 0;
   std::string first_skipped;
-  auto lines = split_lines(text);
+  auto lines = text_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::size_t line_no = first_line + i;
     std::string_view line = trim(lines[i]);

@@ -1,6 +1,7 @@
 #include "parse/guest_tool_json.h"
 
 #include "base/error.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 
 namespace isolab::parse_detail {
@@ -13,7 +14,7 @@ void tool_fail(std::string_view tool, const std::string& why, std::string_view t
 
 ToolJson parse_tool_json(std::string_view text, std::string_view tool) {
   ToolJson out;
-  for (auto l : split_lines(text)) {
+  for (auto l : text_lines(text)) {
     auto t = trim(l);
     if (!t.empty() && t.front() == '{') out.line = t;
   }

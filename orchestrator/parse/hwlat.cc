@@ -1,16 +1,13 @@
 // The hwlat tracer's samples and their metrics (declared in parse/hwlat.h).
 #include "parse/hwlat.h"
 
-#include <algorithm>
-#include <map>
-
 #include "base/error.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 
 namespace isolab {
 
 using parse_detail::line_error;
-using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
 using parse_detail::trim;
@@ -80,7 +77,7 @@ std::optional<HwlatSample> sample_of(std::string_view line, bool& bad) {
 }  // namespace
 
 bool is_hwlat_trace(std::string_view text) {
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     line = trim(line);
     if (line.rfind("# tracer:", 0) == 0) return trim(line.substr(9)) == "hwlat";
     if (!line.empty() && line.front() != '#') return false;
@@ -90,7 +87,7 @@ bool is_hwlat_trace(std::string_view text) {
 
 std::vector<HwlatSample> parse_hwlat_trace(std::string_view text) {
   std::vector<HwlatSample> out;
-  const auto lines = split_lines(text);
+  const auto lines = text_lines(text);
   for (std::size_t n = 0; n < lines.size(); ++n) {
     const std::string_view line = trim(lines[n]);
     if (line.empty() || line.front() == '#') continue;

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 
 namespace isolab {
@@ -66,7 +67,7 @@ WakeupTraceSummary parse_wakeup_trace(std::string_view text) {
   WakeupTraceSummary s;
   std::vector<std::vector<std::string>> stacks;
   bool in_stack = false;
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     if (!line.empty() && line.front() == '#') {
       read_header(line, s);
       continue;
@@ -89,7 +90,7 @@ WakeupTraceSummary parse_wakeup_trace(std::string_view text) {
 std::map<std::string, FunctionProfileRow> parse_function_profile_rows(std::string_view text) {
   std::map<std::string, FunctionProfileRow> rows;
   int n = 0;
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     ++n;
     auto w = split_ws(line);
     if (w.size() < 2 || w[0] == "Function" || w[0].find_first_not_of('-') == std::string::npos)
@@ -134,7 +135,7 @@ double mp_number(const json& j, const char* key, std::string_view text) {
 
 MadvisePressureResult parse_madvise_pressure(std::string_view text) {
   std::string_view last;
-  for (std::string_view line : split_lines(text))
+  for (std::string_view line : text_lines(text))
     if (!trim(line).empty() && trim(line).front() == '{') last = trim(line);
   if (last.empty()) mp_fail("no JSON line", text);
   json j = json::parse(last, nullptr, false);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.h"
 #include "parse/text_util.h"
 #include "parse/trace.h"
 #include "parse/trace_text.h"
@@ -161,7 +162,7 @@ LockContention lock_contention(std::string_view text) {
   LockContention out;
   LockState s;
   TraceHeaders headers;
-  for (std::string_view line : parse_detail::split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     if (line.empty()) continue;
     std::string_view frame = stack_frame(line);
     if (!frame.empty()) {

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 #include "parse/trace.h"
 
@@ -16,7 +17,6 @@ namespace isolab {
 
 using parse_detail::line_error;
 using parse_detail::quote;
-using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
 using parse_detail::trim;
@@ -197,7 +197,7 @@ void set_os_field(RtlaOsnoiseCpu& c, OsCol col, std::string_view f, double scale
 
 RtlaOsnoiseTop parse_rtla_osnoise_top(std::string_view raw) {
   const std::string text = strip_escapes(raw);
-  const auto lines = split_lines(text);
+  const auto lines = text_lines(text);
   RtlaOsnoiseTop r;
   std::optional<std::vector<OsCol>> cols;
   double scale = 1;
@@ -329,7 +329,7 @@ void drop_empty(std::optional<RtlaLatencyStats>& s) {
 // The histogram of `tool` ("rtla timerlat hist" or "rtla osnoise hist") with its column kinds.
 RtlaHist parse_rtla_hist(std::string_view raw, const char* tool, const ColumnKinds& kinds) {
   const std::string text = strip_escapes(raw);
-  const auto lines = split_lines(text);
+  const auto lines = text_lines(text);
   RtlaHist r;
   std::vector<HistColumn> cols;
   std::vector<std::string> names;
@@ -405,7 +405,7 @@ std::optional<double> parse_rtla_duration(std::string_view text) { return parse_
 
 bool is_rtla_hist(std::string_view raw) {
   const std::string text = strip_escapes(raw);  // the lines below point into it
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     line = trim(line);
     if (line.substr(0, 5) == "Index" &&
         (line.size() == 5 || std::isspace(static_cast<unsigned char>(line[5]))))
@@ -486,7 +486,7 @@ bool add_summary(RtlaOsnoiseCpu& c, std::string_view body) {
 RtlaOsnoiseTop osnoise_top_of_trace(std::string_view trace_text) {
   RtlaOsnoiseTop top;
   std::map<int, std::size_t> index;
-  for (std::string_view line : parse_detail::split_lines(trace_text)) {
+  for (std::string_view line : text_lines(trace_text)) {
     const auto l = parse_trace_line(line);
     if (!l || l->event != kOsnoiseSummary) continue;
     auto [it, fresh] = index.try_emplace(l->cpu, top.cpus.size());
@@ -606,14 +606,14 @@ bool has(std::string_view text, std::string_view what) {
 }
 
 bool lists_tracer(std::string_view available, std::string_view tracer) {
-  for (auto line : split_lines(available))
+  for (auto line : text_lines(available))
     for (auto w : split_ws(line))
       if (w == tracer) return true;
   return false;
 }
 
 std::string first_line_with(std::string_view text, std::string_view what) {
-  for (auto line : split_lines(text))
+  for (auto line : text_lines(text))
     if (has(line, what)) return quote(trim(line), 120);
   return {};
 }

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 #include "parse/yaml_subset.h"
 
@@ -126,7 +127,7 @@ StressngResult parse_stressng_text(std::string_view text) {
     if (tok.empty() || tok.back() != 's') return std::nullopt;
     return to_double(tok.substr(0, tok.size() - 1));
   };
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     std::string_view s = trim(line);
     if (s.substr(0, 10) == "stress-ng:") {
       s = trim(s.substr(10));
@@ -378,7 +379,7 @@ std::optional<StressngLogLine> not_run_line(const StressngLog& log, const std::s
 StressngLog parse_stressng_log(std::string_view text) {
   StressngLog log;
   if (text.size() > kMaxBytes) text = text.substr(0, kMaxBytes);
-  auto lines = split_lines(text);
+  auto lines = text_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string_view s = strip_log_prefix(lines[i]);
     if (s.empty()) continue;

@@ -13,9 +13,6 @@ namespace isolab::parse_detail {
 // Double-quoted, sanitized, cut excerpt of untrusted text for error messages.
 std::string quote(std::string_view text, std::size_t max_bytes = 160);
 
-// Lines without their "\n" and a trailing "\r"; a final line without "\n" is kept.
-std::vector<std::string_view> split_lines(std::string_view text);
-
 std::string_view trim(std::string_view s);
 
 // Whole-token numbers (std::from_chars): nullopt on any trailing junk, overflow, or a value

@@ -1,17 +1,13 @@
 // `rtla timerlat top` and its auto-analysis (declared in parse/timerlat_top.h).
 #include "parse/timerlat_top.h"
 
-#include <cctype>
-#include <cstdio>
-#include <map>
-
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 
 namespace isolab {
 
-using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
 using parse_detail::trim;
@@ -169,7 +165,7 @@ void read_analysis_line(std::string_view raw, TimerlatAutoAnalysis& a, bool& aft
 
 RtlaTimerlatTop parse_rtla_timerlat_top(std::string_view raw) {
   const std::string text = strip_rtla_escapes(raw);
-  const auto lines = split_lines(text);
+  const auto lines = text_lines(text);
   RtlaTimerlatTop r;
   std::size_t nblocks = 0;
   bool after_blocking = false;

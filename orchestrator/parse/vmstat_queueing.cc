@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/text.h"
 #include "parse/text_util.h"
 #include "parse/trace.h"
 
@@ -21,7 +22,7 @@ struct TimedEv {
 };
 
 void for_each_line(std::string_view text, const std::function<void(const TraceLine&)>& f) {
-  for (std::string_view line : parse_detail::split_lines(text)) {
+  for (std::string_view line : text_lines(text)) {
     if (line.empty() || line[0] == '#') continue;
     if (auto l = parse_trace_line(line); l && l->ts_ns) f(*l);
   }

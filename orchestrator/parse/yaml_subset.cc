@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "parse/text_util.h"
 
 namespace isolab {
@@ -318,7 +319,7 @@ json parse_yaml_subset(std::string_view text) {
                 " bytes is more than the 64 MiB limit");
   std::vector<YLine> lines;
   bool started = false;
-  auto raw = split_lines(text);
+  auto raw = text_lines(text);
   for (std::size_t i = 0; i < raw.size(); ++i) {
     std::string_view l = raw[i];
     std::size_t indent = 0;

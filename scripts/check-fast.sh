@@ -5,6 +5,8 @@
 #   1. format     clang-format --dry-run -Werror (the repository's .clang-format) on every
 #                 tracked C and C++ file
 #   2. shellcheck every script in scripts/ and .ci/
+#      layers     scripts/check-layers.sh: every include goes to the area's own or an earlier
+#                 area in CMakeLists.txt's order; no source file over 800 lines
 #   3. sanitize   a build directory of its own (CHECK_FAST_BUILD_DIR, default build-sanitize)
 #                 with ISOLAB_SANITIZE=ON (ASan + UBSan, no recovery) and ISOLAB_WERROR=ON
 #                 (-Werror), at -O1 with line tables only; the unit tests only, then the unit
@@ -37,6 +39,9 @@ clang-format --dry-run -Werror "${sources[@]}" || fail format $?
 step shellcheck "scripts/ and .ci/"
 mapfile -t scripts_ < <(git ls-files 'scripts/*.sh' '.ci/*')
 shellcheck -x "${scripts_[@]}" || fail shellcheck $?
+
+step layers "scripts/check-layers.sh"
+./scripts/check-layers.sh || fail layers $?
 
 # The sanitizer build: tidy reads its compile database and its ninja dependencies too.
 configure() {

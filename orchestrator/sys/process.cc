@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "base/files.h"
-#include "sys/fake_runner.h"
 
 namespace bp = boost::process;
 namespace fs = std::filesystem;
@@ -240,17 +239,6 @@ class RealRunner : public ProcessRunner {
   }
 };
 
-class FakeProcess : public Process {
- public:
-  explicit FakeProcess(ProcessResult r) : r_(std::move(r)) {}
-  int pid() const override { return 0; }
-  std::optional<ProcessResult> wait_for(std::chrono::milliseconds) override { return r_; }
-  ProcessResult terminate(std::chrono::milliseconds) override { return r_; }
-
- private:
-  ProcessResult r_;
-};
-
 extern "C" void teardown_signal_handler(int sig) {
   kill_all_children();
   ::signal(sig, SIG_DFL);
@@ -277,10 +265,6 @@ std::string ProcessResult::describe() const {
 }
 
 std::unique_ptr<ProcessRunner> make_real_runner() { return std::make_unique<RealRunner>(); }
-
-std::unique_ptr<Process> FakeRunner::start(const ProcessSpec& spec) {
-  return std::make_unique<FakeProcess>(run(spec));
-}
 
 void kill_all_children() {
   for (auto& slot : g_groups) {

@@ -5,7 +5,6 @@
 #include <system_error>
 
 #include "base/error.h"
-#include "vm/watch.h"
 
 namespace isolab {
 

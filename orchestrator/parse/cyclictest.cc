@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/text.h"
+#include "parse/rt_tests.h"
 #include "parse/text_util.h"
 
 namespace isolab {
@@ -21,48 +22,6 @@ using parse_detail::trim;
 namespace {
 
 constexpr std::size_t kMaxJsonBytes = 64u << 20;
-
-// cyclictest prints its double avg with "%.2f"; glibc renders NaN as "nan" or "-nan" (and
-// infinity as "inf"), which no JSON parser accepts. Replace such bare words outside strings by
-// null so that one empty thread does not make the whole file unreadable.
-std::string sanitize_nonfinite(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < text.size()) {
-        out.push_back(text[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      out.push_back(c);
-      continue;
-    }
-    std::size_t j = i;
-    if (text[j] == '-' || text[j] == '+') ++j;
-    std::size_t word_end = j;
-    while (word_end < text.size() && std::isalpha(static_cast<unsigned char>(text[word_end])))
-      ++word_end;
-    std::string word(text.substr(j, word_end - j));
-    std::transform(word.begin(), word.end(), word.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
-    bool prev_ok = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
-    if (prev_ok && (word == "nan" || word == "inf" || word == "infinity")) {
-      out += "null";
-      i = word_end - 1;
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out;
-}
 
 // rt-tests copies the command line into "cmdline:" without escaping it (docs/sources.md [t7]):
 // a '"' or '\\' of an argument would end the string early. The value runs from the quote after
@@ -120,13 +79,13 @@ nlohmann::json parse_json_document(std::string_view text) {
   if (text.size() > kMaxJsonBytes)
     throw Error("cyclictest json: " + std::to_string(text.size()) +
                 " bytes is more than the 64 MiB limit; starts with " + quote(text.substr(0, 80)));
-  std::string clean = sanitize_nonfinite(text);
+  std::string clean = rt_tests_null_nonfinite(text);
   nlohmann::json doc;
   try {
     // Only a document that does not parse as written gets its cmdline value escaped.
     doc = nlohmann::json::parse(clean, nullptr, false);
     if (doc.is_discarded()) {
-      std::string escaped = sanitize_nonfinite(escape_raw_cmdline(std::string(text)));
+      std::string escaped = rt_tests_null_nonfinite(escape_raw_cmdline(std::string(text)));
       doc = nlohmann::json::parse(escaped, nullptr, false);
       if (doc.is_discarded()) doc = nlohmann::json::parse(clean);  // throws, naming the byte
     }
@@ -622,14 +581,7 @@ Metrics cyclictest_metrics(const CyclictestResult& result, std::vector<std::stri
 
 std::map<std::string, std::string> cyclictest_versions(const CyclictestResult& result,
                                                        std::vector<std::string>* notes) {
-  if (result.version.empty()) return {};
-  const std::string printed = sanitize_excerpt(result.version, 40);
-  const bool two_decimals = printed.size() >= 3 && printed[printed.size() - 3] == '.';
-  if (notes && two_decimals && printed.back() == '0')
-    notes->push_back("cyclictest version \"" + printed +
-                     "\" is ambiguous: rt-tests prints its version with %1.2f, so " +
-                     printed.substr(0, printed.size() - 1) + " and " + printed + " print the same");
-  return {{"cyclictest", printed}};
+  return rt_tests_versions("cyclictest", result.version, notes);
 }
 
 }  // namespace isolab

@@ -13,6 +13,7 @@
 #include "parse/cyclictest.h"
 #include "parse/hwlat.h"
 #include "parse/latency_trace.h"
+#include "parse/oslat.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/timerlat_top.h"
@@ -93,6 +94,26 @@ ImportedCell import_cyclictest(const std::string& text, const std::string& file,
   // docs/sources.md [t3]: return_code says whether the run succeeded.
   if (r.return_code && *r.return_code != 0)
     c.invalid_reason = "cyclictest return_code " + std::to_string(*r.return_code) +
+                       ": the run reported a failure, its numbers are no measurement";
+  return c;
+}
+
+// ---- oslat
+
+ImportedCell import_oslat(const std::string& text, const std::string& file,
+                          const ImportOptions& o) {
+  const bool is_json = first_non_blank(text).starts_with("{");
+  const OslatResult r =
+      in_file(file, [&] { return is_json ? parse_oslat_json(text) : parse_oslat_text(text); });
+  ImportedCell c;
+  c.notes = r.notes;
+  add_prefixed(c, prefix_of(o), oslat_metrics(r, &c.notes));
+  c.tool_versions = oslat_versions(r, &c.notes);
+  c.histograms =
+      oslat_histograms_json(r, prefix_of(o).substr(0, prefix_of(o).size() - 1), &c.notes);
+  if (c.metrics.empty()) c.invalid_reason = "oslat: no thread has samples";
+  if (r.return_code && *r.return_code != 0)
+    c.invalid_reason = "oslat return_code " + std::to_string(*r.return_code) +
                        ": the run reported a failure, its numbers are no measurement";
   return c;
 }
@@ -449,6 +470,10 @@ const std::map<std::string, ImportTool>& import_tools() {
        {import_function_profile,
         "the function profiler's trace_stat/function<N> files (one or concatenated): hits, and "
         "time with the graph tracer"}},
+      {"oslat",
+       {import_oslat,
+        "oslat --json file, or its text summary (every version: rt-tests, and xzpeter/oslat "
+        "v0.1.x), after any wrapper lines"}},
       {"rtla-osnoise", {import_rtla_osnoise, "rtla osnoise top text, or rtla osnoise hist text"}},
       {"rtla-timerlat",
        {import_rtla_timerlat,

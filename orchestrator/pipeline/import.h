@@ -24,6 +24,10 @@
 //   interrupts   <wl>.noise.local_timer_per_s, ipi_reschedule_per_s, ipi_call_function_per_s,
 //                irq_per_s: per CPU, the /proc/interrupts deltas between the two snapshots a
 //                FILE holds, over --window-s (see interrupts_noise()).
+//   oslat        <wl>.oslat_{min,avg,max}_us per CPU (parse/oslat.h), and per CPU the histogram
+//                "<wl>[cpu<N>]" (its last bucket, which holds every longer gap, as overflows).
+//                A run cut short is an error naming the line; a file without samples is
+//                invalid.
 //   rtla-osnoise <wl>.osnoise.* of `rtla osnoise top` text; rtla-timerlat <wl>.timerlat.* of
 //                `rtla timerlat hist` text (parse/rtla.h). Output saying the tracer is missing
 //                ("Tracer timerlat not found!") is an error, never "no noise"
@@ -91,6 +95,7 @@ struct ImportTool {
 };
 
 // --tool name -> parser: cyclictest (--json or text: -q lines, redrawn output, -h histogram),
+// oslat (--json or the text summary),
 // stress-ng (--yaml, or --metrics(-brief) text), trace (tracefs text, "# cpu N" headers
 // optional), interrupts (two /proc/interrupts snapshots, one after the other), rtla-osnoise
 // (`rtla osnoise top` text), rtla-timerlat (`rtla timerlat hist` text).

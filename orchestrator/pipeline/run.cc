@@ -606,9 +606,9 @@ fs::path guest_binary_path(const std::string& binary, const RunOptions& opt) {
 }
 
 // The guest image: busybox, cyclictest, stress-ng, vmstat-overhead, isolab-mark,
-// libisolab-wake-marker.so and their libraries, plus rtla, madvise-pressure and page-fault-bench
-// only when the spec uses them (the images of the other specs, and their cache entries, stay as
-// they were). Its sha256 goes into "guest_image" and into the comparison key
+// libisolab-wake-marker.so and their libraries, plus rtla, madvise-pressure, page-fault-bench and
+// oslat only when the spec uses them (the images of the other specs, and their cache entries,
+// stay as they were). Its sha256 goes into "guest_image" and into the comparison key
 // ("guest_image_sha256"): runs whose guests ran other tools are not compared without --force.
 BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& runner,
                       const fs::path& cache, RunDoc& doc) {

@@ -48,15 +48,17 @@ struct WorkloadSpec {
   // "/workloads/2/load"; "" for a workload not read from a spec (isolab import).
   std::string pointer;
   // A tool of the workload registry (workload/registry.h: cyclictest, stress-ng,
-  // vmstat-overhead, rtla-osnoise, rtla-timerlat, page-fault-bench; a cyclictest load:
+  // vmstat-overhead, rtla-osnoise, rtla-timerlat, page-fault-bench, oslat; a cyclictest load:
   // stress-ng or madvise-pressure), which reads its fields and checks them.
   std::string tool;
   std::string cpus = "isolated";
-  // cyclictest, rtla-*
+  // cyclictest, rtla-*, oslat
   int duration_s = 10;
-  int interval_us = 1000;  // cyclictest -i; rtla-timerlat -p (the timerlat period)
-  int priority = 95;
-  int histogram_us = 1000;  // -h bucket count (1 µs buckets); 0 disables
+  int interval_us = 1000;   // cyclictest -i; rtla-timerlat -p (the timerlat period)
+  int priority = 95;        // oslat: 0 (SCHED_OTHER, no --rtprio) unless the spec gives one
+  int histogram_us = 1000;  // -h bucket count (1 µs buckets); 0 disables; oslat -b (5-1024)
+  // oslat: its --workload between two reads of the counter, "no" or "memmove".
+  std::string oslat_workload = "no";
   // cyclictest: "wakeup_rt" arms that latency tracer for the run (tracing_max_latency reset
   // before, read after; the max-latency trace is kept); "" = none.
   std::string latency_tracer;

@@ -21,7 +21,7 @@ TEST(WorkloadRegistry, EveryToolIsFoundByItsName) {
     EXPECT_EQ(t->as_load, t->load_script != nullptr && t->parse_load != nullptr) << t->name;
   }
   EXPECT_THAT(names, ElementsAre("cyclictest", "stress-ng", "vmstat-overhead", "rtla-osnoise",
-                                 "rtla-timerlat", "madvise-pressure", "page-fault-bench"));
+                                 "rtla-timerlat", "madvise-pressure", "page-fault-bench", "oslat"));
   EXPECT_EQ(find_workload_tool("fio"), nullptr);
 }
 
@@ -57,15 +57,17 @@ TEST(WorkloadRegistry, GuestBinariesAlwaysThenThoseUsed) {
   EXPECT_THAT(guest_binaries({}, true),
               ElementsAre("/usr/bin/cyclictest", "/usr/bin/stress-ng", "vmstat-overhead"));
   EXPECT_TRUE(guest_binaries({}, false).empty());
-  WorkloadSpec os, tl, pf, ct, mp;
+  WorkloadSpec os, tl, pf, ct, mp, ol;
   os.tool = "rtla-osnoise";
+  ol.tool = "oslat";
   tl.tool = "rtla-timerlat";
   pf.tool = "page-fault-bench";
   ct.tool = "cyclictest";
   mp.tool = "madvise-pressure";
   ct.load = std::vector<WorkloadSpec>{mp};
-  EXPECT_THAT(guest_binaries({pf, tl, ct, os}, false),
-              ElementsAre("/usr/bin/rtla", "madvise-pressure", "page-fault-bench"));
+  EXPECT_THAT(
+      guest_binaries({pf, ol, tl, ct, os}, false),
+      ElementsAre("/usr/bin/rtla", "madvise-pressure", "page-fault-bench", "/usr/bin/oslat"));
 }
 
 }  // namespace

@@ -323,6 +323,9 @@ OslatResult parse_oslat_json(std::string_view text) {
          " entries");
   if (r.threads.empty()) fail("\"thread\" is empty: no CPU was measured");
   oslat_detail::finish_threads(r, "oslat json");
+  for (const auto& t : r.threads)  // oslat's initial 2^64-1 and 0 stand only where no gap was
+    if (t.has_samples() && (!t.min_us || !t.max_us))
+      fail("thread " + std::to_string(t.index) + " has samples but its min or max is out of range");
   read_layout(r, opts, cmdline_known, ns);
   oslat_detail::check_values(r, ns);
   return r;

@@ -360,6 +360,10 @@ TEST(OslatJson, BadFilesAreRefusedNamingWhere) {
   EXPECT_THAT(with("\"max\": 4060", "\"max\": \"4060\""),
               HasSubstr("field \"thread/0/max\" must be an integer"));
   EXPECT_THAT(with("\"32\": 494", "\"32e0\": 494"), HasSubstr("bucket \"32e0\""));
+  EXPECT_THAT(with("\"max\": 4060", "\"max\": 18446744073709551615"),
+              HasSubstr("thread 0 has samples but its min or max is out of range"));
+  EXPECT_THAT(with("\"max\": 4060", "\"max\": -4060"),
+              HasSubstr("field \"thread/0/max\" must not be negative"));
   EXPECT_THAT(with("\"num_threads\": 1", "\"num_threads\": 2"),
               HasSubstr("num_threads is \"2\" but \"thread\" has 1 entries"));
   EXPECT_THAT(with("\"cpu\": 1,", ""), HasSubstr("field \"thread/0/cpu\" is missing"));

@@ -34,6 +34,7 @@
 #include "parse/cyclictest.h"
 #include "parse/lock_contention.h"
 #include "parse/metrics.h"
+#include "parse/oslat.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"
@@ -296,6 +297,45 @@ inline void fuzz_cyclictest_text(std::string_view in) {
   }
 }
 
+// What import and the workload make of an oslat result; every histogram kept accounts for every
+// gap of its thread (parse/oslat.h oslat_histogram).
+inline void oslat_use(const OslatResult& r) {
+  std::vector<std::string> notes;
+  dump_metrics(oslat_metrics(r, &notes));
+  dump_like_result_json(oslat_histograms_json(r, "oslat", &notes));
+  (void)oslat_versions(r, &notes);
+  for (const auto& t : r.threads) {
+    std::optional<OslatHistogram> h;
+    try {
+      h = oslat_histogram(r, t, &notes);
+    } catch (const Error&) {
+      continue;
+    }
+    if (!h) continue;
+    long long sum = h->overflows;
+    for (const auto& [bucket, n] : h->counts) sum += n;
+    check(sum == t.samples, "oslat histogram does not hold every gap of its thread");
+  }
+}
+
+// Input: an oslat --json file or text summary, given to both parsers.
+inline void fuzz_oslat(std::string_view in) {
+  try {
+    bool masked_bug = true;
+    OslatResult r;
+    with_known_bugs_masked([&] {
+      r = parse_oslat_json(in);
+      masked_bug = false;
+    });
+    if (!masked_bug) oslat_use(r);
+  } catch (const Error&) {
+  }
+  try {
+    oslat_use(parse_oslat_text(in));
+  } catch (const Error&) {
+  }
+}
+
 inline void stressng_use(const StressngResult& r) {
   std::vector<std::string> notes;
   dump_metrics(stressng_metrics(r, &notes));
@@ -458,6 +498,7 @@ inline const std::vector<Target>& targets() {
       {"gate", fuzz_gate, 64 << 10},
       {"cyclictest_json", fuzz_cyclictest_json, 64 << 10},
       {"cyclictest_text", fuzz_cyclictest_text, 64 << 10},
+      {"oslat", fuzz_oslat, 64 << 10},
       {"stressng_yaml", fuzz_stressng_yaml, 64 << 10},
       {"stressng_text", fuzz_stressng_text, 64 << 10},
       {"yaml_subset", fuzz_yaml_subset, 64 << 10},

@@ -58,9 +58,9 @@ TEST_P(FuzzCorpus, EveryFileReplaysWithoutUndocumentedException) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus,
                          ::testing::Values("tokenize", "cpulist", "analyze", "gate",
-                                           "cyclictest_json", "cyclictest_text", "stressng_yaml",
-                                           "stressng_text", "yaml_subset", "vmstat_overhead",
-                                           "console", "trace", "channel"),
+                                           "cyclictest_json", "cyclictest_text", "oslat",
+                                           "stressng_yaml", "stressng_text", "yaml_subset",
+                                           "vmstat_overhead", "console", "trace", "channel"),
                          [](const auto& info) { return info.param; });
 
 // The list above, the registry in fuzz_bodies.h, the fuzz_<name>.cc executables and the corpus
@@ -75,7 +75,7 @@ TEST(FuzzCorpusLayout, RegistryExecutablesAndCorporaMatch) {
     if (n.rfind("fuzz_", 0) == 0 && e.path().extension() == ".cc")
       sources.insert(n.substr(5, n.size() - 5 - 3));
   }
-  EXPECT_EQ(registry.size(), 13u);
+  EXPECT_EQ(registry.size(), 14u);
   EXPECT_EQ(registry, corpora);
   EXPECT_EQ(registry, sources);
 }

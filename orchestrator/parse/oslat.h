@@ -93,11 +93,14 @@ struct OslatResult {
 // avg is dropped, with a note, where oslat's calculate() is known wrong: with a sub-µs width
 // and any overflow (it adds the overflowed part in ns to a sum in µs). Throws isolab::Error
 // naming the line and column of a syntax error, or the field ("thread/1/max") of a wrong type,
-// a bad label, duplicate CPUs, a num_threads that does not match, or more than 64 MiB.
+// a bad label, a negative number, duplicate CPUs, a num_threads that does not match, no thread,
+// a thread with samples whose min or max is out of range (oslat's initial 2^64-1), labels whose
+// unit the command line contradicts, or more than 64 MiB.
 OslatResult parse_oslat_json(std::string_view text);
 
-// Parses oslat's text output: the table of the last complete summary in `text`, after any
-// header or wrapper lines. Refuses, with isolab::Error naming the line and quoting it: a run cut
+// Parses oslat's text output: the one summary table in `text`, after any header or wrapper
+// lines (lines after the table are ignored); avg is left out where parse_oslat_json leaves it
+// out. Refuses, with isolab::Error naming the line (and quoting a table row): a run cut
 // short (a header or "Test completed." but no table, or a table that stops before its Duration
 // row), oslat's usage text or "ERROR:" lines instead of a table (libnuma's numa_available()
 // failing is named as a kernel without CONFIG_NUMA), a table row whose label, unit or number
@@ -110,7 +113,8 @@ OslatResult parse_oslat_text(std::string_view text);
 // ("us" when the width is a whole number of µs, else "ns"); the last bucket, which also holds
 // every longer gap, is `overflows` (at or beyond its lower bound), never a bucket. When
 // result.last_bucket_ns is unknown, the highest non-empty bucket counts as overflows whenever
-// the thread's max reaches its label. nullopt, with a note, when the width is unknown.
+// the thread's max reaches its label. nullopt, with a note, when the width is unknown; throws
+// isolab::Error when a label is below the width (not a layout oslat prints).
 struct OslatHistogram {
   std::string unit;                       // "us" or "ns"
   long long bucket_ns = 0;                // the width

@@ -17,12 +17,12 @@ namespace isolab {
 
 namespace {
 
-// How long a workload's step runs, in multiples of its duration_s; a tool not listed here (or
+// How long a workload's step runs, in multiples of its duration_s (page-fault-bench: two phases
+// of duration_s, workload/workload.cc; oslat: plus its 1 s pre-heat); a tool not listed here (or
 // vmstat-overhead counting iterations) has no duration known before the run.
 const std::map<std::string, double> kDurationFactor = {
-    {"cyclictest", 1}, {"rtla-osnoise", 1},    {"rtla-timerlat", 1},
-    {"stress-ng", 1},  {"vmstat-overhead", 1}, {"page-fault-bench", 2},  // two phases of duration_s
-                                                                         // (workload/workload.cc)
+    {"cyclictest", 1},      {"rtla-osnoise", 1},     {"rtla-timerlat", 1}, {"stress-ng", 1},
+    {"vmstat-overhead", 1}, {"page-fault-bench", 2}, {"oslat", 1},
 };
 
 // The step's own run time in seconds, when known before the run.

@@ -89,7 +89,7 @@ void check_values(OslatResult& r, bool ns_width) {
     }
   }
   if (any_overflow && r.threads.size() > 1)
-    r.notes.push_back(
+    r.notes.emplace_back(
         "oslat's average of every thread after the first includes the first thread's sum of the "
         "gaps beyond the last bucket, not its own (calculate() reads thread 0's overflow_sum)");
 }

@@ -92,7 +92,7 @@ json document(std::string_view text, std::vector<std::string>& notes) {
     if (auto fixed = with_cmdline_escaped(clean)) {
       doc = parse_or_discarded(*fixed);
       if (!doc.is_discarded())
-        notes.push_back(
+        notes.emplace_back(
             "cmdline: oslat wrote it unescaped and it broke the JSON; read with it re-escaped");
     }
   }
@@ -279,7 +279,7 @@ void read_layout(OslatResult& r, const CmdlineOptions& o, bool cmdline_known, bo
   if (cmdline_known) {
     const long long width = o.width_ns.value_or(1000);
     const long long buckets =
-        o.buckets.value_or(ns && width < 1000 ? 32 * 1000 / width : 32);  // parse_options()
+        o.buckets.value_or(ns && width < 1000 ? 32LL * 1000 / width : 32LL);  // parse_options()
     r.bucket_width_ns = width;
     if (!o.bias) r.last_bucket_ns = buckets * width;
     return;
@@ -313,7 +313,7 @@ OslatResult parse_oslat_json(std::string_view text) {
   const CmdlineOptions opts = cmdline_options(r.cmdline);
   const bool cmdline_known = !r.cmdline.empty() && opts.readable;
   if (!r.cmdline.empty() && !opts.readable)
-    r.notes.push_back("cmdline: a bucket option is not a number; the labels decide the layout");
+    r.notes.emplace_back("cmdline: a bucket option is not a number; the labels decide the layout");
   const bool ns = unit_is_ns(threads, opts, cmdline_known);
   for (const auto& [key, t] : threads.items()) r.threads.push_back(read_thread(key, t, ns));
   if (auto n = doc.find("num_threads");

@@ -167,7 +167,7 @@ void read_header_line(std::string_view line, std::size_t n, Scan& s) {
     h.completed = n;
   } else if (line == "Usage:") {
     h.usage = n;
-  } else if (line.starts_with("ERROR:") && !h.error && trim(line.substr(6)).size() > 0) {
+  } else if (line.starts_with("ERROR:") && !h.error && !trim(line.substr(6)).empty()) {
     h.error = n;
     h.error_line = std::string(line);
   }

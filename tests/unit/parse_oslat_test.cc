@@ -161,6 +161,31 @@ TEST(OslatJson, CmdlineWithAnyBytesIsRepaired) {
   EXPECT_THAT(error_of(json_of, text), HasSubstr("not valid JSON at line 3 column"));
 }
 
+// The guest step's own command line (workload/tools/oslat.cc): -b 1000 -z; the last of the
+// 1000 buckets holds the overflows, the text leaves out all-zero rows.
+TEST(OslatJson, RealGuestRunOfTheWorkloadStep) {
+  const OslatResult r = parse_oslat_json(data("guest-6.1-tcg-cpus2-3.json"));
+  EXPECT_EQ(r.cmdline,
+            "oslat --cpu-list 2-3 --cpu-main-thread 0 -D 3 -b 1000 -z --json=oslat.json");
+  EXPECT_THAT(cpus(r), ElementsAre(2, 3));
+  EXPECT_THAT(maxima(r), ElementsAre(40141, 40302));
+  EXPECT_DOUBLE_EQ(*r.threads[0].avg_us, 1.127077);
+  EXPECT_EQ(r.bucket_width_ns, 1000);
+  EXPECT_EQ(r.last_bucket_ns, 1000000);
+  EXPECT_EQ(r.threads[0].buckets.at(1000000), 310);
+  EXPECT_EQ(r.threads[1].buckets.at(1000000), 320);
+  const OslatResult text = parse_oslat_text(data("guest-6.1-tcg-cpus2-3.txt"));
+  EXPECT_EQ(text.bucket_width_ns, 1000);  // sparse rows, 1 us apart at least once
+  EXPECT_EQ(text.last_bucket_ns, 1000000);
+  EXPECT_EQ(text.threads[1].buckets, r.threads[1].buckets);
+  std::vector<std::string> notes;
+  const auto h = oslat_histogram(r, r.threads[1], &notes);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->overflows, 320);
+  EXPECT_EQ(h->counts.count(999), 0u);
+  EXPECT_EQ(h->counts.at(0), 15678337);
+}
+
 // ---- --bucket-width (rt-tests 2.5+; Debian's 2.4 has no such option, so these come from
 // rt-tests v2.10 built from its source)
 

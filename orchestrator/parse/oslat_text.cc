@@ -3,6 +3,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "parse/oslat.h"
 #include "parse/oslat_detail.h"
 #include "parse/text_util.h"
@@ -10,7 +11,6 @@
 namespace isolab {
 
 using parse_detail::line_error;
-using parse_detail::split_lines;
 using parse_detail::split_ws;
 using parse_detail::to_double;
 using parse_detail::to_long;
@@ -289,7 +289,7 @@ OslatResult result_of(const Scan& s) {
 
 OslatResult parse_oslat_text(std::string_view text) {
   Scan s;
-  const auto lines = split_lines(text);
+  const auto lines = text_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = trim(lines[i]);
     if (s.table && !s.done) {

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "workload/tool.h"
 
 namespace isolab {
@@ -88,18 +89,13 @@ OslatResult read_result(const WorkloadSpec& w, const StepRecords& r, WorkloadOut
   }
 }
 
-std::string trim_copy(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 // oslat leaves out, without a word, a CPU of --cpu-list it cannot run on (main(): move_to_core
 // fails): the CPUs measured must be the CPUs asked for.
 void check_cpus(const WorkloadSpec& w, const StepRecords& r, const OslatResult& res,
                 WorkloadOutcome& o) {
   const ChannelRecord* asked = r.all->find(w.name + ".cpus");
   if (!asked) throw Error("no record of the CPUs oslat was given");
-  const CpuListParse want = try_parse_cpulist(trim_copy(asked->data), kMaxGuestCpus);
+  const CpuListParse want = try_parse_cpulist(std::string(trim_space(asked->data)), kMaxGuestCpus);
   if (!want.ok()) throw Error("the record of oslat's CPUs is not a CPU list: " + want.message);
   CpuSet measured(kMaxGuestCpus);
   for (const auto& t : res.threads)

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/kernel.h"
+#include "kernel/kernel_types.h"
 #include "sys/process.h"
 
 namespace isolab {

@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/progress.h"
-#include "kernel/kernel.h"
+#include "spec/kernel_source.h"
 #include "sys/process.h"
 
 namespace isolab {

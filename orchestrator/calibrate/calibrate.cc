@@ -15,6 +15,9 @@
 #include "compare/compare.h"
 #include "compare/power.h"
 #include "compare/verdict_rules.h"
+#include "results/result.h"
+#include "results/run_facts.h"
+#include "results/variant_facts.h"
 #include "stats/rng.h"
 
 namespace isolab {
@@ -33,13 +36,10 @@ BootOrder boot_order_of(const nlohmann::json& run) {
   BootOrder b;
   std::vector<std::pair<std::string, std::string>> cells;  // started_at, id
   bool timed = true;
-  if (auto it = run.find("cells"); it != run.end() && it->is_array())
-    for (const auto& c : *it) {
-      if (!c.is_object()) continue;
-      const auto st = c.find("started_at");
-      timed = timed && st != c.end() && st->is_string() && !st->get<std::string>().empty();
-      cells.emplace_back(timed ? st->get<std::string>() : "", c.value("id", ""));
-    }
+  for (const auto& c : results::cell_starts(run)) {
+    timed = timed && c.started_at;
+    cells.emplace_back(timed ? *c.started_at : "", c.id);
+  }
   if (timed && !cells.empty())
     std::stable_sort(cells.begin(), cells.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -52,18 +52,8 @@ BootOrder boot_order_of(const nlohmann::json& run) {
 std::vector<std::string> pooled_variants(const nlohmann::json& run,
                                          const CalibrationOptions& options) {
   std::vector<std::string> v = options.variants;
-  if (v.empty())
-    if (auto it = run.find("variant_order"); it != run.end() && it->is_array())
-      for (const auto& x : *it)
-        if (x.is_string()) v.push_back(x.get<std::string>());
-  if (v.empty()) {
-    std::set<std::string> seen;
-    if (auto it = run.find("cells"); it != run.end() && it->is_array())
-      for (const auto& c : *it)
-        if (c.is_object() && c.contains("variant") && c["variant"].is_string() &&
-            seen.insert(c["variant"].get<std::string>()).second)
-          v.push_back(c["variant"].get<std::string>());
-  }
+  if (v.empty()) v = results::variant_order_of(run);
+  if (v.empty()) v = results::cell_variants_of(run);
   if (v.empty()) throw Error("calibrate: the run has no variants");
   return v;
 }
@@ -77,7 +67,7 @@ struct MetricStrata {
 };
 
 // Every metric of the pooled variants of one run; boot_ids gets the boots in boot order.
-std::map<std::string, MetricStrata> collect_strata(const nlohmann::json& run,
+std::map<std::string, MetricStrata> collect_strata(const results::RunResult& run,
                                                    const std::vector<std::string>& variants,
                                                    const BootOrder& order,
                                                    std::vector<std::string>& boot_ids) {
@@ -237,23 +227,24 @@ RunMetricCalibration calibrate_metric(const MetricStrata& m, const std::string& 
 
 // The run's own A-vs-B comparison: pooled[0] against pooled[1], or a one-variant run's boots
 // alternately as A and B in boot order. Sets compare_exit_status and compare_note.
-void compare_run(const nlohmann::json& run, const CompareSettings& settings, RunCalibration& rc) {
-  nlohmann::json doc = run;
+void compare_run(const results::RunResult& run, const CompareSettings& settings,
+                 RunCalibration& rc) {
+  results::RunResult doc = run;
   const auto& v = rc.variants;
   if (v.size() >= 2) {
-    doc["variant_order"] = {v[0], v[1]};
+    doc.variant_order = std::vector<std::string>{v[0], v[1]};
     rc.compare_note = v[0] + " vs " + v[1];
   } else {
     const std::string a = v[0] + "/odd-boots", b = v[0] + "/even-boots";
-    const nlohmann::json rec =
-        run.value("variants", nlohmann::json::object()).value(v[0], nlohmann::json::object());
-    doc["variants"] = {{a, rec}, {b, rec}};
-    doc["variant_order"] = {a, b};
+    const results::VariantRecord rec =
+        run.variant(v[0]) ? *run.variant(v[0]) : results::VariantRecord();
+    doc.variants = std::map<std::string, results::VariantRecord>{{a, rec}, {b, rec}};
+    doc.variant_order = std::vector<std::string>{a, b};
     std::map<std::string, std::size_t> rank;
     for (const auto& id : rc.boot_order) rank.emplace(id, rank.size());
-    for (auto& c : doc["cells"])
-      if (c.is_object() && c.value("variant", "") == v[0] && rank.count(c.value("id", "")))
-        c["variant"] = rank[c.value("id", "")] % 2 == 0 ? a : b;
+    for (auto& c : doc.cells)
+      if (c.variant.value_or("") == v[0] && rank.count(c.id.value_or("")))
+        c.variant = rank[c.id.value_or("")] % 2 == 0 ? a : b;
     rc.compare_note = v[0] + "'s boots 1,3,5.. vs 2,4,6.. in boot order";
   }
   try {
@@ -268,15 +259,12 @@ void compare_run(const nlohmann::json& run, const CompareSettings& settings, Run
 // when not. A nightly run's baseline variant boots a stored run's kernel as a prebuilt image:
 // its kernel is the one its baseline_of record names (pipeline/baseline.h), so a nightly pair of
 // one kernel counts as an A/A run.
-bool check_aa(const nlohmann::json& run, RunCalibration& rc) {
+bool check_aa(const results::RunResult& run, RunCalibration& rc) {
   std::set<std::string> kernels;
-  const auto vs = run.value("variants", nlohmann::json::object());
+  const results::VariantRecord none;
   for (const auto& v : rc.variants) {
-    const auto rec = vs.value(v, nlohmann::json::object());
-    const auto of = rec.value("baseline_of", nlohmann::json::object());
-    const std::string key = of.is_object() && of.contains("build_key") ? of.value("build_key", "")
-                                                                       : rec.value("build_key", "");
-    kernels.insert(key + "/" + rec.value("kernel_release", ""));
+    const results::VariantRecord& rec = run.variant(v) ? *run.variant(v) : none;
+    kernels.insert(results::booted_build_key(rec) + "/" + rec.kernel_release.value_or(""));
   }
   if (kernels.size() <= 1) return true;
   rc.warnings.emplace_back(
@@ -310,8 +298,7 @@ void name_drifting(std::vector<MetricCalibration>& metrics, std::size_t run, dou
 
 // The detect lines of the spec's count primaries at the runs' boots per side (the fewest of a
 // variant over the runs) and the window of their steps.
-std::vector<std::string> power_lines(const std::vector<nlohmann::json>& runs,
-                                     const CompareSettings& s,
+std::vector<std::string> power_lines(const results::RunResult& first, const CompareSettings& s,
                                      const std::vector<RunCalibration>& rc) {
   std::vector<std::string> out;
   std::size_t per_side = 0;
@@ -320,9 +307,7 @@ std::vector<std::string> power_lines(const std::vector<nlohmann::json>& runs,
       const std::size_t n = r.boot_order.size() / r.variants.size();
       per_side = per_side == 0 ? n : std::min(per_side, n);
     }
-  const nlohmann::json wls = runs.front()
-                                 .value("spec", nlohmann::json::object())
-                                 .value("workloads", nlohmann::json::array());
+  const results::SpecWorkloads wls = results::spec_workloads(first);
   for (const auto& p : s.primary) {
     if (!p.detect) continue;
     const bool rate =
@@ -335,10 +320,7 @@ std::vector<std::string> power_lines(const std::vector<nlohmann::json>& runs,
     plan.cpus = p.cpus.empty() ? 1 : p.cpus.size();
     plan.replicates = 300;
     if (rate) {
-      plan.window_s = 0;
-      for (const auto& w : wls)
-        if (w.is_object() && w.value("name", "") == p.metric.substr(0, p.metric.find('.')))
-          plan.window_s = w.value("duration_s", 0.0);
+      plan.window_s = wls.duration_s(p.metric.substr(0, p.metric.find('.')));
       if (!(plan.window_s > 0)) {
         out.push_back(p.row_name() + ": no power calculation: its step's window is not known");
         continue;
@@ -354,11 +336,11 @@ void check_keys(const std::vector<nlohmann::json>& runs) {
   for (std::size_t k = 1; k < runs.size(); ++k) {
     const auto d = comparison_key_differences(runs[0], runs[k]);
     const bool both_missing =
-        !runs[0].contains("comparison_key") && !runs[k].contains("comparison_key");
+        !results::has_comparison_key(runs[0]) && !results::has_comparison_key(runs[k]);
     if (d.empty() || both_missing) continue;
     std::string m = "calibrate: runs made under different comparison keys cannot be pooled (run " +
-                    runs[0].value("run_id", "1") + " = A, run " + runs[k].value("run_id", "?") +
-                    " = B):";
+                    results::run_id_or(runs[0], "1") + " = A, run " +
+                    results::run_id_or(runs[k], "?") + " = B):";
     for (const auto& x : d) m += "\n  " + x;
     throw Error(m);
   }
@@ -404,18 +386,21 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
   cal.settings.calibration.reset();  // calibrated from scratch
   cal.seed = o.seed;
   cal.splits = o.splits;
-  cal.comparison_key = runs[0].value("comparison_key", nlohmann::json());
+  cal.comparison_key = results::comparison_key_json(runs[0]);
   std::map<std::string, MetricCalibration> metrics;
   std::map<std::string, std::vector<double>> changes;
   std::map<std::string, std::vector<std::vector<double>>> run_values;
+  std::vector<results::RunResult> read;
+  read.reserve(runs.size());
   for (std::size_t k = 0; k < runs.size(); ++k) {
     RunCalibration rc;
-    rc.run_id = runs[k].value("run_id", "");
+    rc.run_id = results::run_id_or(runs[k], "");
     rc.variants = pooled_variants(runs[k], o);
     const BootOrder order = boot_order_of(runs[k]);
     rc.boot_order_source = order.source;
-    const auto strata = collect_strata(runs[k], rc.variants, order, rc.boot_order);
-    const bool aa = check_aa(runs[k], rc);
+    const results::RunResult& run = read.emplace_back(results::result_from_json(runs[k]));
+    const auto strata = collect_strata(run, rc.variants, order, rc.boot_order);
+    const bool aa = check_aa(run, rc);
     for (const auto& [name, ms] : strata) {
       MetricCalibration& m = metrics[name];
       m.name = name, m.unit = ms.unit, m.kind = ms.kind;
@@ -425,7 +410,7 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
       m.runs[k] = calibrate_metric(ms, name, k, aa, cal.settings, o, changes[name]);
       run_values[name].push_back(pooled_values(ms.strata, aa));
     }
-    compare_run(runs[k], cal.settings, rc);
+    compare_run(run, cal.settings, rc);
     cal.runs.push_back(std::move(rc));
   }
   for (auto& [name, m] : metrics) {
@@ -439,7 +424,7 @@ Calibration calibrate_runs(const std::vector<nlohmann::json>& runs, const Compar
   for (std::size_t k = 0; k < runs.size(); ++k)
     name_drifting(cal.metrics, k, cal.settings.alpha, cal.runs[k]);
   cal.false_alarms = false_alarms(cal.runs);
-  cal.power = power_lines(runs, cal.settings, cal.runs);
+  cal.power = power_lines(read.front(), cal.settings, cal.runs);
   return cal;
 }
 

@@ -7,37 +7,31 @@
 #include "base/error.h"
 #include "compare/compare.h"
 #include "compare/verdict_rules.h"
+#include "results/result.h"
+#include "results/run_facts.h"
 #include "stats/multiplicity.h"
 
 namespace isolab {
 
 namespace {
 
-std::string str_of(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // The cells to relabel (non-warm-up cells of either variant) and their design.
 struct Pool {
-  std::vector<std::size_t> cells;  // indices into run["cells"]
+  std::vector<std::size_t> cells;  // indices into cells[]
   RelabelDesign design;
 };
 
 Pool pool_cells(const nlohmann::json& run, const std::string& va, const std::string& vb) {
   Pool p;
   std::vector<std::string> hosts;
-  const auto& cells = run["cells"];
+  const std::vector<results::CellLabel> cells = results::cell_labels(run);
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    const auto& c = cells[i];
-    const std::string v = str_of(c, "variant");
-    if ((v != va && v != vb) || (c.contains("warmup") && c["warmup"] == true)) continue;
-    const std::string host = str_of(c.contains("host") ? c["host"] : nlohmann::json(), "uri");
-    auto at = std::find(hosts.begin(), hosts.end(), host);
-    if (at == hosts.end()) at = hosts.insert(hosts.end(), host);
+    const results::CellLabel& c = cells[i];
+    if ((c.variant != va && c.variant != vb) || c.warmup) continue;
+    auto at = std::find(hosts.begin(), hosts.end(), c.host_uri);
+    if (at == hosts.end()) at = hosts.insert(hosts.end(), c.host_uri);
     p.cells.push_back(i);
-    p.design.in_a.push_back(v == va);
+    p.design.in_a.push_back(c.variant == va);
     p.design.block.push_back(static_cast<std::size_t>(at - hosts.begin()));
   }
   return p;
@@ -83,23 +77,19 @@ void count(const std::set<std::string>& causes, std::size_t& total,
 
 AaRelabelResult relabel_aa(const nlohmann::json& input, const CompareSettings& settings,
                            const AaRelabelOptions& options) {
-  const auto order = input.is_object() ? input.value("variant_order", nlohmann::json()) : nullptr;
+  const auto order = results::compared_variants(input);
   const bool named = !options.variant_a.empty() && !options.variant_b.empty();
-  if (!named &&
-      (!order.is_array() || order.size() < 2 || !order[0].is_string() || !order[1].is_string()))
+  if (!named && !order)
     throw SpecError("/variant_order", "an A/A relabelling needs variant_order with two variants");
-  if (!input.contains("cells") || !input["cells"].is_array())
-    throw SpecError("/cells", "result.json must have a cells array");
+  if (!results::has_cells(input)) throw SpecError("/cells", "result.json must have a cells array");
   AaRelabelResult r;
-  r.run_id = str_of(input, "run_id");
-  r.variant_a = !options.variant_a.empty() ? options.variant_a : order[0].get<std::string>();
-  r.variant_b = !options.variant_b.empty() ? options.variant_b : order[1].get<std::string>();
+  r.run_id = results::run_id_of(input);
+  r.variant_a = !options.variant_a.empty() ? options.variant_a : order->first;
+  r.variant_b = !options.variant_b.empty() ? options.variant_b : order->second;
   for (const std::string& v : {r.variant_a, r.variant_b})
-    if (!input.contains("variants") || !input["variants"].is_object() ||
-        !input["variants"].contains(v))
+    if (!results::records_variant(input, v))
       throw Error("A/A relabelling: run " + r.run_id + " has no variant '" + v + "'");
-  nlohmann::json run = input;
-  const Pool pool = pool_cells(run, r.variant_a, r.variant_b);
+  const Pool pool = pool_cells(input, r.variant_a, r.variant_b);
   if (pool.cells.empty()) throw Error("A/A relabelling: no cell of either variant to relabel");
   r.cells_a =
       static_cast<std::size_t>(std::count(pool.design.in_a.begin(), pool.design.in_a.end(), true));
@@ -112,9 +102,10 @@ AaRelabelResult relabel_aa(const nlohmann::json& input, const CompareSettings& s
       relabellings(pool.design, options.exact_limit, options.resamples, options.seed);
   r.relabellings = labels.size();
   r.exact = labels.exact;
+  results::RunResult run = results::result_from_json(input);
   for (std::size_t k = 0; k < labels.size(); ++k) {
     for (std::size_t j = 0; j < pool.cells.size(); ++j)
-      run["cells"][pool.cells[j]]["variant"] = labels[k][j] ? r.variant_a : r.variant_b;
+      run.cells[pool.cells[j]].variant = labels[k][j] ? r.variant_a : r.variant_b;
     const Comparison c = compare_runs(run, r.variant_a, run, r.variant_b, s, false);
     const std::set<std::string> causes = causes_of(c);
     if (k == 0) r.observed_exit_1 = !causes.empty();

@@ -3,24 +3,22 @@
 #include <map>
 #include <set>
 
-#include "compare/json_fields.h"
+#include "results/lenient.h"
 
 namespace isolab {
 
-using namespace compare_detail;
+using results::value_text;
 
 namespace {
 
 // "latency (cyclictest), vmstat-idle (vmstat-overhead)" from spec.workloads; "imported" marks
 // a workload of `isolab import`.
-std::string workloads_text(const nlohmann::json& run) {
-  const auto wls = field(field(run, "spec"), "workloads");
-  if (!wls.is_array() || wls.empty()) return "(none recorded)";
+std::string workloads_text(const results::RunFacts& run) {
+  if (run.workloads.empty()) return "(none recorded)";
   std::string out;
-  for (const auto& w : wls) {
-    out += (out.empty() ? "" : ", ") + value_text(field(w, "name")) + " (" +
-           value_text(field(w, "tool"));
-    if (field(w, "imported") == true) out += ", imported";
+  for (const auto& w : run.workloads) {
+    out += (out.empty() ? "" : ", ") + value_text(w.name) + " (" + value_text(w.tool);
+    if (w.imported) out += ", imported";
     out += ")";
   }
   return out;
@@ -28,16 +26,13 @@ std::string workloads_text(const nlohmann::json& run) {
 
 // The libvirt hosts a multi-host run measured on ("hosts"): "Skylake-Client-IBRS x16 (QEMU
 // 7.2.22) + ..."; a run on this machine: "this machine (<cpu_model>)".
-std::string hosts_text(const nlohmann::json& run) {
-  const auto hs = field(run, "hosts");
-  if (!hs.is_array())
-    return "this machine (" + value_text(field(field(run, "host"), "cpu_model")) + ")";
+std::string hosts_text(const results::RunFacts& run) {
+  if (!run.hosts) return "this machine (" + value_text(run.host_cpu_model) + ")";
   std::string out;
-  for (const auto& h : hs) {
-    if (field(h, "error") != nullptr) continue;  // unreachable: measured nothing
-    out += (out.empty() ? "" : " + ") + value_text(field(h, "cpu_model")) + " x" +
-           value_text(field(h, "cpus")) + " (" + value_text(field(h, "hypervisor")) + " " +
-           value_text(field(h, "hypervisor_version")) + ")";
+  for (const auto& h : *run.hosts) {
+    if (!h.reachable) continue;
+    out += (out.empty() ? "" : " + ") + value_text(h.cpu_model) + " x" + value_text(h.cpus) + " (" +
+           value_text(h.hypervisor) + " " + value_text(h.hypervisor_version) + ")";
   }
   return out.empty() ? "(no reachable host)" : out;
 }
@@ -51,23 +46,22 @@ std::string joined(const std::set<std::string>& s) {
 // The host fields behind host_fingerprint_sha256 (results/host.h) that differ:
 // "cpu_model A=X, B=Y; qemu_version A=..., B=..."; with a multi-host run on either side, the
 // hosts: "hosts A=..., B=...".
-std::string host_differences(const nlohmann::json& run_a, const nlohmann::json& run_b) {
-  if (field(run_a, "hosts").is_array() || field(run_b, "hosts").is_array())
+std::string host_differences(const results::RunFacts& run_a, const results::RunFacts& run_b) {
+  if (run_a.hosts || run_b.hosts)
     return "hosts A=" + hosts_text(run_a) + ", B=" + hosts_text(run_b);
-  const auto ha = field(run_a, "host"), hb = field(run_b, "host");
   std::string out;
-  for (const char* k : {"cpu_model", "nproc", "host_kernel", "qemu_version", "accelerator"}) {
-    const auto va = field(ha, k), vb = field(hb, k);
+  for (std::size_t i = 0; i < run_a.host_fingerprint.size(); ++i) {
+    const auto& [k, va] = run_a.host_fingerprint[i];
+    const nlohmann::json& vb = run_b.host_fingerprint[i].second;
     if (va != vb)
-      out += (out.empty() ? "" : "; ") + std::string(k) + " A=" + value_text(va) +
-             ", B=" + value_text(vb);
+      out += (out.empty() ? "" : "; ") + k + " A=" + value_text(va) + ", B=" + value_text(vb);
   }
   return out.empty() ? "the recorded host facts are equal, their hash differs" : out;
 }
 
 // One line per differing key; hashed keys are shown by what they hash.
 std::string key_difference(const std::string& k, const nlohmann::json& va, const nlohmann::json& vb,
-                           const nlohmann::json& run_a, const nlohmann::json& run_b) {
+                           const results::RunFacts& run_a, const results::RunFacts& run_b) {
   if (k == "workloads_sha256")
     return "workloads: A=" + workloads_text(run_a) + "; B=" + workloads_text(run_b);
   if (k == "host_fingerprint_sha256") return "host: " + host_differences(run_a, run_b);
@@ -79,27 +73,39 @@ std::string key_difference(const std::string& k, const nlohmann::json& va, const
   return k + ": A=" + text(va) + ", B=" + text(vb);
 }
 
+// The key's value, null when absent.
+const nlohmann::json& key_value(const results::ComparisonKey& key, const std::string& name) {
+  static const nlohmann::json null;
+  const auto it = key.find(name);
+  return it == key.end() ? null : it->second;
+}
+
 }  // namespace
 
-std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
-                                                    const nlohmann::json& run_b) {
+std::vector<std::string> comparison_key_differences(const results::RunFacts& run_a,
+                                                    const results::RunFacts& run_b) {
   std::vector<std::string> diffs;
-  const auto ka = field(run_a, "comparison_key");
-  const auto kb = field(run_b, "comparison_key");
-  if (!ka.is_object() || !kb.is_object()) {
-    if (!ka.is_object()) diffs.emplace_back("comparison_key: missing in A");
-    if (!kb.is_object()) diffs.emplace_back("comparison_key: missing in B");
+  const auto& ka = run_a.comparison_key;
+  const auto& kb = run_b.comparison_key;
+  if (!ka || !kb) {
+    if (!ka) diffs.emplace_back("comparison_key: missing in A");
+    if (!kb) diffs.emplace_back("comparison_key: missing in B");
     return diffs;
   }
   std::set<std::string> keys;
-  for (const auto& [k, v] : ka.items()) keys.insert(k);
-  for (const auto& [k, v] : kb.items()) keys.insert(k);
+  for (const auto& [k, v] : *ka) keys.insert(k);
+  for (const auto& [k, v] : *kb) keys.insert(k);
   for (const auto& k : keys) {
-    const auto va = field(ka, k.c_str());
-    const auto vb = field(kb, k.c_str());
+    const nlohmann::json& va = key_value(*ka, k);
+    const nlohmann::json& vb = key_value(*kb, k);
     if (va != vb) diffs.push_back(key_difference(k, va, vb, run_a, run_b));
   }
   return diffs;
+}
+
+std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
+                                                    const nlohmann::json& run_b) {
+  return comparison_key_differences(results::run_facts(run_a), results::run_facts(run_b));
 }
 
 ComparisonRefused::ComparisonRefused(std::vector<std::string> differences,
@@ -165,9 +171,9 @@ std::vector<HostSummary> host_summaries(const VariantData& a, const VariantData&
     for (const auto& [uri, h] : d->hosts) {
       HostSummary& s = m[uri];
       s.uri = uri;
-      s.hostname = str_or(h, "hostname");
-      s.cpu_model = str_or(h, "cpu_model");
-      s.fingerprint_sha256 = str_or(h, "fingerprint_sha256");
+      s.hostname = h.hostname;
+      s.cpu_model = h.cpu_model;
+      s.fingerprint_sha256 = h.fingerprint_sha256;
     }
   for (const VariantData* d : {&a, &b})
     for (const auto& uri : d->ok_cell_hosts)
@@ -186,25 +192,26 @@ std::vector<std::string> host_fingerprint_differences(const std::vector<HostSumm
   std::vector<std::string> lines;
   for (const auto& h : hosts) {
     const auto it = a.hosts.count(h.uri) ? a.hosts.find(h.uri) : b.hosts.find(h.uri);
-    const nlohmann::json& j = it->second;
-    lines.push_back("host " + h.uri + " (" + h.hostname + "): cpu " + str_or(j, "cpu_vendor") +
-                    " " + h.cpu_model + ", " + std::to_string(j.value("cpus", 0)) +
-                    " CPUs, libvirt " + str_or(j, "libvirt_version") + ", " +
-                    str_or(j, "hypervisor") + " " + str_or(j, "hypervisor_version") +
+    const results::CellHost& j = it->second;
+    lines.push_back("host " + h.uri + " (" + h.hostname + "): cpu " + j.cpu_vendor + " " +
+                    h.cpu_model + ", " + std::to_string(j.cpu_count()) + " CPUs, libvirt " +
+                    j.libvirt_version + ", " + j.hypervisor + " " + j.hypervisor_version +
                     ", fingerprint " + h.fingerprint_sha256.substr(0, 12));
   }
   return lines;
 }
 
-std::string check_calibration(CompareSettings& s, const nlohmann::json& run_a,
-                              const nlohmann::json& run_b) {
+std::string check_calibration(CompareSettings& s, const results::RunFacts& run_a,
+                              const results::RunFacts& run_b) {
   if (!s.calibration || !s.calibration->comparison_key.is_object()) return "";
   const nlohmann::json& ck = s.calibration->comparison_key;
+  results::ComparisonKey calibrated;
+  for (const auto& [name, value] : ck.items()) calibrated.emplace(name, value);
   std::string diffs;
   for (const char* k : {"accelerator", "cmdline", "vcpus", "memory_mib", "workloads_sha256"})
-    for (const nlohmann::json* run : {&run_a, &run_b}) {
-      const auto rk = field(*run, "comparison_key");
-      if (!rk.is_object() || field(rk, k) == field(ck, k)) continue;
+    for (const results::RunFacts* run : {&run_a, &run_b}) {
+      const auto& rk = run->comparison_key;
+      if (!rk || key_value(*rk, k) == key_value(calibrated, k)) continue;
       diffs += std::string(diffs.empty() ? "" : ", ") + k;
       break;
     }

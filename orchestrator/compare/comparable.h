@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "compare/comparison.h"
 #include "compare/variant_data.h"
+#include "results/run_facts.h"
 #include "spec/compare_settings.h"
 
 namespace isolab {
@@ -22,6 +23,9 @@ namespace isolab {
 // (<hypervisor> <version>) + ..., B=this machine (<cpu_model>)". Also a
 // difference: the accelerators the contributing cells actually used, and, per metric, the
 // source of its values (metric_source_differences).
+std::vector<std::string> comparison_key_differences(const results::RunFacts& run_a,
+                                                    const results::RunFacts& run_b);
+// The same of two documents (results::run_facts of each).
 std::vector<std::string> comparison_key_differences(const nlohmann::json& run_a,
                                                     const nlohmann::json& run_b);
 
@@ -66,7 +70,7 @@ std::vector<std::string> host_fingerprint_differences(const std::vector<HostSumm
 // (comparison_key's accelerator, cmdline, vcpus, memory_mib, workloads_sha256). Otherwise sets
 // s.calibration->applied to false and returns why ("calibration FILE not applied: made under
 // another cmdline than these runs ..."); "" when it applies or there is none.
-std::string check_calibration(CompareSettings& s, const nlohmann::json& run_a,
-                              const nlohmann::json& run_b);
+std::string check_calibration(CompareSettings& s, const results::RunFacts& run_a,
+                              const results::RunFacts& run_b);
 
 }  // namespace isolab

@@ -10,16 +10,15 @@
 #include "cmdline/cpulist.h"
 #include "compare/comparable.h"
 #include "compare/exit_status.h"
-#include "compare/json_fields.h"
 #include "compare/metric_test.h"
 #include "compare/verdict_rules.h"
+#include "results/cell_facts.h"
 #include "results/result.h"
+#include "results/run_facts.h"
 #include "stats/multiplicity.h"
 #include "stats/range_rule.h"
 
 namespace isolab {
-
-using namespace compare_detail;
 
 namespace {
 
@@ -28,11 +27,9 @@ void add_gate_rows(const results::RunResult& run, const std::string& variant, in
                    std::vector<GateSummaryRow>& rows) {
   for (const auto& c : run.cells) {
     if (c.variant.value_or("") != variant || c.is_warmup()) continue;
-    const nlohmann::json& gate_rows = field(c.field("gate"), "rows");
-    if (!gate_rows.is_array()) continue;
-    for (const auto& r : gate_rows) {
-      if (!field(r, "check").is_string()) continue;
-      const std::string check = r["check"].get<std::string>();
+    for (const auto& r : results::gate_rows(c)) {
+      if (!r.check.is_string()) continue;
+      const std::string check = r.check.get<std::string>();
       auto it = std::find_if(rows.begin(), rows.end(),
                              [&](const GateSummaryRow& g) { return g.check == check; });
       if (it == rows.end()) {
@@ -40,7 +37,7 @@ void add_gate_rows(const results::RunResult& run, const std::string& variant, in
         g.check = check;
         it = rows.insert(rows.end(), g);
       }
-      const bool pass = bool_or(r, "pass", false);
+      const bool pass = r.pass.value_or(false);
       (side == 0 ? it->a_total : it->b_total)++;
       if (pass) (side == 0 ? it->a_pass : it->b_pass)++;
     }
@@ -55,23 +52,18 @@ std::string frame_name(const std::string& f) { return f.substr(0, f.find('+')); 
 void add_latency_traces(const results::RunResult& run, const std::string& variant, int side,
                         std::vector<LatencyTraceRow>& rows) {
   for (const auto& c : run.cells) {
-    const nlohmann::json& traces = c.field("latency_traces");
-    if (c.variant.value_or("") != variant || c.is_warmup() || !c.is_ok() || !traces.is_object())
-      continue;
-    for (const auto& [wl, t] : traces.items()) {
-      if (!field(t, "max_latency_us").is_number()) continue;
+    if (c.variant.value_or("") != variant || c.is_warmup() || !c.is_ok()) continue;
+    for (const auto& t : results::latency_traces(c)) {
       LatencyTraceRow r;
       r.side = side;
       r.cell_id = c.id.value_or("");
-      r.workload = wl;
-      r.tracer = str_or(t, "tracer");
-      r.max_latency_us = t["max_latency_us"].get<double>();
-      r.task = str_or(t, "task");
-      if (t.contains("cpu") && t["cpu"].is_number_integer()) r.cpu = t["cpu"].get<int>();
-      if (t.contains("switch_frames") && t["switch_frames"].is_array())
-        for (const auto& f : t["switch_frames"])
-          if (f.is_string()) r.frames.push_back(frame_name(f.get<std::string>()));
-      r.file = str_or(t, "file");
+      r.workload = t.workload;
+      r.tracer = t.tracer;
+      r.max_latency_us = t.max_latency_us;
+      r.task = t.task;
+      r.cpu = t.cpu;
+      for (const auto& f : t.switch_frames) r.frames.push_back(frame_name(f));
+      r.file = t.file;
       rows.push_back(std::move(r));
     }
   }
@@ -385,15 +377,16 @@ void mark_issues(Comparison& cmp, const VariantData& b) {
 }
 
 // The header of a comparison: ids, variants, kernels, key differences (refused unless force).
-Comparison comparison_header(const nlohmann::json& run_a, const std::string& variant_a,
-                             const nlohmann::json& run_b, const std::string& variant_b,
+Comparison comparison_header(const results::RunResult& run_a, const std::string& variant_a,
+                             const results::RunResult& run_b, const std::string& variant_b,
                              const VariantData& a, const VariantData& b, bool force) {
   Comparison cmp;
-  cmp.run_a = str_or(run_a, "run_id");
-  cmp.run_b = str_or(run_b, "run_id");
+  cmp.run_a = run_a.run_id.value_or("");
+  cmp.run_b = run_b.run_id.value_or("");
   cmp.same_run = (&run_a == &run_b) || (!cmp.run_a.empty() && cmp.run_a == cmp.run_b);
   std::vector<std::string> diffs;
-  if (!cmp.same_run) diffs = comparison_key_differences(run_a, run_b);
+  if (!cmp.same_run)
+    diffs = comparison_key_differences(results::run_facts(run_a), results::run_facts(run_b));
   if (!a.cell_accelerators.empty() && !b.cell_accelerators.empty() &&
       a.cell_accelerators != b.cell_accelerators) {
     auto join = [](const std::set<std::string>& s) {
@@ -410,7 +403,7 @@ Comparison comparison_header(const nlohmann::json& run_a, const std::string& var
     cmp.forced = true;
     cmp.differences = diffs;
   }
-  cmp.spec_name = str_or(run_b, "spec_name", str_or(run_a, "spec_name"));
+  cmp.spec_name = run_b.spec_name.value_or(run_a.spec_name.value_or(""));
   cmp.variant_a = variant_a;
   cmp.variant_b = variant_b;
   cmp.kernel_a = a.kernel_release;
@@ -468,25 +461,23 @@ void add_issues(Comparison& cmp, VariantData& a, VariantData& b) {
 
 }  // namespace
 
-Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
-                        const nlohmann::json& run_b, const std::string& variant_b,
+Comparison compare_runs(const results::RunResult& ra, const std::string& variant_a,
+                        const results::RunResult& rb, const std::string& variant_b,
                         const CompareSettings& settings, bool force) {
-  const results::RunResult ra = results::result_from_json(run_a);
-  const results::RunResult rb = results::result_from_json(run_b);
-  const bool same =
-      (&run_a == &run_b) || (!ra.run_id.value_or("").empty() && ra.run_id == rb.run_id);
+  const bool same = (&ra == &rb) || (!ra.run_id.value_or("").empty() && ra.run_id == rb.run_id);
   if (same && variant_a == variant_b) {
     throw Error("A and B are the same variant '" + variant_a + "' of the same run");
   }
   VariantData a = extract_variant(ra, variant_a);
   VariantData b = extract_variant(rb, variant_b);
-  Comparison cmp = comparison_header(run_a, variant_a, run_b, variant_b, a, b, force);
+  Comparison cmp = comparison_header(ra, variant_a, rb, variant_b, a, b, force);
   add_gate_rows(ra, variant_a, 0, cmp.gate);
   add_gate_rows(rb, variant_b, 1, cmp.gate);
   add_latency_traces(ra, variant_a, 0, cmp.latency_traces);
   add_latency_traces(rb, variant_b, 1, cmp.latency_traces);
   cmp.settings = settings;
-  cmp.calibration_note = check_calibration(cmp.settings, run_a, run_b);
+  cmp.calibration_note =
+      check_calibration(cmp.settings, results::run_facts(ra), results::run_facts(rb));
   if (a.build_warnings && b.build_warnings)
     cmp.new_warnings = new_build_warnings(*a.build_warnings, *b.build_warnings, b.touched_files);
   cmp.hosts = host_summaries(a, b);
@@ -497,19 +488,30 @@ Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_
     cmp.host_differences = hd;
   }
   test_and_decide(cmp, a, b, cmp.settings);
-  cmp.profile_changes = profile_changes(run_a, variant_a, run_b, variant_b);
+  cmp.profile_changes = profile_changes(ra, variant_a, rb, variant_b);
   add_issues(cmp, a, b);
   mark_issues(cmp, b);
   return cmp;
 }
 
-Comparison compare_run_variants(const nlohmann::json& run, const CompareSettings& settings) {
-  const results::RunResult r = results::result_from_json(run);
+Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
+                        const nlohmann::json& run_b, const std::string& variant_b,
+                        const CompareSettings& settings, bool force) {
+  const results::RunResult ra = results::result_from_json(run_a);
+  if (&run_a == &run_b) return compare_runs(ra, variant_a, ra, variant_b, settings, force);
+  return compare_runs(ra, variant_a, results::result_from_json(run_b), variant_b, settings, force);
+}
+
+Comparison compare_run_variants(const results::RunResult& r, const CompareSettings& settings) {
   if (!r.variant_order || r.variant_order->size() < 2) {
     throw SpecError("/variant_order",
                     "a one-run comparison needs variant_order with two variant names");
   }
-  return compare_runs(run, (*r.variant_order)[0], run, (*r.variant_order)[1], settings, false);
+  return compare_runs(r, (*r.variant_order)[0], r, (*r.variant_order)[1], settings, false);
+}
+
+Comparison compare_run_variants(const nlohmann::json& run, const CompareSettings& settings) {
+  return compare_run_variants(results::result_from_json(run), settings);
 }
 
 }  // namespace isolab

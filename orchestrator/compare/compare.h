@@ -10,6 +10,7 @@
 #include "compare/comparable.h"
 #include "compare/comparison.h"
 #include "compare/exit_status.h"
+#include "results/result.h"
 #include "spec/compare_settings.h"
 
 namespace isolab {
@@ -29,12 +30,19 @@ namespace isolab {
 // throws ComparisonRefused when comparison_key_differences() is non-empty; with force the
 // result carries forced = true and the differences. Throws isolab::Error when the two sides
 // are the same variant of the same run, or as extract_variant does.
+// run_a and run_b are the same run when they are one object or share a non-empty run_id.
+Comparison compare_runs(const results::RunResult& run_a, const std::string& variant_a,
+                        const results::RunResult& run_b, const std::string& variant_b,
+                        const CompareSettings& settings, bool force);
+// The same of two documents, read by results::result_from_json (A's first; one document passed
+// twice is read once and is the same run).
 Comparison compare_runs(const nlohmann::json& run_a, const std::string& variant_a,
                         const nlohmann::json& run_b, const std::string& variant_b,
                         const CompareSettings& settings, bool force);
 
 // One run's two variants: variant_order[0] (A) against variant_order[1] (B). Throws
 // isolab::Error when variant_order has fewer than two entries.
+Comparison compare_run_variants(const results::RunResult& run, const CompareSettings& settings);
 Comparison compare_run_variants(const nlohmann::json& run, const CompareSettings& settings);
 
 }  // namespace isolab

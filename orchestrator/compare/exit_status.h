@@ -22,6 +22,8 @@
 //     rate rejected by the step-down, a new build warning in a touched file);
 //   3 primary metrics are declared, nothing is counted against B, and none of them could have
 //     reached alpha with these boots (ExitBudget::unreachable_primaries names them);
+// (4 is not compare's: it is the budgets' "over budget", budgets/judge.h budget_exit_status,
+// which `isolab run` combines with this status as docs/verdicts.md "Budgets" says.)
 #pragma once
 
 #include "compare/comparison.h"

@@ -10,46 +10,22 @@ namespace isolab {
 
 namespace {
 
-// The mean of a measure's start and end values, or of the one present.
-std::optional<double> mean_of_ends(const nlohmann::json& start, const nlohmann::json& end) {
-  const bool s = start.is_number(), e = end.is_number();
-  if (s && e) return (start.get<double>() + end.get<double>()) / 2;
-  if (s) return start.get<double>();
-  if (e) return end.get<double>();
-  return std::nullopt;
-}
-
-nlohmann::json first_of(const nlohmann::json& loadavg) {
-  return loadavg.is_array() && !loadavg.empty() ? loadavg[0] : nlohmann::json();
-}
-
-CellHostLoad cell_load(const nlohmann::json& cell, const nlohmann::json& h) {
-  CellHostLoad l;
-  l.cell_id = cell.value("id", "");
-  l.loadavg_1min = mean_of_ends(first_of(h.value("loadavg_start", nlohmann::json())),
-                                first_of(h.value("loadavg_end", nlohmann::json())));
-  l.cpu_pressure_some_avg10 =
-      mean_of_ends(h.value("cpu_pressure_some_avg10_start", nlohmann::json()),
-                   h.value("cpu_pressure_some_avg10_end", nlohmann::json()));
-  if (auto s = h.find("steal_s"); s != h.end() && s->is_number()) l.steal_s = s->get<double>();
-  return l;
-}
-
 struct MeasureDef {
   const char* name;
-  std::function<std::optional<double>(const CellHostLoad&)> get;
+  std::function<std::optional<double>(const results::CellHostLoad&)> get;
 };
 
 const std::vector<MeasureDef>& measures() {
   static const std::vector<MeasureDef> m = {
-      {"1-min loadavg", [](const CellHostLoad& c) { return c.loadavg_1min; }},
+      {"1-min loadavg", [](const results::CellHostLoad& c) { return c.loadavg_1min; }},
       {"CPU pressure (some avg10, %)",
-       [](const CellHostLoad& c) { return c.cpu_pressure_some_avg10; }},
-      {"steal (s per boot)", [](const CellHostLoad& c) { return c.steal_s; }}};
+       [](const results::CellHostLoad& c) { return c.cpu_pressure_some_avg10; }},
+      {"steal (s per boot)", [](const results::CellHostLoad& c) { return c.steal_s; }}};
   return m;
 }
 
-std::vector<double> values_of(const std::vector<CellHostLoad>& cells, const MeasureDef& m) {
+std::vector<double> values_of(const std::vector<results::CellHostLoad>& cells,
+                              const MeasureDef& m) {
   std::vector<double> v;
   for (const auto& c : cells)
     if (auto x = m.get(c)) v.push_back(*x);
@@ -58,24 +34,18 @@ std::vector<double> values_of(const std::vector<CellHostLoad>& cells, const Meas
 
 }  // namespace
 
-std::vector<CellHostLoad> variant_host_loads(const nlohmann::json& run,
-                                             const std::string& variant) {
-  std::vector<CellHostLoad> out;
-  if (!run.is_object()) return out;
-  const auto cells = run.find("cells");
-  if (cells == run.end() || !cells->is_array()) return out;
-  for (const auto& c : *cells) {
-    if (!c.is_object() || c.value("variant", "") != variant || c.value("status", "") != "ok" ||
-        c.value("warmup", false))
-      continue;
-    const auto h = c.find("host_load");
-    if (h != c.end() && h->is_object()) out.push_back(cell_load(c, *h));
+std::vector<results::CellHostLoad> variant_host_loads(const results::RunResult& run,
+                                                      const std::string& variant) {
+  std::vector<results::CellHostLoad> out;
+  for (const auto& c : run.cells) {
+    if (c.variant.value_or("") != variant || !c.is_ok() || c.is_warmup()) continue;
+    if (auto load = results::cell_host_load(c)) out.push_back(std::move(*load));
   }
   return out;
 }
 
-HostLoadComparison compare_host_loads(const std::vector<CellHostLoad>& a,
-                                      const std::vector<CellHostLoad>& b, double alpha) {
+HostLoadComparison compare_host_loads(const std::vector<results::CellHostLoad>& a,
+                                      const std::vector<results::CellHostLoad>& b, double alpha) {
   HostLoadComparison r;
   r.alpha = alpha;
   for (const auto& def : measures()) {

@@ -1,29 +1,24 @@
 // Whether A's and B's boots ran under like host load (result.json cells[].host_load, recorded
-// by pipeline/host_sample.h): a difference in timings between variants whose boots met
-// different load may be the host's, not the kernel's. Pure functions; compare's summary
-// prints host_load_flag_line().
+// by pipeline/host_sample.h, read by results/cell_facts.h): a difference in timings between
+// variants whose boots met different load may be the host's, not the kernel's. Pure functions;
+// compare's summary prints host_load_flag_line().
 #pragma once
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace isolab {
+#include "results/cell_facts.h"
+#include "results/result.h"
 
-// One boot's host load, each measure the mean of its values at the boot's start and end.
-struct CellHostLoad {
-  std::string cell_id;
-  std::optional<double> loadavg_1min;             // runnable + uninterruptible tasks
-  std::optional<double> cpu_pressure_some_avg10;  // percent
-  std::optional<double> steal_s;                  // seconds stolen over the boot
-};
+namespace isolab {
 
 // The host loads of the contributing boots of one variant (status "ok", not warm-up), in
 // cells[] order; boots without a host_load object are left out, as are measures that are null
-// or not numbers. An unknown variant or a document without cells gives an empty list.
-std::vector<CellHostLoad> variant_host_loads(const nlohmann::json& run, const std::string& variant);
+// or not numbers. An unknown variant gives an empty list.
+std::vector<results::CellHostLoad> variant_host_loads(const results::RunResult& run,
+                                                      const std::string& variant);
 
 // One measure compared between the sides.
 struct HostLoadMeasure {
@@ -42,7 +37,8 @@ struct HostLoadComparison {
   bool differ = false;
   double alpha = 0.05;
 };
-HostLoadComparison compare_host_loads(const std::vector<CellHostLoad>& a,
-                                      const std::vector<CellHostLoad>& b, double alpha = 0.05);
+HostLoadComparison compare_host_loads(const std::vector<results::CellHostLoad>& a,
+                                      const std::vector<results::CellHostLoad>& b,
+                                      double alpha = 0.05);
 
 }  // namespace isolab

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
+#include "results/run_facts.h"
 
 namespace isolab {
 
@@ -37,8 +38,7 @@ std::vector<std::string> calibration_key_differences(const nlohmann::json& calib
                                                      const nlohmann::json& run) {
   const auto ck = calibration.is_object() ? calibration.value("comparison_key", nlohmann::json())
                                           : nlohmann::json();
-  const auto rk =
-      run.is_object() ? run.value("comparison_key", nlohmann::json()) : nlohmann::json();
+  const auto rk = run.is_object() ? results::comparison_key_json(run) : nlohmann::json();
   if (!ck.is_object())
     return {
         "comparison_key: the calibration has none (made by an older isolab calibrate, or "

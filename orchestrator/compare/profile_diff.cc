@@ -7,11 +7,12 @@
 #include <set>
 #include <tuple>
 
+#include "results/cell_facts.h"
+
 namespace isolab {
 
 namespace {
 
-using nlohmann::json;
 using Key = std::tuple<std::string, unsigned, std::string>;  // step, CPU, function
 using List = std::pair<std::string, unsigned>;               // step, CPU
 
@@ -23,46 +24,26 @@ struct Side {
 };
 
 // Adds one cell's list for (step, CPU): its functions and its smallest entry.
-void add_list(const std::string& step, unsigned cpu, const json& list, Side& side) {
+void add_list(const results::ProfileList& list, Side& side) {
   double smallest = 0;
   bool any = false;
-  for (const json& row : list) {
-    if (!row.is_object() || !row.contains("function") || !row["function"].is_string() ||
-        !row.contains("insns") || !row["insns"].is_number())
-      continue;
-    const double n = row["insns"].get<double>();
-    const Key key{step, cpu, row["function"].get<std::string>()};
-    side.sums[key] += n;
+  for (const auto& e : list.entries) {
+    const Key key{list.step, list.cpu, e.function};
+    side.sums[key] += e.insns;
     ++side.seen[key];
-    smallest = any ? std::min(smallest, n) : n;
+    smallest = any ? std::min(smallest, e.insns) : e.insns;
     any = true;
   }
-  side.cutoffs[{step, cpu}] += smallest;
+  side.cutoffs[{list.step, list.cpu}] += smallest;
 }
 
-// Adds one cell's profile ({"<step>": {"<cpu>": [{"function", "insns"}]}}) into side.
-void add_cell(const json& profile, Side& side) {
-  for (auto step = profile.begin(); step != profile.end(); ++step) {
-    if (!step->is_object()) continue;
-    for (auto cpu = step->begin(); cpu != step->end(); ++cpu) {
-      unsigned n = 0;
-      if (std::sscanf(cpu.key().c_str(), "%u", &n) != 1 || !cpu->is_array()) continue;
-      add_list(step.key(), n, *cpu, side);
-    }
-  }
-}
-
-Side collect(const json& run, const std::string& variant) {
+Side collect(const results::RunResult& run, const std::string& variant) {
   Side side;
-  if (!run.contains("cells") || !run["cells"].is_array()) return side;
-  for (const json& c : run["cells"]) {
-    if (!c.is_object() || c.value("variant", "") != variant || c.value("status", "") != "ok" ||
-        c.value("warmup", false))
-      continue;
-    const json* ic = c.contains("insn_counts") ? &c["insn_counts"] : nullptr;
-    if (!ic || !ic->is_object() || !ic->contains("profile") || !(*ic)["profile"].is_object())
-      continue;
-    add_cell((*ic)["profile"], side);
+  for (const auto& c : run.cells) {
+    if (c.variant.value_or("") != variant || !c.is_ok() || c.is_warmup()) continue;
+    const auto profile = results::insn_profile(c);
+    if (!profile) continue;
+    for (const auto& list : *profile) add_list(list, side);
     ++side.cells;
   }
   return side;
@@ -94,9 +75,10 @@ double least_change(const ProfileChange& r) {
 
 }  // namespace
 
-std::vector<ProfileChange> profile_changes(const json& run_a, const std::string& variant_a,
-                                           const json& run_b, const std::string& variant_b,
-                                           std::size_t most) {
+std::vector<ProfileChange> profile_changes(const results::RunResult& run_a,
+                                           const std::string& variant_a,
+                                           const results::RunResult& run_b,
+                                           const std::string& variant_b, std::size_t most) {
   const Side a = collect(run_a, variant_a), b = collect(run_b, variant_b);
   if (!a.cells || !b.cells) return {};
   std::set<Key> keys;

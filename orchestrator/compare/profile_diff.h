@@ -12,9 +12,10 @@
 #pragma once
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "results/result.h"
 
 namespace isolab {
 
@@ -31,10 +32,10 @@ struct ProfileChange {
 
 // The `most` largest |b - a| over every step, CPU and function of the two variants' cells,
 // largest first (ties: step, CPU, function). Empty when either side has no profile. Never
-// throws for a malformed profile entry: it is skipped.
-std::vector<ProfileChange> profile_changes(const nlohmann::json& run_a,
+// throws for a malformed profile entry: it is skipped (results/cell_facts.h insn_profile).
+std::vector<ProfileChange> profile_changes(const results::RunResult& run_a,
                                            const std::string& variant_a,
-                                           const nlohmann::json& run_b,
+                                           const results::RunResult& run_b,
                                            const std::string& variant_b, std::size_t most = 10);
 
 }  // namespace isolab

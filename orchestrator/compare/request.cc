@@ -1,45 +1,17 @@
 #include "compare/request.h"
 
-#include <algorithm>
-
 #include "base/error.h"
 #include "compare/noise_floors.h"
 #include "results/result_file.h"
+#include "results/run_facts.h"
 
 namespace isolab {
-
-namespace {
-
-std::vector<std::string> variant_order(const nlohmann::json& run) {
-  std::vector<std::string> v;
-  if (!run.is_object()) return v;
-  if (auto it = run.find("variant_order"); it != run.end() && it->is_array()) {
-    for (const auto& x : *it) {
-      if (x.is_string()) v.push_back(x.get<std::string>());
-    }
-  }
-  return v;
-}
-
-bool has_variant(const nlohmann::json& run, const std::string& name) {
-  const auto order = variant_order(run);
-  if (std::find(order.begin(), order.end(), name) != order.end()) return true;
-  if (auto it = run.find("variants"); it != run.end() && it->is_object()) {
-    return it->contains(name);
-  }
-  return false;
-}
-
-}  // namespace
 
 CompareSettings run_compare_settings(const nlohmann::json& run,
                                      const std::filesystem::path& run_dir_or_file) {
   try {
-    if (!run.is_object()) return {};
-    auto spec = run.find("spec");
-    if (spec == run.end() || !spec->is_object()) return {};
-    auto section = spec->find("compare");
-    if (section == spec->end()) return {};
+    const nlohmann::json* section = results::compare_section(run);
+    if (!section) return {};
     return settings_from_json(*section, "/spec/compare");
   } catch (const Error& e) {
     throw Error(result_file(run_dir_or_file).string() + ": " + e.what());
@@ -93,7 +65,8 @@ namespace {
 void resolve_variants(const CompareRequest& o, LoadedComparison& l) {
   std::string& va = l.variant_a;
   std::string& vb = l.variant_b;
-  const auto order_a = variant_order(l.run_a), order_b = variant_order(l.run_b);
+  const auto order_a = results::variant_order_of(l.run_a);
+  const auto order_b = results::variant_order_of(l.run_b);
   const std::string a_file = result_file(o.run_dirs[0]).string();
   const std::string b_file = result_file(o.run_dirs.back()).string();
   if (o.run_dirs.size() == 1) {
@@ -112,7 +85,7 @@ void resolve_variants(const CompareRequest& o, LoadedComparison& l) {
     va = order_a[0];
   }
   if (vb.empty()) {
-    if (has_variant(l.run_b, va)) {
+    if (results::names_variant(l.run_b, va)) {
       vb = va;
     } else if (!order_b.empty()) {
       vb = order_b[0];
@@ -137,7 +110,9 @@ LoadedComparison load_comparison(const CompareRequest& o, std::ostream& err) {
   l.variant_a = o.variant_a;
   l.variant_b = o.variant_b;
   resolve_variants(o, l);
-  l.comparison = compare_runs(l.run_a, l.variant_a, l.run_b, l.variant_b, settings, o.force);
+  l.result_a = results::result_from_json(l.run_a);
+  l.result_b = results::result_from_json(l.run_b);
+  l.comparison = compare_runs(l.result_a, l.variant_a, l.result_b, l.variant_b, settings, o.force);
   return l;
 }
 

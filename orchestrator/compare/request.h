@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compare/compare.h"
+#include "results/result.h"
 #include "spec/compare_settings.h"
 
 namespace isolab {
@@ -53,10 +54,12 @@ CompareSettings comparison_settings(const CompareRequest& options, const nlohman
                                     const nlohmann::json& run_b, std::ostream& err);
 
 // What compare_command compares: both result.json documents (the same document twice in the
-// one-run form), the directories that hold them (the cells' raw outputs are below, at each
-// cell's raw_dir), the resolved variant names and the comparison.
+// one-run form) and their reading (results/result.h), the directories that hold them (the
+// cells' raw outputs are below, at each cell's raw_dir), the resolved variant names and the
+// comparison.
 struct LoadedComparison {
   nlohmann::json run_a, run_b;
+  results::RunResult result_a, result_b;
   std::filesystem::path dir_a, dir_b;
   std::string variant_a, variant_b;
   Comparison comparison;

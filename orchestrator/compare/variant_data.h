@@ -1,5 +1,6 @@
 // The samples of one variant of one run, as compare reads them from result.json (schema_version
-// 1, docs/RESULT_SCHEMA.md) through results/result.h.
+// 1, docs/RESULT_SCHEMA.md) through results/ (result.h; a cell's metrics through
+// metric_record.h, its histograms through histogram.h, the rest through cell_facts.h).
 //
 // Per metric, the sample of a variant is one value per cell: aggregate(values) of that cell's
 // metric (mean|max|min|sum; JSON null values are missing and skipped, a cell whose values are
@@ -21,6 +22,7 @@
 
 #include "compare/verdict.h"
 #include "kernel/build_log.h"
+#include "results/cell_facts.h"
 #include "results/result.h"
 #include "stats/sample.h"
 
@@ -101,9 +103,9 @@ struct VariantData {
   std::optional<std::vector<BuildWarning>> build_warnings;
   // variants.<v>.touched_files: the files the variant's patch series changes.
   std::set<std::string> touched_files;
-  // cells[].host of the contributing cells by host URI (runs on several libvirt hosts; see
-  // vm/libvirt_host.h to_json(HostFingerprint)). Empty for single-host runs.
-  std::map<std::string, nlohmann::json> hosts;
+  // cells[].host of the contributing cells by host URI (runs on several libvirt hosts). Empty
+  // for single-host runs.
+  std::map<std::string, results::CellHost> hosts;
   std::vector<std::string> ok_cell_ids;    // the contributing cells, in run order
   std::vector<std::string> ok_cell_hosts;  // parallel: cells[].host.uri ("" = none)
   std::vector<CellRecord> cells;           // every cell of the variant, in run order

@@ -14,6 +14,7 @@
 #include "base/json_text.h"
 #include "history/equivalence.h"
 #include "results/result.h"
+#include "results/run_facts.h"
 
 namespace isolab {
 
@@ -166,12 +167,6 @@ std::string now_utc() {
   return buf;
 }
 
-std::string s_or(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return (it != j.end() && it->is_string()) ? it->get<std::string>() : "";
-}
-
 }  // namespace
 
 void HistoryDb::Closer::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
@@ -231,8 +226,7 @@ namespace {
 // The runs row. The accelerator is the host's, else the comparison key's.
 void insert_run(sqlite3* h, const results::RunResult& r, const std::vector<std::string>& variants,
                 const std::filesystem::path& run_dir, const std::string& sha) {
-  std::string accelerator = s_or(r.host.value_or(nullptr), "accelerator");
-  if (accelerator.empty()) accelerator = s_or(r.comparison_key.value_or(nullptr), "accelerator");
+  const std::string accelerator = results::run_accelerator(r);
   const std::string status = r.status ? std::string(results::to_string(*r.status)) : "";
   Stmt(h,
        "INSERT OR REPLACE INTO runs(run_id, spec_name, spec_sha256, started_at, finished_at, "
@@ -314,7 +308,7 @@ void insert_values(sqlite3* h, const std::string& run_id, const std::vector<Vari
 
 bool index_run(HistoryDb& db, const nlohmann::json& result, const std::filesystem::path& run_dir) {
   if (!result.is_object()) throw Error("index: result.json top level must be an object");
-  const std::string run_id = s_or(result, "run_id");
+  const std::string run_id = results::run_id_of(result);
   if (run_id.empty()) throw SpecError("/run_id", "result.json has no run_id");
   const std::string sha =
       sha256_hex(result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -22,22 +22,15 @@ bool is_noise_metric(const std::string& name, std::string& workload) {
   return true;
 }
 
-std::string str_of(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // Cells of `variant` in run order; contributing only (status ok) when ok_only. Warm-up cells
-// never. `doc` is the document `run` was read from: each ReportCell points at its cells[] entry.
-std::vector<ReportCell> cells_of(const results::RunResult& run, const nlohmann::json& doc,
-                                 const std::string& variant, const std::string& side,
-                                 bool ok_only) {
+// never.
+std::vector<ReportCell> cells_of(const results::RunResult& run, const std::string& variant,
+                                 const std::string& side, bool ok_only) {
   std::vector<ReportCell> out;
-  for (std::size_t i = 0; i < run.cells.size(); ++i) {
-    const results::CellRecord& c = run.cells[i];
+  for (const results::CellRecord& c : run.cells) {
     if (c.variant.value_or("") != variant || c.is_warmup()) continue;
     if (ok_only && !c.is_ok()) continue;
-    out.push_back({side, c.id.value_or(""), &doc["cells"][i]});
+    out.push_back({side, c.id.value_or(""), &c});
   }
   return out;
 }
@@ -45,15 +38,13 @@ std::vector<ReportCell> cells_of(const results::RunResult& run, const nlohmann::
 // The two sides as ReportData has them: samples, contributing cells, every non-warm-up cell.
 void gather_sides(ReportData& d) {
   const LoadedComparison& l = d.loaded;
-  const results::RunResult ra = results::result_from_json(l.run_a);
-  const results::RunResult rb = results::result_from_json(l.run_b);
-  d.side_a = extract_variant(ra, l.variant_a);
-  d.side_b = extract_variant(rb, l.variant_b);
-  d.cells = cells_of(ra, l.run_a, l.variant_a, "A", true);
-  const auto b = cells_of(rb, l.run_b, l.variant_b, "B", true);
+  d.side_a = extract_variant(l.result_a, l.variant_a);
+  d.side_b = extract_variant(l.result_b, l.variant_b);
+  d.cells = cells_of(l.result_a, l.variant_a, "A", true);
+  const auto b = cells_of(l.result_b, l.variant_b, "B", true);
   d.cells.insert(d.cells.end(), b.begin(), b.end());
-  d.all_a = cells_of(ra, l.run_a, l.variant_a, "A", false);
-  d.all_b = cells_of(rb, l.run_b, l.variant_b, "B", false);
+  d.all_a = cells_of(l.result_a, l.variant_a, "A", false);
+  d.all_b = cells_of(l.result_b, l.variant_b, "B", false);
 }
 
 // "<start> <end>" seconds; nullopt when malformed.
@@ -118,7 +109,7 @@ Timeline read_timeline(const std::filesystem::path& run_dir, const ReportCell& c
   t.side = cell.side;
   t.cell_id = cell.id;
   t.workload = workload;
-  const std::string raw = str_of(*cell.json, "raw_dir");
+  const std::string raw = cell.record->raw_dir.value_or("");
   const std::filesystem::path rel(raw);
   if (raw.empty() || rel.is_absolute() ||
       std::any_of(rel.begin(), rel.end(), [](const auto& part) { return part == ".."; })) {

@@ -12,14 +12,16 @@
 
 #include "compare/compare.h"
 #include "compare/request.h"
+#include "results/result.h"
 
 namespace isolab {
 
-// One side's contributing cell (status ok, not warm-up), as result.json has it.
+// One side's cell, as result.json has it.
 struct ReportCell {
-  std::string side;                      // "A" | "B"
-  std::string id;                        // cells[].id
-  const nlohmann::json* json = nullptr;  // the cells[] entry (owned by ReportData::loaded)
+  std::string side;  // "A" | "B"
+  std::string id;    // cells[].id
+  // The cell as read (owned by ReportData::loaded: its result_a or result_b).
+  const results::CellRecord* record = nullptr;
 };
 
 // One interruption of an isolated CPU: the entry event of one of the six interruption causes
@@ -43,7 +45,7 @@ struct Timeline {
 };
 inline constexpr std::size_t kMaxTimelineMarks = 4000;
 
-// Move-only: ReportCell::json points into loaded's documents (a move keeps their elements).
+// Move-only: ReportCell::record points into loaded's runs (a move keeps their cells).
 struct ReportData {
   ReportData() = default;
   ReportData(ReportData&&) = default;

@@ -32,8 +32,8 @@ std::string host_load_flag_line(const HostLoadComparison& c) {
   return line + ")";
 }
 
-std::string host_load_flag_line(const nlohmann::json& run_a, const std::string& variant_a,
-                                const nlohmann::json& run_b, const std::string& variant_b,
+std::string host_load_flag_line(const results::RunResult& run_a, const std::string& variant_a,
+                                const results::RunResult& run_b, const std::string& variant_b,
                                 double alpha) {
   return host_load_flag_line(compare_host_loads(variant_host_loads(run_a, variant_a),
                                                 variant_host_loads(run_b, variant_b), alpha));

@@ -2,10 +2,10 @@
 // load, as one line of the text and Markdown summaries.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "compare/host_load.h"
+#include "results/result.h"
 
 namespace isolab {
 
@@ -17,8 +17,8 @@ namespace isolab {
 std::string host_load_flag_line(const HostLoadComparison& c);
 
 // variant_host_loads of both sides, compare_host_loads and host_load_flag_line in one call.
-std::string host_load_flag_line(const nlohmann::json& run_a, const std::string& variant_a,
-                                const nlohmann::json& run_b, const std::string& variant_b,
+std::string host_load_flag_line(const results::RunResult& run_a, const std::string& variant_a,
+                                const results::RunResult& run_b, const std::string& variant_b,
                                 double alpha = 0.05);
 
 }  // namespace isolab

@@ -9,6 +9,10 @@
 #include "report/summary.h"
 #include "report/svg.h"
 #include "report/text.h"
+#include "results/cell_facts.h"
+#include "results/lenient.h"
+#include "results/run_facts.h"
+#include "results/variant_facts.h"
 
 namespace isolab {
 
@@ -16,30 +20,14 @@ namespace {
 
 std::string esc(const std::string& s) { return xml_escape(s); }
 
-// A JSON scalar as text: strings as they are (trailing newline dropped), numbers and booleans
-// as JSON, null and containers as "".
-std::string scalar(const nlohmann::json& j) {
-  if (j.is_string()) {
-    std::string s = j.get<std::string>();
-    while (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-  if (j.is_number() || j.is_boolean()) return j.dump();
-  return "";
+// Text as a cell of the page shows it: trailing newlines dropped.
+std::string shown(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
 }
 
-std::string field(const nlohmann::json& j, const std::string& key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it == j.end() ? "" : scalar(*it);
-}
-
-const nlohmann::json& member(const nlohmann::json& j, const std::string& key) {
-  static const nlohmann::json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
+// A JSON scalar as the page shows it (results::scalar_text, trailing newlines dropped).
+std::string scalar(const nlohmann::json& j) { return shown(results::scalar_text(j)); }
 
 std::string td(const std::string& s, const std::string& cls = "") {
   return (cls.empty() ? "<td>" : "<td class=\"" + esc(cls) + "\">") + esc(s) + "</td>";
@@ -235,12 +223,9 @@ std::string section_metrics(const ReportData& d) {
 // Workloads with noise details in any contributing cell, in first-seen order.
 std::vector<std::string> noise_workloads(const std::vector<ReportCell>& cells) {
   std::vector<std::string> out;
-  for (const ReportCell& c : cells) {
-    const nlohmann::json& n = member(*c.json, "noise");
-    if (!n.is_object()) continue;
-    for (const auto& [wl, v] : n.items())
+  for (const ReportCell& c : cells)
+    for (const auto& wl : results::noise_workloads(*c.record))
       if (std::find(out.begin(), out.end(), wl) == out.end()) out.push_back(wl);
-  }
   return out;
 }
 
@@ -288,33 +273,27 @@ std::string section_timeline(const ReportData& d) {
 
 std::vector<std::string> gate_checks(const std::vector<const ReportCell*>& cells) {
   std::vector<std::string> out;
-  for (const ReportCell* c : cells) {
-    const nlohmann::json& rows = member(member(*c->json, "gate"), "rows");
-    if (!rows.is_array()) continue;
-    for (const auto& r : rows) {
-      const std::string k = field(r, "check");
+  for (const ReportCell* c : cells)
+    for (const auto& r : results::gate_rows(*c->record)) {
+      const std::string k = scalar(r.check);
       if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
     }
-  }
   return out;
 }
 
 std::string gate_cell(const ReportCell& c, const std::string& check) {
-  const nlohmann::json& rows = member(member(*c.json, "gate"), "rows");
-  if (rows.is_array()) {
-    for (const auto& r : rows) {
-      if (field(r, "check") != check) continue;
-      const bool pass = member(r, "pass") == true, warn = member(r, "warning") == true;
-      std::string title = c.side + " " + c.id + ": expected " + field(r, "expected") +
-                          ", effective " + field(r, "effective");
-      if (!field(r, "detail").empty()) title += " (" + field(r, "detail") + ")";
-      const char* cls = !pass ? "fail" : warn ? "warn" : "pass";
-      return std::string("<td class=\"") + cls + "\" title=\"" + esc(title) + "\">" +
-             (!pass  ? "FAIL"
-              : warn ? "warn"
-                     : "pass") +
-             "</td>";
-    }
+  for (const auto& r : results::gate_rows(*c.record)) {
+    if (scalar(r.check) != check) continue;
+    const bool pass = r.pass.value_or(false), warn = r.warning.value_or(false);
+    std::string title = c.side + " " + c.id + ": expected " + scalar(r.expected) + ", effective " +
+                        scalar(r.effective);
+    if (!scalar(r.detail).empty()) title += " (" + scalar(r.detail) + ")";
+    const char* cls = !pass ? "fail" : warn ? "warn" : "pass";
+    return std::string("<td class=\"") + cls + "\" title=\"" + esc(title) + "\">" +
+           (!pass  ? "FAIL"
+            : warn ? "warn"
+                   : "pass") +
+           "</td>";
   }
   return "<td>-</td>";
 }
@@ -346,24 +325,27 @@ std::string section_gate(const ReportData& d) {
   return o.str() + "</table>\n";
 }
 
-std::string patches_html(const nlohmann::json& patches) {
-  if (!patches.is_array() || patches.empty()) return "none";
+std::string patches_html(const results::VariantRecord& v) {
+  const std::vector<results::PatchShown> patches = results::patches_shown(v);
+  if (patches.empty()) return "none";
   std::string s = "<ul>";
-  for (const auto& p : patches)
-    s += "<li>" + esc(field(p, "subject")) + (field(p, "subject").empty() ? "" : " ") + "<code>" +
-         esc(field(p, "path")) + "</code> sha256 <code>" + esc(field(p, "sha256").substr(0, 16)) +
-         "</code></li>";
+  for (const auto& p : patches) {
+    const std::string subject = shown(p.subject);
+    s += "<li>" + esc(subject) + (subject.empty() ? "" : " ") + "<code>" + esc(shown(p.path)) +
+         "</code> sha256 <code>" + esc(shown(p.sha256).substr(0, 16)) + "</code></li>";
+  }
   return s + "</ul>";
 }
 
-std::string variant_rows(const std::string& side, const nlohmann::json& run,
+std::string variant_rows(const std::string& side, const results::RunResult& run,
                          const std::string& variant) {
-  const nlohmann::json& v = member(member(run, "variants"), variant);
+  const results::VariantRecord none;
+  const results::VariantRecord& v = run.variant(variant) ? *run.variant(variant) : none;
   std::ostringstream o;
-  o << "<tr>" << td(side) << td(variant) << td(field(v, "kernel_release"), "mono") << "<td>"
-    << patches_html(member(v, "patches")) << "</td>"
-    << td(field(v, "config_sha256").substr(0, 16), "mono") << td(field(v, "cmdline"), "mono wrap")
-    << "</tr>\n";
+  o << "<tr>" << td(side) << td(variant) << td(shown(v.kernel_release.value_or("")), "mono")
+    << "<td>" << patches_html(v) << "</td>"
+    << td(shown(v.config_sha256.value_or("")).substr(0, 16), "mono")
+    << td(shown(v.cmdline.value_or("")), "mono wrap") << "</tr>\n";
   return o.str();
 }
 
@@ -371,16 +353,15 @@ std::string variant_rows(const std::string& side, const nlohmann::json& run,
 std::string proc_cmdline(const std::string& side, const std::vector<ReportCell>& cells) {
   if (cells.empty()) return "";
   return "<p>/proc/cmdline of " + esc(side + " " + cells.front().id) + ":</p><pre class=\"wrap\">" +
-         esc(field(member(*cells.front().json, "guest"), "cmdline")) + "</pre>\n";
+         esc(shown(results::cell_notes(*cells.front().record).guest_cmdline)) + "</pre>\n";
 }
 
-std::string host_table(const std::string& label, const nlohmann::json& run) {
+std::string host_table(const std::string& label, const results::RunResult& run) {
   std::ostringstream o;
-  o << "<h3>Host of " << esc(label) << " (run " << esc(field(run, "run_id")) << ")</h3>\n<table>\n";
-  const nlohmann::json& host = member(run, "host");
-  if (host.is_object())
-    for (const auto& [k, v] : host.items())
-      o << "<tr>" << th(k) << td(scalar(v), "mono") << "</tr>\n";
+  o << "<h3>Host of " << esc(label) << " (run " << esc(shown(run.run_id.value_or("")))
+    << ")</h3>\n<table>\n";
+  for (const auto& [k, v] : results::host_fields(run))
+    o << "<tr>" << th(k) << td(shown(v), "mono") << "</tr>\n";
   return o.str() + "</table>\n";
 }
 
@@ -390,7 +371,7 @@ std::string section_provenance(const ReportData& d) {
   o << "<h2 id=\"kernels\">Kernels, patches, command line, host</h2>\n<table>\n<tr>" << th("")
     << th("variant") << th("kernel release") << th("patches") << th(".config sha256")
     << th("isolation command line (spec)") << "</tr>\n"
-    << variant_rows("A", l.run_a, l.variant_a) << variant_rows("B", l.run_b, l.variant_b)
+    << variant_rows("A", l.result_a, l.variant_a) << variant_rows("B", l.result_b, l.variant_b)
     << "</table>\n"
     << proc_cmdline("A", d.all_a) << proc_cmdline("B", d.all_b);
   const std::set<std::string>& acc_a = d.side_a.cell_accelerators;
@@ -401,9 +382,9 @@ std::string section_provenance(const ReportData& d) {
     return r.empty() ? std::string("-") : r;
   };
   o << "<p>Accelerator used by the boots: A " << esc(join(acc_a)) << ", B " << esc(join(acc_b))
-    << ". " << esc(field(member(l.run_b, "host"), "accelerator_reason")) << "</p>\n";
-  o << host_table("A", l.run_a);
-  if (l.dir_a != l.dir_b) o << host_table("B", l.run_b);
+    << ". " << esc(shown(results::accelerator_reason(l.result_b))) << "</p>\n";
+  o << host_table("A", l.result_a);
+  if (l.dir_a != l.dir_b) o << host_table("B", l.result_b);
   return o.str();
 }
 
@@ -414,13 +395,13 @@ std::string section_cells(const ReportData& d) {
     << th("seconds") << "</tr>\n";
   for (const auto* v : {&d.all_a, &d.all_b}) {
     for (const ReportCell& c : *v) {
-      const nlohmann::json& j = *c.json;
-      const std::string status = field(j, "status");
+      const results::CellRecord& j = *c.record;
+      const results::CellNotes notes = results::cell_notes(j);
+      const std::string status = j.status ? std::string(results::to_string(*j.status)) : "";
       o << "<tr>" << td(c.side) << td(c.id, "mono") << td(status, status == "ok" ? "pass" : "fail")
-        << td(field(j, "failure_class")) << td(field(j, "reason")) << td(field(j, "accelerator"))
-        << td(field(member(j, "guest"), "uname_r"), "mono") << td(field(j, "gate_reason"))
-        << td(svg::num(member(j, "wall_seconds").is_number() ? j["wall_seconds"].get<double>() : 0))
-        << "</tr>\n";
+        << td(j.failure_class_name()) << td(shown(j.reason.value_or("")))
+        << td(shown(j.accelerator.value_or(""))) << td(shown(notes.guest_uname_r), "mono")
+        << td(shown(notes.gate_reason)) << td(svg::num(notes.wall_seconds)) << "</tr>\n";
     }
   }
   return o.str() + "</table>\n";
@@ -428,7 +409,7 @@ std::string section_cells(const ReportData& d) {
 
 std::string section_text(const Comparison& c) {
   return "<h2 id=\"text\">isolab compare</h2>\n<details><summary>The text report</summary><pre>" +
-         esc(render_text(c)) + "</pre></details>\n";
+         esc(render_text(c, {.all_rows = true})) + "</pre></details>\n";
 }
 
 }  // namespace

@@ -166,7 +166,7 @@ std::string render_junit(const Comparison& c) {
   for (const auto& r : c.metrics) junit_metric(r, classname, o);
   junit_outcomes(c, classname, o);
   junit_build_warnings(c, classname, o);
-  o << "    <system-out>" << xml_escape(render_text(c)) << "</system-out>\n";
+  o << "    <system-out>" << xml_escape(render_text(c, {.all_rows = true})) << "</system-out>\n";
   o << "  </testsuite>\n</testsuites>\n";
   return o.str();
 }

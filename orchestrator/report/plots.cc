@@ -10,6 +10,8 @@
 #include "report/format.h"
 #include "report/summary.h"
 #include "report/svg.h"
+#include "results/cell_facts.h"
+#include "results/histogram.h"
 
 namespace isolab {
 
@@ -34,13 +36,8 @@ std::string cell_with_max(const std::vector<ReportCell>& cells, const std::strin
                           const std::string& name, std::int64_t v) {
   for (const ReportCell& c : cells) {
     if (c.side != side) continue;
-    const auto h = c.json->find("histograms");
-    if (h == c.json->end() || !h->is_object() || !h->contains(name)) continue;
-    try {
-      const Histogram one = histogram_from_json((*h)[name], "");
-      if (!one.counts.empty() && one.counts.rbegin()->first == v) return c.id;
-    } catch (const std::exception&) {
-    }
+    const std::optional<Histogram> one = results::cell_histogram(*c.record, name);
+    if (one && !one->counts.empty() && one->counts.rbegin()->first == v) return c.id;
   }
   return "";
 }
@@ -247,23 +244,11 @@ std::string metric_svg(const MetricRow& r, const MetricSamples* a, const MetricS
 
 namespace {
 
-const nlohmann::json* noise_cpus(const ReportCell& c, const std::string& workload) {
-  const auto n = c.json->find("noise");
-  if (n == c.json->end() || !n->is_object()) return nullptr;
-  const auto w = n->find(workload);
-  if (w == n->end() || !w->is_object()) return nullptr;
-  const auto cpus = w->find("cpus");
-  return cpus != w->end() && cpus->is_array() ? &*cpus : nullptr;
-}
+using NoiseCpus = std::vector<results::NoiseCpu>;
 
-std::optional<double> per_s(const nlohmann::json& cpu, const std::string& cause) {
-  const auto causes = cpu.find("causes");
-  if (causes == cpu.end() || !causes->is_object()) return std::nullopt;
-  const auto c = causes->find(cause);
-  if (c == causes->end() || !c->is_object()) return std::nullopt;
-  const auto v = c->find("per_s");
-  if (v == c->end() || !v->is_number()) return std::nullopt;
-  return v->get<double>();
+std::optional<double> per_s(const results::NoiseCpu& cpu, const std::string& cause) {
+  const auto v = cpu.per_s.find(cause);
+  return v == cpu.per_s.end() ? std::nullopt : std::optional<double>(v->second);
 }
 
 // White (0) to dark red (the heatmap's maximum), on log10(1 + rate).
@@ -276,31 +261,26 @@ std::string heat(double v, double top) {
 }
 
 // The CPUs that appear in any cell's noise details, in first-seen order.
-std::vector<int> noise_cpu_list(const std::vector<ReportCell>& cells, const std::string& wl) {
+std::vector<int> noise_cpu_list(const std::vector<NoiseCpus>& cells) {
   std::vector<int> cpus;
-  for (const ReportCell& c : cells) {
-    const nlohmann::json* list = noise_cpus(c, wl);
-    if (!list) continue;
-    for (const auto& e : *list) {
-      if (!e.contains("cpu") || !e["cpu"].is_number_integer()) continue;
-      const int n = e["cpu"].get<int>();
-      if (std::find(cpus.begin(), cpus.end(), n) == cpus.end()) cpus.push_back(n);
-    }
-  }
+  for (const NoiseCpus& list : cells)
+    for (const auto& e : list)
+      if (std::find(cpus.begin(), cpus.end(), e.cpu) == cpus.end()) cpus.push_back(e.cpu);
   return cpus;
 }
 
-const nlohmann::json* cpu_entry(const nlohmann::json* list, int cpu) {
-  if (!list) return nullptr;
-  for (const auto& e : *list)
-    if (e.contains("cpu") && e["cpu"].is_number_integer() && e["cpu"].get<int>() == cpu) return &e;
+const results::NoiseCpu* cpu_entry(const NoiseCpus& list, int cpu) {
+  for (const auto& e : list)
+    if (e.cpu == cpu) return &e;
   return nullptr;
 }
 
 }  // namespace
 
 std::string noise_svg(const std::string& wl, const std::vector<ReportCell>& cells) {
-  const std::vector<int> cpus = noise_cpu_list(cells, wl);
+  std::vector<NoiseCpus> noise;
+  for (const ReportCell& c : cells) noise.push_back(results::noise_cpus(*c.record, wl));
+  const std::vector<int> cpus = noise_cpu_list(noise);
   const auto& causes = noise_causes();
   const double cw = 56, rh = 17, L = 190, T = 40, gap = 10;
   const double W = L + cw * static_cast<double>(cells.size()) + gap + 20;
@@ -310,9 +290,9 @@ std::string noise_svg(const std::string& wl, const std::vector<ReportCell>& cell
   const double H = T + rh * static_cast<double>(cpus.size() * causes.size()) + 10;
   svg::Svg s(W, H, "noise:" + wl, "interruptions per second of " + wl);
   double top = 0;
-  for (const ReportCell& c : cells)
+  for (const NoiseCpus& list : noise)
     for (int cpu : cpus)
-      if (const auto* e = cpu_entry(noise_cpus(c, wl), cpu))
+      if (const auto* e = cpu_entry(list, cpu))
         for (const auto& cause : causes) top = std::max(top, per_s(*e, cause).value_or(0));
   for (std::size_t j = 0; j < cells.size(); ++j) {
     const double x = col_x(j);
@@ -328,7 +308,7 @@ std::string noise_svg(const std::string& wl, const std::vector<ReportCell>& cell
       const double y = T + rh * static_cast<double>(row++);
       s.text(L - 6, y + rh - 5, "CPU " + std::to_string(cpu) + " " + cause, "tick", "end");
       for (std::size_t j = 0; j < cells.size(); ++j) {
-        const auto* e = cpu_entry(noise_cpus(cells[j], wl), cpu);
+        const auto* e = cpu_entry(noise[j], cpu);
         const auto v = e ? per_s(*e, cause) : std::nullopt;
         const double x = col_x(j);
         if (!v) {

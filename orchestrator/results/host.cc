@@ -60,7 +60,7 @@ nlohmann::json host_fingerprint(ProcessRunner& runner, const std::string& source
 
 std::string host_fingerprint_sha256(const nlohmann::json& host) {
   std::string s;
-  for (const char* k : {"cpu_model", "nproc", "host_kernel", "qemu_version", "accelerator"})
+  for (const char* k : kHostFingerprintFields)
     s += std::string(k) + "=" + (host.contains(k) ? json_text(host[k]) : "null") + "\n";
   return sha256_hex(s);
 }

@@ -14,8 +14,11 @@ namespace isolab {
 // `libvirtd --version`, `gcc --version` and `git rev-parse` through the runner.
 nlohmann::json host_fingerprint(ProcessRunner& runner, const std::string& source_dir);
 
-// SHA-256 over the fields that make two hosts' numbers comparable: CPU model, nproc,
-// host kernel, QEMU version, accelerator.
+// The fields of "host" that make two hosts' numbers comparable, in the order they are hashed.
+inline constexpr const char* kHostFingerprintFields[] = {"cpu_model", "nproc", "host_kernel",
+                                                         "qemu_version", "accelerator"};
+
+// SHA-256 over kHostFingerprintFields, each "<field>=<compact JSON, null when absent>\n".
 std::string host_fingerprint_sha256(const nlohmann::json& host);
 
 // First line of `<prog> --version` with the version number, or "unknown".

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "results/lenient.h"
 
 using nlohmann::json;
 
@@ -65,13 +66,6 @@ std::string names_of(const Named<E> (&table)[N]) {
 }
 
 // ---- reading one field
-
-// As compare has always quoted a bad value: strings bare, null as "(absent)".
-std::string value_text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "(absent)";
-  return json_text(v);
-}
 
 std::string child(const std::string& pointer, const std::string& key) {
   return pointer + "/" + json_pointer_token(key);

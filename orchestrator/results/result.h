@@ -1,18 +1,23 @@
 // The result.json model: one typed document per run, written by `isolab run`
 // (pipeline/run.cc, pipeline/cell.cc) and `isolab import` (pipeline/import.cc) through
-// write_result(), and read by compare, history and report through result_from_json().
-// docs/RESULT_SCHEMA.md describes every field.
+// write_result(), and read through result_from_json(). docs/RESULT_SCHEMA.md describes every
+// field.
 //
 // Typed here: the fields the writers build and the readers branch on (ids, variants, cell
 // status and failure class, repetition, warm-up, accelerator, the variant's kernel). Left as
 // nlohmann::json inside the records, because their shape is open-ended per workload or per tool
 // and typing them would change what is written: cells[].metrics (parse/metrics.h Metric objects
-// by name; compare/compare.h validates them where it uses them), cells[].histograms, the
-// per-workload blobs (noise, notes, latency_traces, insn_counts, ...), spec, host, hosts,
-// comparison_key, and variants.<v>.build_warnings. Every field without a typed member is kept in
-// the record's `rest` object, so that reading a document and writing it back gives the same JSON
-// (with "schema_version" added when the document had none). Key order is nlohmann::json's:
-// sorted, as it always was.
+// by name), cells[].histograms, the per-workload blobs (noise, notes, latency_traces,
+// insn_counts, ...), spec, host, hosts, comparison_key, and variants.<v>.build_warnings. Every
+// field without a typed member is kept in the record's `rest` object, so that reading a document
+// and writing it back gives the same JSON (with "schema_version" added when the document had
+// none). Key order is nlohmann::json's: sorted, as it always was.
+//
+// Other areas read those open-ended parts only through the readers beside this file, each with
+// its checks: metric_record.h (a cell's metrics), histogram.h (its histograms), cell_facts.h (the
+// rest of a cell), variant_facts.h (a variant's build, patches, booted kernel) and run_facts.h
+// (the run's comparison key, host, spec, and what is read of a document before
+// result_from_json).
 //
 // Optional members: std::nullopt means the field is absent. Nullable<T> members are JSON null
 // when the inner optional is empty ("failure_class": null in a cell that did not fail).

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_document.h"
 
 namespace isolab {
 
@@ -21,7 +22,7 @@ nlohmann::json read_json_file(const std::filesystem::path& file) {
   }
   const std::string text = read_file(file, kMaxResultBytes);
   try {
-    return nlohmann::json::parse(text);
+    return parse_json_document(text, file.string());
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(file.string() + ": not valid JSON at byte " + std::to_string(e.byte) + ": " +
                 e.what());

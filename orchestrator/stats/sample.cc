@@ -9,7 +9,6 @@
 #include <random>
 
 #include "base/error.h"
-#include "base/json_text.h"
 #include "stats/rng.h"
 
 namespace isolab {
@@ -317,41 +316,6 @@ std::uint64_t Histogram::total() const {
   std::uint64_t t = overflows;
   for (const auto& [bucket, count] : counts) t += count;
   return t;
-}
-
-namespace {
-
-std::uint64_t json_count(const nlohmann::json& v, const std::string& pointer) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (d >= 0 && d == std::floor(d) && d < 1.8e19) return static_cast<std::uint64_t>(d);
-  }
-  throw SpecError(pointer, "expected a non-negative integer count, got " + json_text(v));
-}
-
-}  // namespace
-
-Histogram histogram_from_json(const nlohmann::json& j, const std::string& pointer) {
-  if (!j.is_object()) throw SpecError(pointer, "histogram must be an object");
-  Histogram h;
-  auto it = j.find("counts");
-  if (it == j.end() || !it->is_object()) {
-    throw SpecError(pointer + "/counts", "histogram counts must be an object");
-  }
-  for (const auto& [key, value] : it->items()) {
-    const std::string p = pointer + "/counts/" + json_pointer_token(key);
-    if (key.empty() || key.size() > 18 ||
-        !std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      throw SpecError(p, "histogram bucket must be a decimal integer (us)");
-    }
-    h.counts[std::stoll(key)] += json_count(value, p);
-  }
-  if (auto ov = j.find("overflows"); ov != j.end() && !ov->is_null()) {
-    h.overflows = json_count(*ov, pointer + "/overflows");
-  }
-  return h;
 }
 
 void merge_histogram(Histogram& into, const Histogram& from) {

@@ -13,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -125,11 +124,6 @@ struct Histogram {
   std::uint64_t overflows = 0;
   std::uint64_t total() const;  // sum of counts + overflows
 };
-
-// Parses {"unit":"us","counts":{"17":3,...},"overflows":0}. Keys must be decimal integers
-// >= 0, counts integers >= 0. Throws isolab::SpecError with pointer + "/counts/<key>" for a bad
-// entry. A missing "overflows" is 0.
-Histogram histogram_from_json(const nlohmann::json& j, const std::string& pointer);
 
 // Adds every bucket and the overflow count of `from` into `into` (merging boots).
 void merge_histogram(Histogram& into, const Histogram& from);

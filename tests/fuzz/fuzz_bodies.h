@@ -25,6 +25,7 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
+#include "cmdline/analysis_output.h"
 #include "cmdline/analyze.h"
 #include "cmdline/cpulist.h"
 #include "cmdline/tokenize.h"

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
+#include "cli_scratch.h"
 #include "sys/process.h"
 
 using namespace isolab;
@@ -21,23 +22,9 @@ std::string data(const std::string& name) {
   return (fs::path(ISOLAB_TEST_DATA_DIR) / "oslat" / name).string();
 }
 
-class ImportOslatCli : public ::testing::Test {
+class ImportOslatCli : public CliScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("isolab-import-oslat-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    runner_ = make_real_runner();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  ProcessResult isolab(std::vector<std::string> args) {
-    ProcessSpec ps;
-    ps.argv = {ISOLAB_BINARY};
-    ps.argv.insert(ps.argv.end(), args.begin(), args.end());
-    ps.timeout = std::chrono::seconds(120);
-    return runner_->run(ps);
-  }
+  ImportOslatCli() : CliScratchTest("import-oslat") {}
 
   ProcessResult import(const std::string& label, std::vector<std::string> files) {
     std::vector<std::string> args = {
@@ -45,9 +32,6 @@ class ImportOslatCli : public ::testing::Test {
     args.insert(args.end(), files.begin(), files.end());
     return isolab(args);
   }
-
-  fs::path dir_;
-  std::unique_ptr<ProcessRunner> runner_;
 };
 
 }  // namespace

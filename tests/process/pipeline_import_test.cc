@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
+#include "cli_scratch.h"
 #include "sys/process.h"
 
 using namespace isolab;
@@ -19,23 +20,9 @@ namespace {
 
 std::string data(const std::string& rel) { return (fs::path(ISOLAB_TEST_DATA_DIR) / rel).string(); }
 
-class ImportCli : public ::testing::Test {
+class ImportCli : public CliScratchTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("isolab-import-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    runner_ = make_real_runner();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  ProcessResult isolab(std::vector<std::string> args) {
-    ProcessSpec ps;
-    ps.argv = {ISOLAB_BINARY};
-    ps.argv.insert(ps.argv.end(), args.begin(), args.end());
-    ps.timeout = std::chrono::seconds(120);
-    return runner_->run(ps);
-  }
+  ImportCli() : CliScratchTest("import") {}
 
   // isolab import ... -o dir_/<label>; asserts success and returns the run directory.
   fs::path import(const std::string& tool, const std::string& label, std::vector<std::string> files,
@@ -49,9 +36,6 @@ class ImportCli : public ::testing::Test {
     EXPECT_EQ(r.out, (dir_ / label).string() + "\n");
     return dir_ / label;
   }
-
-  fs::path dir_;
-  std::unique_ptr<ProcessRunner> runner_;
 };
 
 }  // namespace
@@ -75,7 +59,7 @@ TEST_F(ImportCli, CyclictestCapturesCompareWithForce) {
   EXPECT_THAT(refused.err, HasSubstr("--force"));
   EXPECT_THAT(refused.err, HasSubstr("host: cpu_model A=unknown, B=QEMU TCG guest"));
 
-  ProcessResult forced = isolab({"compare", a.string(), b.string(), "--force"});
+  ProcessResult forced = isolab({"compare", a.string(), b.string(), "--force", "--all"});
   // No primary metric is declared and no boot failed: the differences alone give exit 0.
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_THAT(forced.out, HasSubstr("FORCED"));
@@ -114,7 +98,7 @@ TEST_F(ImportCli, StressngTraceInterruptsCaptures) {
   fs::path i = import("interrupts", "irqs", {(dir_ / "pair.txt").string()},
                       {"--window-s", "3", "--cpus", "5-7", "--workload", "latency"});
   // Both describe CPUs 5-7 under the same metric names: compare takes them with --force.
-  ProcessResult c = isolab({"compare", t.string(), i.string(), "--force"});
+  ProcessResult c = isolab({"compare", t.string(), i.string(), "--force", "--all"});
   EXPECT_EQ(c.exit_code, 0) << c.err;  // no primary metric, no failure
   EXPECT_THAT(c.out, HasSubstr("latency.noise.local_timer_per_s"));
 

@@ -33,5 +33,22 @@ TEST(CompareGate, SummaryPerCheckAndVariant) {
   EXPECT_EQ(render_json(c)["gate"][0]["b_total"], 1);
 }
 
+// A check longer than the column (a customer's sysctl row) widens it for every row.
+TEST(CompareGate, ALongCheckWidensTheColumn) {
+  nlohmann::json run = nlohmann::json::parse(
+      read_file(std::string(ISOLAB_TEST_DATA_DIR) + "/compare/s2-one-run.json"));
+  const std::string check = "sysctl kernel.hung_task_timeout_secs";
+  for (auto& cell : run["cells"])
+    cell["gate"]["rows"] = {
+        {{"check", check}, {"expected", "600"}, {"effective", "600"}, {"pass", true}},
+        {{"check", "nohz_full"}, {"expected", "1"}, {"effective", "1"}, {"pass", true}}};
+  const std::string text = render_text(compare_run_variants(run, CompareSettings{}));
+  const std::string pad(2, ' ');
+  EXPECT_NE(text.find("  " + check + pad + "1/1 PASS  1/1 PASS"), std::string::npos) << text;
+  EXPECT_NE(text.find("  nohz_full" + std::string(check.size() + 2 - 9, ' ') + "1/1 PASS"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace isolab

@@ -3,13 +3,14 @@
 
 #include "compare/host_load.h"
 #include "report/host_load.h"
+#include "results/result.h"
 
 namespace isolab {
 namespace {
 
-std::vector<CellHostLoad> loads(const std::vector<double>& loadavg,
-                                std::optional<double> pressure = std::nullopt) {
-  std::vector<CellHostLoad> out;
+std::vector<results::CellHostLoad> loads(const std::vector<double>& loadavg,
+                                         std::optional<double> pressure = std::nullopt) {
+  std::vector<results::CellHostLoad> out;
   for (double l : loadavg) out.push_back({"c", l, pressure, std::nullopt});
   return out;
 }
@@ -62,13 +63,14 @@ TEST(HostLoad, ReadsTheRunsCellsAndSaysWhenNotRecorded) {
   run["cells"].push_back(cell("a-r0", "a", 1, 3, false));
   run["cells"].push_back(cell("a-w0", "a", 9, 9, true));
   run["cells"].push_back({{"id", "a-r1"}, {"variant", "a"}, {"status", "ok"}});
-  const auto a = variant_host_loads(run, "a");
+  const auto a = variant_host_loads(results::result_from_json(run), "a");
   ASSERT_EQ(a.size(), 1u);
   EXPECT_DOUBLE_EQ(*a[0].loadavg_1min, 2.0);
   EXPECT_DOUBLE_EQ(*a[0].cpu_pressure_some_avg10, 40.0);
   EXPECT_DOUBLE_EQ(*a[0].steal_s, 0.5);
-  EXPECT_TRUE(variant_host_loads(run, "b").empty());
-  EXPECT_EQ(host_load_flag_line(run, "a", run, "b").rfind("host load: not recorded", 0), 0u);
+  EXPECT_TRUE(variant_host_loads(results::result_from_json(run), "b").empty());
+  const results::RunResult r = results::result_from_json(run);
+  EXPECT_EQ(host_load_flag_line(r, "a", r, "b").rfind("host load: not recorded", 0), 0u);
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
 #include "compare/profile_diff.h"
 #include "report/profile_changes.h"
 #include "report/render.h"
+#include "results/result.h"
 
 namespace isolab {
 namespace {
 
 using nlohmann::json;
+
+results::RunResult result_of(const json& r) { return results::result_from_json(r); }
 
 json cell(const std::string& variant, double refresh, double slob, const char* status = "ok") {
   return {
@@ -36,7 +39,7 @@ json run() {
 
 TEST(ProfileDiff, LargestChangesFirstAsMeansPerBoot) {
   const json r = run();
-  const auto ch = profile_changes(r, "vanilla", r, "patched", 10);
+  const auto ch = profile_changes(result_of(r), "vanilla", result_of(r), "patched", 10);
   ASSERT_EQ(ch.size(), 1u);  // slob_alloc: 1100 -> 1100, no change
   EXPECT_EQ(ch[0].function, "refresh_cpu_vm_stats");
   EXPECT_EQ(ch[0].step, "vmstat-syscall");
@@ -66,7 +69,7 @@ TEST(ProfileDiff, FunctionsBelowAListsCutOffAreBoundsNotZeros) {
     r["cells"].push_back(
         cell_of("b", {fn("refresh_cpu_vm_stats", 1.87e7), fn("big", 5e6), fn("cut", 3.7e6)}));
   }
-  const auto ch = profile_changes(r, "a", r, "b", 10);
+  const auto ch = profile_changes(result_of(r), "a", result_of(r), "b", 10);
   // mas_next_entry: 3.4e6 -> at most 3.7e6, sign open; cut: at most 3.4e6 -> 3.7e6.
   ASSERT_EQ(ch.size(), 2u);
   EXPECT_EQ(ch[0].function, "refresh_cpu_vm_stats");
@@ -80,10 +83,10 @@ TEST(ProfileDiff, FunctionsBelowAListsCutOffAreBoundsNotZeros) {
 
 TEST(ProfileDiff, NoProfileOnOneSideGivesNothingAndBadRowsAreSkipped) {
   json r = run();
-  EXPECT_TRUE(profile_changes(r, "vanilla", r, "nosuch").empty());
+  EXPECT_TRUE(profile_changes(result_of(r), "vanilla", result_of(r), "nosuch").empty());
   r["cells"][0]["insn_counts"]["profile"]["vmstat-syscall"]["x"] = json::array();
   r["cells"][1]["insn_counts"]["profile"]["vmstat-syscall"]["5"].push_back({{"function", 3}});
-  EXPECT_EQ(profile_changes(r, "vanilla", r, "patched", 1).size(), 1u);
+  EXPECT_EQ(profile_changes(result_of(r), "vanilla", result_of(r), "patched", 1).size(), 1u);
 }
 
 // compare prints the changes in its text, Markdown and JSON output.

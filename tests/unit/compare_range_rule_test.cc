@@ -11,11 +11,13 @@
 #include "compare/compare.h"
 #include "report/render.h"
 #include "stats/range_rule.h"
+#include "unwrapped.h"
 
 namespace isolab {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(RangeRule, BoundIsOneOverKPlusOneTimesTheLabellings) {
   EXPECT_NEAR(range_rule_bound(3, 3, 3), 1.0 / 80, 1e-15);    // 0.0125
@@ -111,6 +113,12 @@ TEST(RangeRule, TheDefaultsKernelInstructionsPerSyscallIsNoLongerInconclusive) {
   EXPECT_NEAR(with.budget.range_share, 1.0 / 1008, 1e-12);
   EXPECT_EQ(compare_exit_status(with), 1);
   EXPECT_THAT(render_text(with), HasSubstr("range rule 0.000992 (1 row)"));
+  // The summary names what decided the secondary row: the rule and its bound, not the
+  // family-wise p it did not rest on.
+  const std::string text = unwrapped(render_text(with));
+  EXPECT_THAT(text, HasSubstr("secondary: vmstat-syscall.kernel_insns_per_syscall: 7210.2 -> "));
+  EXPECT_THAT(text, HasSubstr("regressed, the range rule (false-alarm bound 0.00099)"));
+  EXPECT_THAT(text, Not(HasSubstr("regressed, family-wise p")));
   // Without the calibration the exact test decides the primary as before.
   EXPECT_EQ(row(without, "vmstat-syscall.insns_per_syscall").verdict.verdict, Verdict::regressed);
 }

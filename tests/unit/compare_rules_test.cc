@@ -17,6 +17,7 @@
 #include "report/aa_relabel.h"
 #include "report/render.h"
 #include "stats/multiplicity.h"
+#include "unwrapped.h"
 
 namespace isolab {
 namespace {
@@ -155,7 +156,7 @@ TEST(PrimaryFamily, TheDiscreteStepDownOverTheDeclaredMetrics) {
   // Cycles +1 per boot (0.1%): significant one-sided, far below the 2% threshold.
   EXPECT_NE(row(c, "idle.cycles").verdict.verdict, Verdict::regressed);
   EXPECT_EQ(c.primary_regressions(), 1u);
-  const std::string text = render_text(c);
+  const std::string text = unwrapped(render_text(c));
   EXPECT_THAT(text, HasSubstr("rests on 3 primary metrics (one-sided)"));
   EXPECT_THAT(text, HasSubstr("one budget, alpha 0.05: discrete step-down at 0.05 over 3 "
                               "hypotheses (K = 2 at its first step)"));

@@ -57,7 +57,8 @@ TEST(ReportHtml, PlantedRunSaysWhatCompareSays) {
   // The planted boot's RCU stall under TCG is weighed as a rate (1 of 5 against 0 of 5).
   EXPECT_NE(html.find("kernel failure rcu_stall: B 1 of 5 boots, A 0 of 5 boots"),
             std::string::npos);
-  EXPECT_NE(html.find(xml_escape(render_text(d.loaded.comparison))), std::string::npos);
+  EXPECT_NE(html.find(xml_escape(render_text(d.loaded.comparison, {.all_rows = true}))),
+            std::string::npos);
   EXPECT_EQ(occurrences(html, "<script"), 1u);  // the page's own check script only
   EXPECT_EQ(occurrences(html, "data-plot=\"metric:"), d.loaded.comparison.metrics.size());
   EXPECT_EQ(occurrences(html, "data-plot=\"noise:"), 3u);

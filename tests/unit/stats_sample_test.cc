@@ -163,55 +163,6 @@ TEST(Bootstrap, RepeatableAndCoversTheShift) {
   EXPECT_FALSE(bootstrap_relative_change_ci(zeros, b));
 }
 
-TEST(Histogram, NearestRankTailAndMerge) {
-  const auto boot1 = histogram_from_json(
-      nlohmann::json::parse(R"({"unit":"us","counts":{"0":10,"1":5000,"17":3},"overflows":0})"),
-      "/h");
-  const auto boot2 = histogram_from_json(
-      nlohmann::json::parse(R"({"unit":"us","counts":{"1":4900,"2":80,"40":7}})"), "/h");
-  Histogram merged;
-  merge_histogram(merged, boot1);
-  merge_histogram(merged, boot2);
-  EXPECT_EQ(merged.total(), 10000u);
-  EXPECT_EQ(merged.counts.at(1), 9900u);
-  // Ranks: p99 -> 9900 (bucket 1 ends at 10+9900 = 9910), p99.9 -> 9990: 9910 + 80 = 9990 is
-  // bucket 2, max 40.
-  const HistogramTail t = histogram_tail(merged);
-  EXPECT_EQ(t.samples, 10000u);
-  EXPECT_EQ(t.p99, 1);
-  EXPECT_EQ(t.p99_9, 2);
-  EXPECT_EQ(t.max, 40);
-  EXPECT_EQ(histogram_percentile(merged, 99.91), 17);
-  EXPECT_EQ(histogram_percentile(merged, 100), 40);
-}
-
-TEST(Histogram, OverflowsMakeTheTailUnknown) {
-  const auto h = histogram_from_json(
-      nlohmann::json::parse(R"({"counts":{"5":98,"6":1},"overflows":1})"), "/x");
-  const HistogramTail t = histogram_tail(h);
-  EXPECT_EQ(t.p99, 6);
-  EXPECT_FALSE(t.p99_9.has_value());
-  EXPECT_FALSE(t.max.has_value());
-  EXPECT_EQ(t.overflows, 1u);
-}
-
-TEST(Histogram, BadInputNamesThePointer) {
-  try {
-    histogram_from_json(nlohmann::json::parse(R"({"counts":{"1":2,"x1":3}})"),
-                        "/cells/0/histograms/latency");
-    FAIL();
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.pointer(), "/cells/0/histograms/latency/counts/x1");
-  }
-  try {
-    histogram_from_json(nlohmann::json::parse(R"({"counts":{"1":-2}})"), "/h");
-    FAIL();
-  } catch (const SpecError& e) {
-    EXPECT_EQ(e.pointer(), "/h/counts/1");
-  }
-  EXPECT_THROW(histogram_from_json(nlohmann::json::parse(R"({"counts":[1]})"), "/h"), SpecError);
-}
-
 // ---- permutation test of the difference of means (count metrics) ----
 
 // Independent brute force over bitmasks: p and min_p of |mean_B - mean_A|.

@@ -1,0 +1,124 @@
+// The run-level facts other areas read from result.json, outside the typed fields of
+// results/result.h: what decides whether two runs compare (comparison_key, host, hosts,
+// spec.workloads), the run's accelerator, spec.overcommit, the host as the report lists it and
+// the workloads' windows. Then the readers of an unchecked document: what code that holds a
+// result.json document reads before, or instead of, result_from_json (the variants to compare,
+// the cells to relabel, the boot order), each exactly as lenient as it says.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "results/result.h"
+
+namespace isolab::results {
+
+// comparison_key: field name -> value as written (strings, integers, null).
+using ComparisonKey = std::map<std::string, nlohmann::json>;
+
+// One of spec.workloads, as comparison_key's workloads_sha256 hashes it.
+struct SpecWorkload {
+  nlohmann::json name, tool;  // as written; null when absent
+  bool imported = false;      // "imported": true (a workload of isolab import)
+};
+
+// One element of "hosts" (a run on libvirt hosts, vm/libvirt_host.h to_json(HostFingerprint)).
+struct LibvirtHost {
+  bool reachable = true;  // false when it carries a non-null "error": it measured nothing
+  nlohmann::json cpu_model, cpus, hypervisor, hypervisor_version;  // as written; null when absent
+};
+
+// What decides whether two runs compare (compare/comparable.h).
+struct RunFacts {
+  std::optional<ComparisonKey> comparison_key;  // nullopt when absent or no object
+  std::vector<SpecWorkload> workloads;          // spec.workloads; empty when none or no array
+  // host's fields behind host_fingerprint_sha256 (results/host.h kHostFingerprintFields), in
+  // that order, each as written (null when absent or when host is no object).
+  std::vector<std::pair<std::string, nlohmann::json>> host_fingerprint;
+  nlohmann::json host_cpu_model;                  // host.cpu_model as written; null when absent
+  std::optional<std::vector<LibvirtHost>> hosts;  // when "hosts" is an array
+};
+// From a document, leniently (a document that is no object has no facts); never throws.
+RunFacts run_facts(const nlohmann::json& doc);
+// The same from a document read by result_from_json.
+RunFacts run_facts(const RunResult& r);
+
+// The run's accelerator: host.accelerator when it is a non-empty string, else
+// comparison_key.accelerator; "" when neither is.
+std::string run_accelerator(const RunResult& r);
+
+// spec.overcommit: false when absent or no boolean.
+bool spec_overcommit(const RunResult& r);
+
+// host as the report lists it: each field and its value's scalar text (results/lenient.h), in
+// key order; empty when host is no object.
+std::vector<std::pair<std::string, std::string>> host_fields(const RunResult& r);
+// host.accelerator_reason (why this accelerator), as scalar text.
+std::string accelerator_reason(const RunResult& r);
+
+// spec.workloads as written ([] when spec has none), for the windows of their steps.
+struct SpecWorkloads {
+  nlohmann::json list;
+
+  // duration_s (seconds) of the last workload object of `list` named `name`; 0 when there is
+  // none. Throws nlohmann::json::type_error (as json::value does) when such an object's name is
+  // no string, or the matching one's duration_s is no number.
+  double duration_s(const std::string& name) const;
+};
+// Throws nlohmann::json::type_error (as json::value does) when spec is present and no object.
+SpecWorkloads spec_workloads(const RunResult& r);
+
+// ---- readers of an unchecked document (before or without result_from_json)
+
+// run_id; "" when doc is no object or run_id is absent or no string. Never throws.
+std::string run_id_of(const nlohmann::json& doc);
+// run_id, or `fallback` when absent. doc must be an object; throws nlohmann::json::type_error
+// when run_id is no string (json::value's rule).
+std::string run_id_or(const nlohmann::json& doc, const std::string& fallback);
+
+// The strings of variant_order in order (other entries skipped); empty when doc is no object or
+// variant_order is no array. Never throws.
+std::vector<std::string> variant_order_of(const nlohmann::json& doc);
+// variant_order's first two entries (A, B) when it is an array whose first two are strings.
+std::optional<std::pair<std::string, std::string>> compared_variants(const nlohmann::json& doc);
+// Whether variant_order (as variant_order_of reads it) names the variant, or variants is an
+// object with that key.
+bool names_variant(const nlohmann::json& doc, const std::string& variant);
+// Whether variants is an object with that key.
+bool records_variant(const nlohmann::json& doc, const std::string& variant);
+// Whether cells is an array.
+bool has_cells(const nlohmann::json& doc);
+
+// What relabelling a cell needs, per element of cells (in order; none when cells is no array).
+struct CellLabel {
+  std::string variant;   // "" when absent or no string (or the cell is no object)
+  bool warmup = false;   // "warmup": true
+  std::string host_uri;  // host.uri; "" when absent or no string
+};
+std::vector<CellLabel> cell_labels(const nlohmann::json& doc);
+
+// The cells' variants (strings only) in the order they first appear.
+std::vector<std::string> cell_variants_of(const nlohmann::json& doc);
+
+// When each cell began, per element of cells that is an object (in order).
+struct CellStart {
+  std::optional<std::string> started_at;  // UTC; nullopt when absent, empty or no string
+  std::string id;                         // "" when absent
+};
+// Throws nlohmann::json::type_error (as json::value does) for an id that is no string.
+std::vector<CellStart> cell_starts(const nlohmann::json& doc);
+
+// Whether doc has a comparison_key (of any type, null included).
+bool has_comparison_key(const nlohmann::json& doc);
+// comparison_key as written; null when absent. doc must be an object.
+nlohmann::json comparison_key_json(const nlohmann::json& doc);
+
+// spec.compare (the spec's compare section, spec/compare_settings.h) when spec is an object that
+// has one; nullptr otherwise.
+const nlohmann::json* compare_section(const nlohmann::json& doc);
+
+}  // namespace isolab::results

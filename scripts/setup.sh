@@ -31,7 +31,7 @@ main_job_packages=(
   # build
   build-essential cmake ninja-build pkg-config git ccache
   libboost-dev libboost-filesystem-dev libboost-math-dev nlohmann-json3-dev
-  libarchive-dev libcli11-dev libvirt-dev libsqlite3-dev libssl-dev
+  libarchive-dev libcli11-dev libvirt-dev libsqlite3-dev libssl-dev libyaml-cpp-dev
   # run: VMs, guest tools, kernel builds
   qemu-system-x86 busybox-static rt-tests stress-ng linux-source-6.1
   flex bison bc libelf-dev cpio xz-utils kmod

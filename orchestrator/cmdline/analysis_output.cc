@@ -1,8 +1,6 @@
-// The analysis and the expected isolation written out: JSON (`isolab cmdline --json`, the
-// run's expected_isolation) and the text of `isolab cmdline` (declared in cmdline/analyze.h).
-#include <sstream>
+#include "cmdline/analysis_output.h"
 
-#include "cmdline/analyze.h"
+#include <sstream>
 
 namespace isolab {
 
@@ -12,11 +10,19 @@ nlohmann::json to_json(const Analysis& a) {
     for (const auto& x : v) arr.push_back({{"param", x.param}, {"reason", x.reason}});
     return arr;
   };
+  nlohmann::json hints = nlohmann::json::array();
+  for (const LineHint& h : a.hints)
+    hints.push_back({{"param", h.param},
+                     {"housekeeping", h.housekeeping.to_list()},
+                     {"min_cpus", h.min_cpus},
+                     {"meaning", h.meaning},
+                     {"error", h.error}});
   return {
       {"source_line", a.source_line},
       {"from_dmesg", a.from_dmesg},
       {"customer_kernel", a.customer_kernel},
       {"customer_kernel_messages", a.customer_kernel_messages},
+      {"hints", hints},
       {"vcpus", a.vcpus},
       {"vcpus_overridden", a.vcpus_overridden},
       {"vcpus_needed", a.vcpus_needed},
@@ -51,6 +57,8 @@ std::string to_text(const Analysis& a) {
   auto list = [](const CpuSet& s) { return s.empty() ? std::string("(none)") : s.to_list(); };
   if (!a.customer_kernel.empty()) o << "customer kernel: " << a.customer_kernel << "\n";
   for (const auto& m : a.customer_kernel_messages) o << "  it said: " << m << "\n";
+  for (const LineHint& h : a.hints)
+    if (h.error.empty()) o << "hint: " << h.param << ": " << h.meaning << "\n";
   o << "vCPUs:         " << a.vcpus << (a.vcpus_overridden ? " (override)" : "") << "  ("
     << a.vcpus_reason << ")\n"
     << "possible/online: " << a.possible << "/" << a.online << "\n"

@@ -7,6 +7,8 @@
 
 #include "base/error.h"
 #include "cmdline/customer_kernel.h"
+#include "cmdline/nearest_name.h"
+#include "cmdline/vcpus.h"
 
 namespace isolab {
 
@@ -181,7 +183,11 @@ struct Model {
         return;
       }
       msg("isolcpus: Skipped unknown flag " + flag);
-      warn(t.raw + ": unknown flag '" + flag + "' is skipped by the kernel");
+      const auto near = nearest_name(flag, {"nohz", "domain", "managed_irq"});
+      warn(t.raw + ": unknown flag '" + flag +
+           "' is skipped by the kernel: the CPUs get only the known flags given, domain alone "
+           "when there is none" +
+           (near ? "; did you mean " + *near + "?" : ""));
       if (p >= s.size()) {
         warn(t.raw +
              ": no CPU list after the flags (the 6.1 kernel then reads past the end of "
@@ -251,21 +257,6 @@ std::optional<std::string> find_cmdline_in_dmesg(std::string_view text) {
 
 namespace {
 
-// The CPU list a token carries (isolcpus= without its flags), or nullopt.
-std::optional<std::string_view> cpu_list_of(const CmdlineToken& t) {
-  if (!t.value) return std::nullopt;
-  const std::string_view v = *t.value;
-  if (t.normalized == "nohz_full" || t.normalized == "rcu_nocbs" || t.normalized == "irqaffinity")
-    return v;
-  if (t.normalized != "isolcpus") return std::nullopt;
-  size_t p = 0;
-  while (p < v.size() && std::isalpha(static_cast<unsigned char>(v[p]))) {
-    const size_t c = v.find(',', p);
-    p = c == std::string_view::npos ? v.size() : c + 1;
-  }
-  return v.substr(p);
-}
-
 // Tokenizes source_line as the kernel keeps it (the first 2047 bytes); returns a `dropped`
 // entry for every parameter the cut reaches.
 std::vector<ParamVerdict> tokenize_as_kept(Analysis& a) {
@@ -298,86 +289,6 @@ std::vector<ParamVerdict> tokenize_as_kept(Analysis& a) {
                        " parameter(s) past the cut are dropped and the isolation is computed "
                        "without them");
   return cut;
-}
-
-// The widest need of the CPU lists (CpuListParse::min_nbits) and the token that has it.
-struct ListNeed {
-  unsigned nbits = 0;
-  std::string by;
-  bool relative = false;  // some list uses N or all
-};
-
-ListNeed cpu_list_need(const std::vector<const CmdlineToken*>& kept) {
-  ListNeed need;
-  for (const CmdlineToken* t : kept) {
-    if (t->after_dashes) continue;
-    const auto list = cpu_list_of(*t);
-    if (!list) continue;
-    // A list rejected at every width still counts the regions parsed before its error, so the
-    // guest's kernel stops at the same item as the customer's.
-    const CpuListParse p = try_parse_cpulist(*list, kMaxCpus);
-    need.relative = need.relative || p.uses_last;
-    if (p.min_nbits > need.nbits) {
-      need.nbits = p.min_nbits;
-      need.by = t->raw;
-    }
-  }
-  return need;
-}
-
-// Sets vcpus, vcpus_needed, vcpus_reason and cpu_count_unknown (see the contract).
-void derive_vcpus(const AnalyzeOptions& opt, const std::vector<const CmdlineToken*>& kept,
-                  Analysis& a) {
-  const ListNeed need = cpu_list_need(kept);
-  a.vcpus_needed = need.nbits;
-  const std::string ends =
-      "'" + need.by + "' has a range ending at CPU " + std::to_string(need.nbits - 1);
-  if (opt.vcpus) {
-    if (*opt.vcpus == 0 || *opt.vcpus > kMaxCpus)
-      throw Error("vCPU override " + std::to_string(*opt.vcpus) + " is outside 1.." +
-                  std::to_string(kMaxCpus));
-    a.vcpus = *opt.vcpus;
-    a.vcpus_overridden = true;
-    a.vcpus_reason = "given (" + std::to_string(a.vcpus) + ")";
-    if (a.vcpus < need.nbits)
-      a.warnings.push_back("vCPU override " + std::to_string(a.vcpus) + " is smaller than the " +
-                           std::to_string(need.nbits) + " CPUs '" + need.by + "' needs: CPUs >= " +
-                           std::to_string(a.vcpus) + " do not exist in the guest");
-    return;
-  }
-  if (need.nbits > kMaxGuestVcpus) {
-    a.vcpus = kMaxGuestVcpus;
-    a.vcpus_reason = ends + ", so the customer's kernel had at least " +
-                     std::to_string(need.nbits) + " CPUs; capped at " +
-                     std::to_string(kMaxGuestVcpus) + ", the most QEMU 7.2 boots";
-    a.warnings.push_back(ends + ": it needs " + std::to_string(need.nbits) +
-                         " CPUs, but QEMU 7.2 boots at most " + std::to_string(kMaxGuestVcpus) +
-                         " vCPUs (q35 refuses more without KVM and x2APIC, pc allows 255); the "
-                         "guest gets " +
-                         std::to_string(kMaxGuestVcpus) +
-                         " and its kernel rejects that list (ERANGE), unlike the customer's");
-    return;
-  }
-  if (need.nbits == 0) {
-    a.vcpus = 1;
-    a.cpu_count_unknown = need.relative;
-    a.vcpus_reason = "no CPU list gives a CPU count";
-    a.warnings.emplace_back(
-        need.relative
-            ? "the CPU lists use only N/all, which stand for the last CPU of however many the "
-              "customer's machine had, and the line does not say how many: the guest gets 1 "
-              "vCPU unless a vCPU count is given"
-            : "no CPU list names a CPU: the guest gets 1 vCPU unless a vCPU count is given");
-    return;
-  }
-  a.vcpus = need.nbits;
-  a.vcpus_reason = ends +
-                   ": the customer's kernel accepted it (6.1 parses CPU lists with "
-                   "nr_cpu_ids bits), so it had at least " +
-                   std::to_string(need.nbits) + " possible CPUs";
-  if (need.relative)
-    a.vcpus_reason += "; N/all in the lists stand for CPU " + std::to_string(need.nbits - 1) +
-                      " here (the customer may have had more)";
 }
 
 }  // namespace
@@ -683,11 +594,23 @@ void isolation_warnings(Model& m, const Requested& req) {
   }
   if ((req.nohz_full || req.isolcpus) && isolating.empty())
     m.warn("isolation parameters were given but no CPU ends up isolated");
+  for (const LineHint& h : a.hints) {
+    const CpuSet both = h.housekeeping.resized(a.possible) & isolating;
+    if (!h.error.empty())
+      m.warn(h.param + ": " + h.error);
+    else if (!both.empty())
+      m.warn(h.param + " names CPUs " + both.to_list() +
+             " as housekeeping, but the line isolates them");
+  }
 }
 
 }  // namespace
 
 Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
+  // A file saved by an editor that marks UTF-8 starts with a BOM, which the first parameter's
+  // name would otherwise carry ("\xEF\xBB\xBFisolcpus" is no isolcpus).
+  if (constexpr std::string_view kBom = "\xEF\xBB\xBF"; text.substr(0, kBom.size()) == kBom)
+    text.remove_prefix(kBom.size());
   Analysis a;
   read_source_line(text, a);
   const std::vector<ParamVerdict> cut = tokenize_as_kept(a);
@@ -695,6 +618,7 @@ Analysis analyze(std::string_view text, const AnalyzeOptions& opt) {
   a.dropped.insert(a.dropped.end(), cut.begin(), cut.end());
   const CustomerKernel customer = customer_kernel_of(text, opt, a);
   drop_customer_rejections(customer, opt, kept, a);
+  a.hints = cpu_hints(a.tokens);
   derive_vcpus(opt, kept, a);
   const CpuCounts counts = count_cpus(opt, kept, a);
   Model m(opt, a);

@@ -4,9 +4,10 @@
 //  analyze(text, options) takes either a plain command line (/proc/cmdline) or dmesg text; in the
 //  latter it uses the `Command line: ` line (arch/x86/kernel/setup.c) or, failing that, the
 //  `Kernel command line: ` line (init/main.c), with or without `[    0.000000] ` timestamps and
-//  `<N>` syslog prefixes. Every token is classified by the single table in analyze.cc
-//  (classification_table()): kept (affects isolation, timers, latency or memory behaviour), dropped
-//  (host-specific; with the reason) or replaced (the orchestrator sets its own; with the reason).
+//  `<N>` syslog prefixes; a leading UTF-8 byte order mark is skipped. Every token is classified
+//  by the single table in analyze.cc (classification_table()): kept (affects isolation, timers,
+//  latency or memory behaviour), dropped (host-specific; with the reason) or replaced (the
+//  orchestrator sets its own; with the reason).
 //  Unknown parameters are KEPT, each with a warning: a parameter we cannot judge may matter to
 //  the measurement, and the kernel passes unknown parameters without a '.' to init harmlessly.
 //  Tokens after a bare `--` are init arguments for the host's init and are dropped.
@@ -32,8 +33,13 @@
 //   - vcpus = the largest such need over the isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity=
 //     lists (of a list with a bad item, the regions before it, so that the guest's kernel stops
 //     at the same item as the customer's; a word at the start of isolcpus= is a flag), so that
-//     every list the customer's kernel accepted still parses and means the same; `vcpus_reason`
-//     says which list decided. Lists using only N/all give no count: 1 vCPU and
+//     every list the customer's kernel accepted still parses and means the same, and over the
+//     line's machine hints (cmdline/line_hints.h: tuned.non_isolcpus=, systemd.cpu_affinity=
+//     name housekeeping CPUs, so their highest CPU + 1 is a need too: `nohz_full=4-19
+//     tuned.non_isolcpus=00f0000f` is a 24-CPU machine whose CPUs 20-23 are housekeeping);
+//     `vcpus_reason` says which list or hint decided. Each hint is in `hints` with what it
+//     says; a hint naming as housekeeping a CPU the line isolates, or one that could not be
+//     read, gives a warning. Lists using only N/all give no count: 1 vCPU and
 //     `cpu_count_unknown`, with a warning asking for the count.
 //   - capped at kMaxGuestVcpus (QEMU 7.2's limit, below) with a warning naming the list; the
 //     capped guest's kernel then rejects that list (ERANGE), which the analysis shows.
@@ -73,10 +79,11 @@
 //     parsed list, partial if the parse stopped on an error, always plus the boot CPU 0; all
 //     possible CPUs when absent.
 //  The customer's kernel decides (cmdline/customer_kernel.h). When the dmesg has a "Linux
-//  version" line or options.customer_kernel_version is set, the isolcpus= flags are judged by
-//  that kernel's rules too, and its own messages in the dmesg override the rules: an isolcpus=
-//  that the customer's kernel ignored as a whole (an unknown flag before 5.7, any flag before
-//  4.15, or its dmesg saying "isolcpus: Error, unknown flag") but 6.1 would apply goes to
+//  version" line or options.customer_kernel_version is set (failing both, the release in
+//  BOOT_IMAGE='s image name, "vmlinuz-4.18.0-372.19.1.el8_6.x86_64"), the isolcpus= flags are
+//  judged by that kernel's rules too, and its own messages in the dmesg override the rules: an
+//  isolcpus= that the customer's kernel ignored as a whole (an unknown flag before 5.7, any flag
+//  before 4.15, or its dmesg saying "isolcpus: Error, unknown flag") but 6.1 would apply goes to
 //  `dropped` with the reason, is left out of the guest's line and of the isolation computed,
 //  and a warning names the difference; the rest is analysed as the guest's kernel
 //  (options.kernel) treats it. A CPU set the customer's kernel reported ("NO_HZ: Full dynticks
@@ -95,6 +102,7 @@
 #include <vector>
 
 #include "cmdline/cpulist.h"
+#include "cmdline/line_hints.h"
 #include "cmdline/param_rules.h"
 #include "cmdline/tokenize.h"
 
@@ -147,6 +155,8 @@ struct Analysis {           // NOLINT(clang-analyzer-optin.performance.Padding)
   // Its own lines about isolcpus=, nohz_full=, rcu_nocbs= (cmdline/customer_kernel.h).
   std::vector<std::string> customer_kernel_messages;
   std::vector<CmdlineToken> tokens;
+  // What tuned.non_isolcpus= and systemd.cpu_affinity= say of the machine (line_hints.h).
+  std::vector<LineHint> hints;
 
   unsigned vcpus = 1;
   bool vcpus_overridden = false;
@@ -199,9 +209,6 @@ std::optional<std::string> cmdline_cut_message(std::string_view line, std::strin
 // Extracts the command line from dmesg text; nullopt if there is no command line line.
 std::optional<std::string> find_cmdline_in_dmesg(std::string_view dmesg);
 
-nlohmann::json to_json(const Analysis& a);
-std::string to_text(const Analysis& a);
-
 // What the guest should show once booted with the analysed command line.
 struct ExpectedIsolation {  // NOLINT(clang-analyzer-optin.performance.Padding): as Analysis
   unsigned vcpus = 1;
@@ -225,6 +232,5 @@ struct ExpectedIsolation {  // NOLINT(clang-analyzer-optin.performance.Padding):
 };
 
 ExpectedIsolation expected_isolation(const Analysis& a);
-nlohmann::json to_json(const ExpectedIsolation& e);
 
 }  // namespace isolab

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "cmdline/analyze.h"
+#include "cmdline/line_hints.h"
 
 namespace isolab {
 
@@ -75,6 +76,19 @@ constexpr std::string_view kMessageStarts[] = {
 
 std::string kernel_name(const CustomerKernel& k) {
   return "the customer's kernel " + k.version + " (" + k.version_source + ")";
+}
+
+// The weakest witness of the customer's kernel: the image the boot loader started.
+void kernel_of_boot_image(const std::vector<CmdlineToken>& tokens, CustomerKernel& k) {
+  for (const CmdlineToken& t : tokens) {
+    if (t.after_dashes || t.normalized != "BOOT_IMAGE" || !t.value) continue;
+    const auto release = boot_image_release(*t.value);
+    if (!release) return;
+    k.version = sanitize_excerpt(*release, 64);
+    k.version_source = "BOOT_IMAGE";
+    if (auto mm = parse_kernel_version(k.version)) k.major = mm->first, k.minor = mm->second;
+    return;
+  }
 }
 
 }  // namespace
@@ -148,7 +162,9 @@ std::vector<CustomerRejection> customer_rejections(const std::vector<CmdlineToke
     for (const std::string& w : flag_words(*t->value))
       if (std::find(era.flags.begin(), era.flags.end(), w) == era.flags.end()) {
         out.push_back({t, kernel_name(k) + " ignored the whole parameter (flag '" + w +
-                              "': " + era.rule + ")"});
+                              "': " + era.rule +
+                              "; judged by the version: a distribution kernel may carry a later "
+                              "rule, which its dmesg shows)"});
         break;
       }
   return out;
@@ -178,6 +194,7 @@ CustomerKernel customer_kernel_of(std::string_view text, const AnalyzeOptions& o
                   "': expected MAJOR.MINOR[...]");
     k.major = mm->first, k.minor = mm->second;
   }
+  if (k.version.empty()) kernel_of_boot_image(a.tokens, k);
   if (!k.version.empty()) a.customer_kernel = k.version + " (" + k.version_source + ")";
   a.customer_kernel_messages = k.isolation_messages;
   if (k.major && (*k.major != opt.kernel.major || k.minor != opt.kernel.minor))

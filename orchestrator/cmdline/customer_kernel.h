@@ -32,7 +32,8 @@ struct CustomerKernel {
   std::string version;       // as written ("5.4.0-150-generic"); "" when unknown
   std::optional<int> major;  // parsed from version; nullopt when it does not start "N.N"
   std::optional<int> minor;
-  std::string version_source;  // "dmesg", or AnalyzeOptions::customer_kernel_version_source
+  // "dmesg", AnalyzeOptions::customer_kernel_version_source, or "BOOT_IMAGE" (the image name)
+  std::string version_source;
   // The kernel's own lines about isolcpus=, nohz_full= and rcu_nocbs=, from the message on
   // ("isolcpus: Error, unknown flag", "NO_HZ: Full dynticks CPUs: 2-5.", "Offload RCU
   // callbacks from CPUs: 2-5."), in dmesg order; empty without a dmesg.

@@ -23,6 +23,18 @@ constexpr std::string_view kHostIommu = "host IOMMU setting; the guest has no IO
 constexpr std::string_view kHostLsm =
     "host security module setting; the guest initramfs has no policy";
 constexpr std::string_view kHostUserspace = "host userspace (systemd / locale) setting";
+// init/main.c unknown_bootoption(): a word the kernel does not know, without a '.', goes to init
+// (NAME=value into its environment, a bare word into its arguments).
+constexpr std::string_view kInitEnv =
+    "not a kernel parameter: the kernel hands it to init's environment (init/main.c "
+    "unknown_bootoption()); the host's locale";
+constexpr std::string_view kLonePlus =
+    "not a kernel parameter: a lone '+' is TuneD's append marker left by an empty cmdline_ "
+    "option of the profile (OpenShift's cmdline_additionalArg=+ without additional kernel "
+    "arguments); the kernel hands it to init as an argument (init/main.c unknown_bootoption())";
+constexpr std::string_view kTunedHint =
+    "read by TuneD on the host, not by the kernel; isolab reads it as a hint of the machine "
+    "(cmdline/line_hints.h)";
 
 }  // namespace
 
@@ -146,7 +158,9 @@ const std::vector<ParamRule>& classification_table() {
       {"apparmor", D, kHostLsm},
       {"lsm", D, kHostLsm},
       {"systemd.", D, kHostUserspace},
-      {"LANG", D, kHostUserspace},
+      {"tuned.", D, kTunedHint},
+      {"LANG", D, kInitEnv},
+      {"+", D, kLonePlus},
       {"KEYTABLE", D, kHostUserspace},
       {"SYSFONT", D, kHostUserspace},
       {"vconsole.", D, kHostUserspace},

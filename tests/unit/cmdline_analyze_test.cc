@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "cmdline/analysis_output.h"
 #include "cmdline/analyze.h"
+#include "cmdline/nearest_name.h"
 
 namespace isolab {
 namespace {
@@ -460,6 +462,33 @@ TEST(CmdlineAnalyze, CutMessageForOurOwnLines) {
   ASSERT_TRUE(m.has_value());
   EXPECT_NE(m->find("is 2081 bytes"), std::string::npos) << *m;
   EXPECT_NE(m->find("'trace_event=irq:irq_handler_entry'"), std::string::npos) << *m;
+}
+
+TEST(CmdlineAnalyze, AMistypedIsolcpusFlagSaysWhatTheKernelDoesAndTheNearestFlag) {
+  // 6.1 skips the flag, and with no known flag left isolates the CPUs for domain alone: the
+  // managed interrupts asked for are not kept off them.
+  const Analysis a = analyze("isolcpus=manged_irq,5-7");
+  EXPECT_EQ(a.isolated.to_list(), "5-7");
+  EXPECT_EQ(a.isolcpus_flags, std::vector<std::string>{"domain"});
+  EXPECT_EQ(a.managed_irq_isolated.to_list(), "");
+  EXPECT_TRUE(has_warning(a,
+                          "isolcpus=manged_irq,5-7: unknown flag 'manged_irq' is skipped by "
+                          "the kernel: the CPUs get only the known flags given, domain alone "
+                          "when there is none; did you mean managed_irq?"));
+  EXPECT_FALSE(has_warning(analyze("isolcpus=foo,1-3"), "did you mean"));
+  EXPECT_EQ(edit_distance("manged_irq", "managed_irq"), 1u);
+  EXPECT_EQ(edit_distance("", "nohz"), 4u);
+  EXPECT_EQ(nearest_name("domian", {"nohz", "domain", "managed_irq"}), "domain");
+}
+
+TEST(CmdlineAnalyze, ALeadingUtf8ByteOrderMarkIsNotPartOfTheFirstParameter) {
+  const Analysis a = analyze("\xEF\xBB\xBFisolcpus=5-7 nohz_full=5-7\n", [] {
+    AnalyzeOptions o;
+    o.vcpus = 8;
+    return o;
+  }());
+  EXPECT_EQ(a.isolated.to_list(), "5-7");
+  EXPECT_NE(std::find(a.kept.begin(), a.kept.end(), "isolcpus=5-7"), a.kept.end());
 }
 
 }  // namespace

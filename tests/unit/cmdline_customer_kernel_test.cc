@@ -86,12 +86,19 @@ TEST(CustomerKernelDecides, ItsDmesgSaysItRejectedIsolcpus) {
   EXPECT_FALSE(has_warning(a, "the customer's kernel reported"));
   const ExpectedIsolation e = expected_isolation(a);
   EXPECT_FALSE(e.managed_irq);
-  // The line alone, as 6.1 reads it, keeps managed IRQs off CPUs 2-3: a configuration the
-  // customer never had.
-  const Analysis line_only =
-      analyze(*find_cmdline_in_dmesg(data("dmesg-5.4-isolcpus-unknown-flag.txt")));
-  EXPECT_EQ(line_only.managed_irq_isolated.to_list(), "2-3");
-  EXPECT_EQ(line_only.isolcpus_flags, std::vector<std::string>{"managed_irq"});
+  // The line as 6.1 reads it keeps managed IRQs off CPUs 2-3: a configuration the customer
+  // never had.
+  const std::string line = *find_cmdline_in_dmesg(data("dmesg-5.4-isolcpus-unknown-flag.txt"));
+  AnalyzeOptions as_61;
+  as_61.customer_kernel_version = "6.1";
+  const Analysis read_by_61 = analyze(line, as_61);
+  EXPECT_EQ(read_by_61.managed_irq_isolated.to_list(), "2-3");
+  EXPECT_EQ(read_by_61.isolcpus_flags, std::vector<std::string>{"managed_irq"});
+  // The line alone names its kernel in BOOT_IMAGE (vmlinuz-5.4.0-150-generic): 5.4's rule
+  // drops the parameter as the dmesg does.
+  const Analysis line_only = analyze(line);
+  EXPECT_EQ(line_only.customer_kernel, "5.4.0-150-generic (BOOT_IMAGE)");
+  EXPECT_TRUE(line_only.managed_irq_isolated.empty());
 }
 
 // Without a dmesg, the version's rule: 4.15 to 5.5 know nohz and domain only.

@@ -318,7 +318,8 @@ std::string gate_reason(const GateRows& rows) {
 
 }  // namespace
 
-GateReport evaluate_gate(const ExpectedIsolation& e, const GuestFacts& f) {
+GateReport evaluate_gate(const ExpectedIsolation& e, const GuestFacts& f,
+                         const ExpectedRuntime& runtime) {
   GateReport r;
   check_records(f, r.rows);
   check_cmdline(e, f, r.rows);
@@ -333,6 +334,7 @@ GateReport evaluate_gate(const ExpectedIsolation& e, const GuestFacts& f) {
   check_dmesg_messages(e, f, r.rows);
   const std::optional<bool> tick_stopped = check_tick(e, f, r.rows);
   check_clock(f, tick_stopped, r.rows);
+  check_runtime(runtime, f.runtime_record ? &*f.runtime_record : nullptr, e.vcpus, r.rows);
   r.pass = std::all_of(r.rows.begin(), r.rows.end(), [](const GateRow& x) { return x.pass; });
   r.reason = gate_reason(r.rows);
   return r;

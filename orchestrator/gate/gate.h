@@ -14,6 +14,9 @@
 //  unstable, sched_clock unstable) is recorded but fails the gate only when the tick did not stop.
 //  IRQs whose effective affinity lands on an isolated CPU give a warning row (they may be managed
 //  or per-CPU queue IRQs, which the kernel places there on purpose), not a failure.
+//  With the customer's runtime settings asked (ExpectedRuntime, gate/runtime_check.h), their rows
+//  follow the clock row: each sysctl, the workqueue cpumask, the IRQ default affinity, the IRQs'
+//  and the kernel threads' affinity, as read back after /init set them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,6 +26,7 @@
 #include "cmdline/analyze.h"
 #include "gate/guest_facts.h"
 #include "gate/interrupts.h"
+#include "gate/runtime_check.h"
 
 namespace isolab {
 
@@ -44,7 +48,8 @@ struct GateReport {
   std::string reason;  // "PASS" or "FAIL: <check>: <detail>; ..." naming the first failures
 };
 
-GateReport evaluate_gate(const ExpectedIsolation& expected, const GuestFacts& facts);
+GateReport evaluate_gate(const ExpectedIsolation& expected, const GuestFacts& facts,
+                         const ExpectedRuntime& runtime = {});
 
 nlohmann::json to_json(const GateReport& r);
 std::string to_text(const GateReport& r);  // fixed-width table, one row per check

@@ -269,6 +269,7 @@ GuestFacts parse_guest_facts(const std::map<std::string, std::string>& records) 
   read_irq_affinity(r, f);
   read_interrupts(r, f);
   read_busy_window(r, f);
+  if (const std::string* v = r.get("runtime", false)) f.runtime_record = *v;
   return f;
 }
 

@@ -10,7 +10,8 @@
 //    isolated, nohz_full (absent when the sysfs file does not exist), dmesg, irq_affinity
 //    (lines "<irq> <effective_affinity_list>"), default_smp_affinity (hex mask),
 //    workqueue_cpumask (hex mask, may be absent), interrupts_before / interrupts_after
-//    (/proc/interrupts around the busy window), busy_window_s (decimal seconds).
+//    (/proc/interrupts around the busy window), busy_window_s (decimal seconds), runtime (kept as
+//    sent).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,9 @@ struct GuestFacts {
   std::optional<InterruptsSnapshot> interrupts_before, interrupts_after;
   std::optional<double> busy_window_s;
   ClockState clock;
+  // Record "runtime" as sent (guest/runtime_script.h), read by the gate's runtime rows
+  // (gate/runtime_check.h); nullopt when the guest sent none.
+  std::optional<std::string> runtime_record;
   std::vector<std::string> problems;  // "<key>: <what>"
 };
 

@@ -313,7 +313,8 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
   std::vector<std::pair<std::string, std::string>> files;
   std::string init = kInitHead;
   init.insert(init.find("echo \"isolab: init started\""), "NONCE=" + p.nonce + "\n");
-  init += render_tick_check(p) + render_precheck(p) + render_sysctls(p.sysctls);
+  init += render_tick_check(p) + render_precheck(p) + render_runtime_settings(p.runtime) +
+          render_sysctls(p.sysctls);
   if (!p.before_steps.empty()) init += p.before_steps + "\n";
   init += render_lock_contention_setup(p.steps);
   init += "if [ $skip = 0 ]; then\ncd /tmp/out\n";

@@ -12,7 +12,8 @@
 // default_smp_affinity, workqueue_cpumask, interrupts_before, interrupts_after, busy_window_s,
 // clocksource, trace_events (tracefs set_event), node_online (/sys/devices/system/node/online,
 // only with CONFIG_NUMA), numa_nodes (one line per node: "node<N> <cpulist> <MemTotal kB>"),
-// sysctls (after the precheck: see GuestPlan::sysctls), lock_contention_trigger (the trigger
+// runtime (after the precheck: GuestPlan::runtime), sysctls (after the precheck: see
+// GuestPlan::sysctls), lock_contention_trigger (the trigger
 // file of lock:contention_begin after lock_contention_arm_script(), only when a step traces and
 // the kernel has the event); and at the end dmesg_end. A traced step also sends
 // "<name>.lock_contention": the contention_begin/end lines of every CPU, each begin followed by
@@ -25,6 +26,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "guest/runtime_script.h"
 
 namespace isolab {
 
@@ -52,6 +55,9 @@ struct GuestPlan {
   // "<name>\t<write exit status>\t<value read back, tabs as spaces>" (guest/sysctl.h parses it).
   // Names [a-z0-9_]+(.[A-Za-z0-9_-]+)+; values [A-Za-z0-9 _.,:+=-]*.
   std::vector<std::pair<std::string, std::string>> sysctls;
+  // The customer's runtime settings (guest/runtime_script.h), set after the precheck and before
+  // `sysctls` (so that a variant's sysctl overrides the customer's): record "runtime".
+  GuestRuntime runtime;
   std::vector<GuestStep> steps;
 };
 

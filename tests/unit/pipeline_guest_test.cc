@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "cmdline/analysis_output.h"
 #include "guest/init_script.h"
 #include "pipeline/host_cpu_plan.h"
 #include "pipeline/run_plan.h"

@@ -21,8 +21,8 @@ inline std::filesystem::path specs_dir() {
   return std::filesystem::path(ISOLAB_TEST_DATA_DIR) / "specs";
 }
 
-// Loads tests/data/specs/<name> with its relative paths (config fragments, patches) made
-// absolute, so that a modified copy can be written anywhere.
+// Loads tests/data/specs/<name> with its relative paths (config fragments, patches, the
+// customer's machine) made absolute, so that a modified copy can be written anywhere.
 inline nlohmann::json load_spec(const std::string& name) {
   nlohmann::json j = nlohmann::json::parse(read_file(specs_dir() / name));
   auto abs = [](nlohmann::json& arr) {
@@ -34,6 +34,11 @@ inline nlohmann::json load_spec(const std::string& name) {
     abs(j["kernel"]["config_fragments"]);
   for (auto& v : j["variants"])
     if (v.contains("patches")) abs(v["patches"]);
+  if (j.contains("customer") && j["customer"].contains("machine")) {
+    nlohmann::json one = nlohmann::json::array({j["customer"]["machine"]});
+    abs(one);
+    j["customer"]["machine"] = one[0];
+  }
   return j;
 }
 

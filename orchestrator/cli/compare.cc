@@ -35,8 +35,8 @@ int relabel_aa_command(const CompareCommandOptions& o, std::ostream& out) {
 // compare's host-load flag (compare/host_load.h) as a line of its own; "" when neither side
 // recorded cells[].host_load.
 std::string host_load_line(const LoadedComparison& l) {
-  const auto a = variant_host_loads(l.run_a, l.variant_a);
-  const auto b = variant_host_loads(l.run_b, l.variant_b);
+  const auto a = variant_host_loads(l.result_a, l.variant_a);
+  const auto b = variant_host_loads(l.result_b, l.variant_b);
   if (a.empty() && b.empty()) return "";
   return host_load_flag_line(compare_host_loads(a, b, l.comparison.settings.alpha)) + "\n";
 }
@@ -54,7 +54,10 @@ int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostr
       err << "isolab compare: " << e.what() << "\n";
       return 2;
     }
-    out << render(l.comparison, format);
+    err << unfinished_run_note(l.run_a, l.dir_a, "isolab compare");
+    if (l.dir_b != l.dir_a) err << unfinished_run_note(l.run_b, l.dir_b, "isolab compare");
+    out << (format == ReportFormat::text ? render_text(l.comparison, {.all_rows = o.all_rows})
+                                         : render(l.comparison, format));
     if (o.format == "text" || o.format == "markdown") out << host_load_line(l);
     if (o.history_db) {
       HistoryDb db = HistoryDb::open(*o.history_db);
@@ -96,10 +99,20 @@ struct CompareCommand {
                    "text, json, markdown, junit or html (the page of `isolab report`)")
         ->check(CLI::IsMember({"text", "json", "markdown", "junit", "html"}))
         ->capture_default_str();
+    cmp.footer(
+        "Exit status: 0 no regression; 1 something counted against B (a primary regressed, a "
+        "kernel failure class, gate check or retry rate, a new build warning in a file B's "
+        "series touches); 3 primaries declared, nothing counted against B, and none could reach "
+        "alpha with these boots (boot more: the run's dry run says how many); 2 error or refused "
+        "comparison. docs/verdicts.md says what each rests on.");
+    cmp.add_flag("--all", opt.all_rows,
+                 "Text: list every metric row (by default the primaries and the rows that "
+                 "changed; the other formats hold every row)");
     cmp.add_option("--variant-a", opt.variant_a,
                    "Variant of the first run to use as A (default: its first)");
     cmp.add_option("--variant-b", opt.variant_b,
-                   "Variant to use as B (default: the second of the run)");
+                   "Variant to use as B (default: one run, its second variant; two runs, the "
+                   "variant of B's run named as A's when it has one, else its first)");
     cmp.add_option("--noise-floor", noise_floor, "Calibration JSON from `isolab calibrate`");
     for (const auto& f : kHostFlags) cmp.add_flag(f.name, opt.*f.member, f.help);
     cmp.add_option("--primary", opt.primary,

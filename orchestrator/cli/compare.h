@@ -15,6 +15,9 @@ namespace isolab {
 // isolab compare's options: what to compare (CompareRequest) and how to answer.
 struct CompareCommandOptions : CompareRequest {
   std::string format = "text";  // text | json | markdown | junit
+  // --all: the text report lists every metric row, not only the primaries and the rows that
+  // changed (report/text.h TextOptions); the other formats always hold every row.
+  bool all_rows = false;
   // When set, both runs are indexed into this history database and the outcome recorded
   // (so last_good_run() can skip regressed runs).
   std::optional<std::filesystem::path> history_db;
@@ -25,7 +28,10 @@ struct CompareCommandOptions : CompareRequest {
 
 // `isolab compare` as a function of its parsed options: writes the report to `out`,
 // diagnostics to `err`, never throws, and returns the process exit status: 0 no regression,
-// 1 at least one regression, 2 error or refused comparison.
+// 1 something counted against B, 3 no declared primary could reach alpha with these boots
+// (compare/exit_status.h), 2 error or refused comparison. A run that did not finish (result.json
+// "status" "interrupted" or "running") is compared on the cells it recorded, with
+// unfinished_run_note() (cli/report.h) on `err`.
 // Settings come from the B run's spec "compare" section (result.json /spec/compare; errors
 // name that pointer), plus the noise floors and --primary. With relabel_aa the exit status is 0
 // once the report is written (2 on error).

@@ -9,6 +9,20 @@
 
 namespace isolab {
 
+std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
+                                const std::string& who) {
+  const nlohmann::json* status =
+      run.is_object() && run.contains("status") ? &run["status"] : nullptr;
+  if (!status || !status->is_string() || (*status != "interrupted" && *status != "running"))
+    return "";
+  const std::size_t cells =
+      run.contains("cells") && run["cells"].is_array() ? run["cells"].size() : 0;
+  return who + ": note: run " + dir.string() + " did not finish (status \"" +
+         status->get<std::string>() + "\", " + std::to_string(cells) +
+         " cells recorded): the comparison rests on those cells; `isolab run SPEC --resume " +
+         dir.string() + "` finishes it\n";
+}
+
 int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostream& err) {
   const char* who = o.compare_status ? "isolab compare" : "isolab report";
   try {
@@ -19,6 +33,9 @@ int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostrea
       err << who << ": " << e.what() << "\n";
       return 2;
     }
+    err << unfinished_run_note(d.loaded.run_a, d.loaded.dir_a, who);
+    if (d.loaded.dir_b != d.loaded.dir_a)
+      err << unfinished_run_note(d.loaded.run_b, d.loaded.dir_b, who);
     const std::string page = render_html_report(d);
     if (!o.output || o.output->string() == "-") {
       out << page;

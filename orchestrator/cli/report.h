@@ -3,8 +3,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include "cli/subcommand.h"
 #include "compare/request.h"
@@ -15,7 +17,7 @@ struct ReportCommandOptions {
   CompareRequest compare;  // runs, variants, --force, --noise-floor
   // Where the page goes: a file (written atomically), or `out` when empty or "-".
   std::optional<std::filesystem::path> output;
-  // true: return compare's exit status (0 no regression, 1 regression) as `compare --format
+  // true: return compare's exit status (compare/exit_status.h: 0, 1 or 3) as `compare --format
   // html` does; false (`isolab report`): 0 once the page is written.
   bool compare_status = false;
 };
@@ -23,6 +25,12 @@ struct ReportCommandOptions {
 // Writes the page (report/html.h) and, with an output file, its path on `err`. Errors go to
 // `err` ("isolab report: error: ..."); returns 2 on error or a refused comparison.
 int report_command(const ReportCommandOptions& options, std::ostream& out, std::ostream& err);
+
+// For a run whose result.json "status" is "interrupted" or "running": "isolab compare: note: run
+// DIR did not finish (status "interrupted", N cells recorded): the comparison rests on those
+// cells; `isolab run SPEC --resume DIR` finishes it\n" (`who` names the command); "" otherwise.
+std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
+                                const std::string& who);
 
 // Declares `isolab report`'s options (CLI11) on `sub`; the action runs it and returns its exit
 // status.

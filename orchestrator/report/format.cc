@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/text.h"
 #include "cmdline/cpulist.h"
 #include "compare/verdict_rules.h"
 
@@ -116,6 +117,21 @@ std::size_t width_of(const std::string& s) {
   std::size_t n = 0;
   for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
   return n;
+}
+
+std::string wrap(const std::string& text, std::size_t width, const std::string& first,
+                 const std::string& rest) {
+  std::string out, line;
+  for (std::string_view word : split_space(text)) {
+    const std::string& indent = out.empty() ? first : rest;
+    if (!line.empty() && width_of(indent + line) + 1 + word.size() > width) {
+      out += indent + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + std::string(word);
+  }
+  if (!line.empty()) out += (out.empty() ? first : rest) + line + "\n";
+  return out;
 }
 
 // The columns of one kind's table; `interval` names the interval ("95% CI", or "CI").

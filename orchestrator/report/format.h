@@ -51,6 +51,11 @@ std::string gate_cell(std::size_t pass, std::size_t total);
 std::string verdict_cell(const MetricRow& r);  // the verdict's name
 // Width of a cell in code points ("µs" is 2).
 std::size_t width_of(const std::string& s);
+// text's words (split on spaces) filled into lines of at most `width` code points, the first
+// line starting with `first`, the others with `rest`, each ending in "\n"; a word longer than a
+// line stands alone on its own. "" for a text without words.
+std::string wrap(const std::string& text, std::size_t width, const std::string& first,
+                 const std::string& rest);
 
 // A column of a metric table: its header, alignment and cell.
 struct Column {

@@ -30,10 +30,26 @@ std::string where_text(const MetricRow& r) {
   return cpus.empty() ? "" : (r.cpus.size() == 1 ? " on CPU " : " on CPUs ") + cpus;
 }
 
+// Whether the range rule, not a p, decided the row (compare/verdict_rules.h rule 2).
+bool by_range_rule(const MetricRow& r) { return r.test.range && r.test.range->applies; }
+
+// What the verdict rests on: the range rule's false-alarm bound, or the decisive p.
+std::string decided_by(const MetricRow& r) {
+  if (by_range_rule(r))
+    return "the range rule (false-alarm bound " + p_short(r.test.range->bound) + ")";
+  return decisive_p_name(r) + " = " + p_short(decisive_p(r));
+}
+
 std::string verdict_clause(const MetricRow& r) {
   std::string s = std::string(", ") + verdict_name(r.verdict.verdict);
-  if (has_both(r)) s += ", " + decisive_p_name(r) + " = " + p_short(decisive_p(r));
+  if (has_both(r)) s += ", " + decided_by(r);
   return s;
+}
+
+// The p (or the range rule's bound) a summary line names, and its name.
+nlohmann::json p_detail(const MetricRow& r) {
+  if (by_range_rule(r)) return {{"p", jnum(r.test.range->bound)}, {"p_name", "range rule bound"}};
+  return {{"p", jnum(decisive_p(r))}, {"p_name", decisive_p_name(r)}};
 }
 
 SummaryLine count_summary(const MetricRow& r) {
@@ -52,9 +68,8 @@ SummaryLine count_summary(const MetricRow& r) {
               {"cpus", cpu_list_text(r.cpus)},
               {"unit", r.unit},
               {"a", jnum(c.mean_a)},
-              {"b", jnum(c.mean_b)},
-              {"p", jnum(decisive_p(r))},
-              {"p_name", decisive_p_name(r)}};
+              {"b", jnum(c.mean_b)}};
+  l.detail.update(p_detail(r));
   return l;
 }
 
@@ -75,9 +90,8 @@ SummaryLine value_summary(const MetricRow& r) {
               {"unit", r.unit},
               {"a", jnum(a)},
               {"b", jnum(b)},
-              {"change_pct", jnum(r.change_pct)},
-              {"p", jnum(decisive_p(r))},
-              {"p_name", decisive_p_name(r)}};
+              {"change_pct", jnum(r.change_pct)}};
+  l.detail.update(p_detail(r));
   return l;
 }
 

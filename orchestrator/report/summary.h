@@ -33,12 +33,15 @@ namespace isolab {
 // (role; metric "<wl>.noise.<cause>[_per_s]" becomes "<wl>: <cause>", any other name is kept;
 // rates are per-boot means; the CPUs are the row's; "(new)" after a rate that was 0 in every A
 // boot; the p its verdict rests on: "Holm p" or "one-sided p" for primary rows, "family-wise p"
-// or "p" for secondary ones). A timing (medians) or instruction (means) row's line:
+// or "p" for secondary ones; for a row the range rule decided (compare/verdict_rules.h rule 2)
+// "the range rule (false-alarm bound 0.00099)" instead). A timing (medians) or instruction (means)
+// row's line:
 //   "secondary: vmstat-syscall.cycles_per_syscall: 7400 -> 8140 cycles (+10.00%), regressed,
 //    family-wise p = 0.008".
 // `detail` is the JSON form: {"kind" ("basis", "count", "timing", "instructions", "failure",
 // "gate", "build-warnings", "missing", "secondary"), "verdict", "text", and for a row line
-// "metric", "role", "unit", "a", "b", "p", "p_name" (a count line also "label", "cpus"; a
+// "metric", "role", "unit", "a", "b", "p", "p_name" ("range rule bound", with the bound as "p",
+// for a row the range rule decided) (a count line also "label", "cpus"; a
 // timing or instruction line "change_pct"); for the basis "primary" (row names),
 // "primary_origin", "secondary", "exit_status"; for the closing line "rows", "no_change",
 // "inconclusive", "relabellings", "exact"}.

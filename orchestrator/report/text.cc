@@ -13,6 +13,9 @@ using namespace report_detail;
 
 namespace {
 
+// The width of a terminal the answer is written for.
+constexpr std::size_t kColumns = 80;
+
 void table_text(const std::vector<const MetricRow*>& rows, const std::vector<Column>& cols,
                 std::ostringstream& o) {
   std::vector<std::size_t> width;
@@ -32,20 +35,51 @@ void table_text(const std::vector<const MetricRow*>& rows, const std::vector<Col
   }
 }
 
+// Whether a row is shown without --all: a primary, or a secondary that changed.
+bool shown(const MetricRow& r, const TextOptions& opt) {
+  return opt.all_rows || r.primary || moved(r) || r.verdict.verdict == Verdict::changed_below;
+}
+
+std::vector<const MetricRow*> shown_rows(const Comparison& c, RowFilter kind,
+                                         const TextOptions& opt) {
+  std::vector<const MetricRow*> rows = rows_where(c, kind);
+  std::erase_if(rows, [&](const MetricRow* r) { return !shown(*r, opt); });
+  return rows;
+}
+
+// "(N secondary rows not shown: ... ; --all shows every row)", when rows are hidden.
+void hidden_text(const Comparison& c, const TextOptions& opt, std::ostringstream& o) {
+  std::size_t hidden = 0, no_change = 0;
+  for (const auto& r : c.metrics) {
+    if (shown(r, opt)) continue;
+    ++hidden;
+    no_change += r.verdict.verdict == Verdict::no_change;
+  }
+  if (hidden == 0) return;
+  o << "\n"
+    << wrap("(" + std::to_string(hidden) + " secondary rows not shown: " +
+                std::to_string(no_change) + " no significant change, " +
+                std::to_string(hidden - no_change) + " inconclusive; --all shows every row)",
+            kColumns, "", " ");
+}
+
 // The three tables of render_text: timings, counts on the isolated CPUs, instruction counts.
-void tables_text(const Comparison& c, std::ostringstream& o) {
+void tables_text(const Comparison& c, const TextOptions& opt, std::ostringstream& o) {
   const std::string ci = num(100 * c.settings.confidence_level, "%.3g") + "% CI";
-  if (auto rows = rows_where(c, is_timing_row); !rows.empty())
+  if (auto rows = shown_rows(c, is_timing_row, opt); !rows.empty()) {
+    o << "\n";
     table_text(rows, table_columns(MetricKind::timing, ci), o);
-  if (auto rows = rows_where(c, is_count); !rows.empty()) {
+  }
+  if (auto rows = shown_rows(c, is_count, opt); !rows.empty()) {
     o << "\ncount metrics on the isolated CPUs (per-boot means; B-A with its " << ci
       << " from the inverted permutation test of the means; per-CPU rows '[cpuN]'):\n";
     table_text(rows, table_columns(MetricKind::count, ci), o);
   }
-  if (auto rows = rows_where(c, is_instructions); !rows.empty()) {
+  if (auto rows = shown_rows(c, is_instructions, opt); !rows.empty()) {
     o << "\ninstruction counts (per-boot means; permutation test of the means):\n";
     table_text(rows, table_columns(MetricKind::instructions, ci), o);
   }
+  hidden_text(c, opt, o);
   const ExitBudget& b = c.budget;
   if (b.entries.empty() || !std::any_of(c.metrics.begin(), c.metrics.end(),
                                         [](const MetricRow& r) { return r.primary; }))
@@ -115,10 +149,11 @@ void hosts_text(const Comparison& c, std::ostringstream& o) {
 
 namespace {
 
-// Why each row that is not a plain "no significant change" got its verdict.
-void reasons_text(const Comparison& c, std::ostringstream& o) {
+// Why each row shown that is not a plain "no significant change" got its verdict.
+void reasons_text(const Comparison& c, const TextOptions& opt, std::ostringstream& o) {
   bool any = false;
   for (const auto& r : c.metrics) {
+    if (!shown(r, opt)) continue;
     const bool significant = has_both(r) && decisive_p(r) < c.settings.alpha;
     if (r.verdict.verdict == Verdict::no_change && !significant && !r.primary) continue;
     if (!any) o << "\nwhy:\n";
@@ -158,11 +193,16 @@ void failures_text(const Comparison& c, std::ostringstream& o) {
 
 void gate_text(const Comparison& c, std::ostringstream& o) {
   if (c.gate.empty()) return;
+  // The check column fits the longest check and a gap of two (a customer's sysctl rows are
+  // long: "sysctl kernel.hung_task_timeout_secs").
+  std::size_t width = 28;
+  for (const auto& g : c.gate) width = std::max(width, g.check.size() + 2);
+  const int w = static_cast<int>(width);
   o << "\nisolation gate (cells passing / cells checked):\n";
-  o << "  " << std::left << std::setw(28) << "check" << std::setw(10) << "A"
+  o << "  " << std::left << std::setw(w) << "check" << std::setw(10) << "A"
     << "B\n";
   for (const auto& g : c.gate) {
-    o << "  " << std::left << std::setw(28) << g.check << std::setw(10)
+    o << "  " << std::left << std::setw(w) << g.check << std::setw(10)
       << gate_cell(g.a_pass, g.a_total) << gate_cell(g.b_pass, g.b_total);
     if (!g.reason.empty())
       o << "  (" << g.reason << (g.against_b ? "; counts against B)" : "; not counted against B)");
@@ -191,33 +231,92 @@ void cells_text(const Comparison& c, std::ostringstream& o) {
 
 }  // namespace
 
-std::string render_text(const Comparison& c) {
-  std::ostringstream o;
-  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
-  o << header_line(c) << "\n";
-  o << "summary:\n";
-  for (const auto& l : summarize(c)) o << "  " << l.text << "\n";
-  o << settings_line(c) << "\n";
+namespace {
+
+// The lines of summarize() that answer: the primaries, what counted against B or was flagged.
+bool answer_line(const SummaryLine& l) {
+  const std::string kind = l.detail.value("kind", "");
+  return kind != "basis" && kind != "secondary" && l.detail.value("role", "") != "secondary";
+}
+
+// The isolation gate in one line, when no check of it was already named.
+void gate_answer(const Comparison& c, std::ostringstream& o) {
+  if (c.gate.empty()) return;
+  std::string failed;
+  for (const auto& g : c.gate)
+    if (g.a_pass < g.a_total || g.b_pass < g.b_total)
+      failed += (failed.empty() ? "" : ", ") + g.check + " (A " + gate_cell(g.a_pass, g.a_total) +
+                ", B " + gate_cell(g.b_pass, g.b_total) + ")";
+  o << wrap(failed.empty() ? "isolation gate: all " + std::to_string(c.gate.size()) +
+                                 " checks passed in every cell checked"
+                           : "isolation gate: failed in some cell: " + failed,
+            kColumns, "  ", "    ");
+}
+
+// What could not be decided: inconclusive primaries, cells that did not count.
+void undecided_answer(const Comparison& c, std::ostringstream& o) {
+  std::string names;
+  for (const auto& r : c.metrics)
+    if (r.primary && r.verdict.verdict == Verdict::inconclusive)
+      names += (names.empty() ? "" : ", ") + r.name;
+  if (!names.empty())
+    o << wrap("not decided: " + names + " (inconclusive: see why below)", kColumns, "  ", "    ");
+  if (!c.issues.empty())
+    o << wrap("cells that did not count: " + std::to_string(c.issues.size()) + " (listed below)",
+              kColumns, "  ", "    ");
+}
+
+// The first screen: the verdict and what decided it, the secondary rows that changed, the method.
+void answer_text(const Comparison& c, std::ostringstream& o) {
+  const std::vector<SummaryLine> lines = summarize(c);
+  const nlohmann::json& basis = lines.front().detail;
+  o << "verdict: " << basis.value("verdict", "") << " (exit status "
+    << basis.value("exit_status", 0) << ")\n";
+  if (basis.value("primary", nlohmann::json::array()).empty())
+    o << wrap("no primary metric declared (spec compare.primary or --primary)", kColumns, "  ",
+              "    ");
+  for (const auto& l : lines)
+    if (answer_line(l)) o << wrap(l.text, kColumns, "  ", "    ");
+  gate_answer(c, o);
+  undecided_answer(c, o);
+  o << "\n";
+  for (const auto& l : lines)
+    if (!answer_line(l) && l.detail.value("kind", "") != "basis")
+      o << wrap(l.text, kColumns, "", "    ");
+  o << wrap("method: " + basis.value("text", ""), kColumns, "", "  ");
+}
+
+void caveats_text(const Comparison& c, std::ostringstream& o) {
   if (c.forced) {
     o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
-    for (const auto& d : c.differences) o << "  - " << d << "\n";
+    for (const auto& d : c.differences) o << wrap("- " + d, kColumns, "  ", "    ");
   }
   if (!c.version_differences.empty()) {
     o << "tool versions differ between A and B:\n";
-    for (const auto& d : c.version_differences) o << "  - " << d << "\n";
+    for (const auto& d : c.version_differences) o << wrap("- " + d, kColumns, "  ", "    ");
   }
-  o << "\n";
-  tables_text(c, o);
+}
+
+}  // namespace
+
+std::string render_text(const Comparison& c, const TextOptions& options) {
+  std::ostringstream o;
+  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
+  o << header_line(c) << "\n";
+  caveats_text(c, o);
+  answer_text(c, o);
+  tables_text(c, options, o);
   if (c.metrics.empty()) o << "(no metrics)\n";
   hosts_text(c, o);
-  reasons_text(c, o);
+  reasons_text(c, options, o);
   tails_text(c, o);
   profile_text(c, o);
   latency_traces_text(c, o);
   failures_text(c, o);
   gate_text(c, o);
   cells_text(c, o);
-  o << "\n" << summary_line(c) << "\n";
+  o << "\n" << wrap("settings: " + settings_line(c), kColumns, "", "  ");
+  o << "\n" << summary_line(c) << "\n";  // one line, for scripts that grep the tally
   return o.str();
 }
 

@@ -4,6 +4,7 @@
 // the isolated CPUs, with exit status 1, under TCG on this machine.
 #include <gtest/gtest.h>
 
+#include "unwrapped.h"
 #include "vm/isolab_run.h"
 
 namespace isolab {
@@ -33,10 +34,13 @@ TEST(PipelineVerdict, PlantedRegressionIsCaught) {
 
   ProcessResult cmp = run_isolab_command({"compare", r.run_dir.string()});
   EXPECT_EQ(cmp.exit_code, 1) << cmp.out << cmp.err;
-  // The summary comes first and names the planted metric as regressed.
-  std::size_t line = cmp.out.find("vmstat_update on CPUs 2-3");
+  // The answer comes first and names the planted metric as regressed (its line word-wrapped).
+  EXPECT_LT(cmp.out.find("\nverdict: regressed (exit status 1)\n"), cmp.out.find("\nmethod: "))
+      << cmp.out;
+  const std::string out = unwrapped(cmp.out);
+  std::size_t line = out.find("vmstat_update on CPUs 2-3");
   ASSERT_NE(line, std::string::npos) << cmp.out;
-  std::string first = cmp.out.substr(line, cmp.out.find('\n', line) - line);
+  std::string first = out.substr(line, out.find('\n', line) - line);
   EXPECT_NE(first.find("regressed"), std::string::npos) << first;
 }
 

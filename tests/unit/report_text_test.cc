@@ -1,0 +1,88 @@
+// The text report of a real run (tests/data/runs/planted-regression-kqin12, with the planted
+// vmstat_update as its primary): the answer on the first 80x24 screen, the method after it,
+// and only the rows that changed unless --all.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compare/request.h"
+#include "report/format.h"
+#include "report/json.h"
+#include "report/text.h"
+#include "report_hostile.h"
+#include "unwrapped.h"
+
+namespace isolab {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Comparison planted() {
+  CompareRequest r;
+  r.run_dirs = {kReportRun};
+  r.primary = kReportPrimary;
+  std::ostringstream err;
+  return load_comparison(r, err).comparison;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(TextReport, TheAnswerFitsTheFirstScreen) {
+  const std::vector<std::string> lines = lines_of(render_text(planted()));
+  ASSERT_GE(lines.size(), 24u);
+  const std::vector<std::string> screen(lines.begin(), lines.begin() + 24);
+  // Every line of the answer, up to the end of the method's paragraph, fits 80 columns (the
+  // runs' names aside); the tables below it are as wide as their columns.
+  std::string first;
+  bool method = false;
+  for (const auto& l : screen) {
+    first += l + "\n";
+    if (method && l.rfind("  ", 0) != 0) break;
+    method = method || l.rfind("method:", 0) == 0;
+    if (l.rfind("A = ", 0) == 0 || l.rfind("B = ", 0) == 0) continue;
+    EXPECT_LE(report_detail::width_of(l), 80u) << l;
+  }
+  ASSERT_TRUE(method) << first;
+  EXPECT_EQ(screen[3], "verdict: regressed (exit status 1)");
+  EXPECT_THAT(first, HasSubstr("  primary: vmstat-idle: vmstat_update on CPUs 5-7: 0/s -> 1.04/s"));
+  EXPECT_THAT(first, HasSubstr("  isolation gate: all 11 checks passed in every cell checked\n"));
+  EXPECT_THAT(first, HasSubstr("  cells that did not count: 1 (listed below)\n"));
+  // The method follows the answer; the settings come last.
+  EXPECT_LT(first.find("verdict:"), first.find("method: exit status 1: rests on 1 primary"));
+  EXPECT_THAT(first, Not(HasSubstr("settings:")));
+}
+
+TEST(TextReport, OnlyTheRowsThatChangedUnlessAll) {
+  const Comparison c = planted();
+  const std::string text = render_text(c);
+  const std::string all = render_text(c, {.all_rows = true});
+  // The primary's row is shown; the 121 inconclusive and 3 unchanged secondary rows are counted.
+  EXPECT_THAT(text, HasSubstr("vmstat-idle.noise.vmstat_update_per_s  1/s"));
+  EXPECT_THAT(unwrapped(text), HasSubstr("(124 secondary rows not shown: 3 no significant "
+                                         "change, 121 inconclusive; --all shows every row)"));
+  EXPECT_THAT(text, Not(HasSubstr("latency.latency_max_us")));
+  EXPECT_THAT(all, HasSubstr("latency.latency_max_us"));
+  EXPECT_THAT(all, Not(HasSubstr("rows not shown")));
+  EXPECT_LT(lines_of(text).size() + 124, lines_of(all).size());
+  // JSON keeps every row whatever the text shows.
+  EXPECT_EQ(render_json(c)["metrics"].size(), c.metrics.size());
+}
+
+TEST(TextReport, WrapFillsLinesAndKeepsALongWordWhole) {
+  using report_detail::wrap;
+  EXPECT_EQ(wrap("a bb ccc dddd", 8, "  ", "    "), "  a bb\n    ccc\n    dddd\n");
+  EXPECT_EQ(wrap("averyveryverylongword x", 8, "", ""), "averyveryverylongword\nx\n");
+  EXPECT_EQ(wrap("  ", 80, "", ""), "");
+}
+
+}  // namespace
+}  // namespace isolab

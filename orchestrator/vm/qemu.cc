@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/shell_words.h"
 #include "vm/qmp.h"
 #include "vm/watch.h"
 
@@ -260,9 +261,22 @@ VmOutcome ended(VmOutcome out, VmOutcome::End end, std::string detail, double se
 
 }  // namespace
 
+fs::path qemu_command_file(const VmConfig& cfg) {
+  return cfg.console_log.parent_path() / "qemu-command.sh";
+}
+
+void write_qemu_command(const VmConfig& cfg, const std::vector<std::string>& argv) {
+  write_file_atomic(
+      qemu_command_file(cfg),
+      "#!/bin/sh\n# The QEMU command of this boot, as isolab ran it. With host CPU pinning QEMU "
+      "starts\n# paused (-S) and waits for 'cont' on its QMP socket.\nexec " +
+          shell_command(argv) + "\n");
+}
+
 VmOutcome QemuBackend::run(const VmConfig& cfg) {
   auto argv = qemu_argv(cfg);  // validates
   prepare_output_files(cfg);
+  write_qemu_command(cfg, argv);
   const fs::path qlog = effective_qemu_log(cfg);
 
   ProcessSpec spec;

@@ -98,6 +98,15 @@ std::optional<std::string> host_cpu_placement_error(std::string_view output);
 // The first matching line wins.
 std::optional<std::string> accelerator_failure(std::string_view qemu_output);
 
+// qemu-command.sh beside cfg.console_log (the cell's directory).
+std::filesystem::path qemu_command_file(const VmConfig& cfg);
+
+// Writes qemu_command_file(cfg): "#!/bin/sh", a comment, then "exec " and argv as one shell
+// command (base/shell_words.h), kernel, initramfs and plugin paths included, so that a person
+// can boot the same guest again by hand. QemuBackend::run calls it before starting QEMU.
+// Throws isolab::Error when the file cannot be written.
+void write_qemu_command(const VmConfig& cfg, const std::vector<std::string>& argv);
+
 // Runs QEMU as a child of the ProcessRunner (own process group). With cfg.vcpu_pin it pins
 // first: QMP query-cpus-fast gives the vCPU thread ids, sched_setaffinity pins them and every
 // other thread (vm/qmp.h), the affinity read back goes to VmOutcome::affinity, then QMP "cont";

@@ -150,18 +150,30 @@ std::string vm_cpu_list(const std::vector<unsigned>& cpus) {
   return out;
 }
 
+const std::vector<AddedParam>& insn_count_params() {
+  static const std::vector<AddedParam> params = {
+      {"nokaslr",
+       "KASLR would move the kernel away from its System.map, by which the instruction-counting "
+       "plugin and the function profile name functions"},
+      {"clocksource=tsc",
+       "the same clocksource in every boot of a kernel (left out when the line chooses one)"},
+      {"tsc=reliable",
+       "no TSC synchronization check between CPUs nor TSC watchdog, whose outcome under "
+       "emulation follows the host's timing"},
+  };
+  return params;
+}
+
 std::string insn_count_cmdline(const VmConfig& cfg) {
   if (!insn_plugin_active(cfg)) return "";
-  // KASLR would move the kernel away from its System.map, which the plugin and the profile
-  // read. The clocksource: a TSC the kernel trusts (tsc=reliable: no synchronization check
-  // between CPUs, whose outcome under emulation follows the host's timing) unless the line
-  // chooses one.
-  std::string s = " nokaslr";
   bool chooses = false;
   for (std::size_t at = 0; (at = cfg.cmdline.find("clocksource=", at)) != std::string::npos; ++at)
     chooses = chooses || at == 0 || std::isspace(static_cast<unsigned char>(cfg.cmdline[at - 1]));
-  if (!chooses) s += " clocksource=tsc";
-  return s + " tsc=reliable";
+  std::string s;
+  for (const AddedParam& p : insn_count_params())
+    if (!chooses || std::string_view(p.param).rfind("clocksource=", 0) != 0)
+      s += std::string(" ") + p.param;
+  return s;
 }
 
 std::string full_kernel_cmdline(const VmConfig& cfg) {

@@ -130,6 +130,15 @@ std::string full_kernel_cmdline(const VmConfig& cfg);
 // then the same in every boot of a kernel, and each cell records it).
 std::string insn_count_cmdline(const VmConfig& cfg);
 
+// A kernel parameter isolab adds to the guest's line, with why (for the dry run's plan).
+struct AddedParam {
+  const char* param;   // "nokaslr"
+  const char* reason;  // one clause, no final period
+};
+
+// The parameters insn_count_cmdline() adds, in its order, each with its reason.
+const std::vector<AddedParam>& insn_count_params();
+
 // The -cpu model of TCG boots: a named model, so that the CPUID bits the kernel picks its
 // string routines by (ERMS, FSRM, REP_GOOD through the vendor and family) and its clocksource
 // by (constant TSC) do not change with the QEMU version, as "max" does. IvyBridge-v1: Intel

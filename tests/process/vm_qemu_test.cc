@@ -56,6 +56,27 @@ TEST(QemuBackendReal, MissingKernelIsQemuFailedWithStderr) {
   EXPECT_TRUE(fs::exists(c.result_channel));
 }
 
+// The cell's qemu-command.sh, run by sh, starts the same QEMU: here it fails on the same missing
+// kernel, naming it.
+TEST(QemuBackendReal, TheWrittenCommandBootsTheSameGuestAgain) {
+  Dir d("command");
+  auto runner = make_real_runner();
+  QemuBackend qb(*runner);
+  VmConfig c = base(d.p, "isolab-test-command-" + std::to_string(::getpid()));
+  c.kernel = d.p / "it's not here" / "bzImage";
+  (void)qb.run(c);
+  const std::string script = read_file(qemu_command_file(c));
+  EXPECT_THAT(script, HasSubstr("exec qemu-system-x86_64 "));
+  EXPECT_THAT(script, HasSubstr("-kernel '" + (d.p / "it'\\''s not here").string()));
+  ProcessSpec again;
+  again.argv = {"sh", qemu_command_file(c).string()};
+  again.stderr_to_stdout = true;
+  again.timeout = std::chrono::seconds(30);
+  const ProcessResult r = runner->run(again);
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_THAT(r.out, HasSubstr("it's not here"));
+}
+
 // A "kernel" that QEMU loads but that never writes to ttyS0: the probe image. Its guest ends
 // through isa-debug-exit only when that device exists, which qemu_argv does not add, so it
 // halts silently: boot_timeout, and the QEMU group is gone afterwards.

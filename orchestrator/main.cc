@@ -4,7 +4,8 @@
 // Exit status (every subcommand): 0 success; 2 bad input or failure, with a message on stderr
 // that says what and where. `isolab compare` also returns 1 when a declared primary metric
 // regressed or B has a kernel failure, gate failure or build warning counted against it
-// (compare/compare.h).
+// (compare/compare.h). `isolab budget` (and `isolab run` of a spec with budgets) returns 4 when
+// a budget enforced on this run is over (budgets/judge.h; docs/verdicts.md "Budgets").
 //
 // Layout: one file per subcommand in cli/ (its options and what it does once parsed); the table
 // subcommands() below lists them in `isolab --help` order, and main() registers them and runs
@@ -18,6 +19,7 @@
 
 #include "base/error.h"
 #include "cli/bisect.h"
+#include "cli/budget.h"
 #include "cli/cache.h"
 #include "cli/calibrate.h"
 #include "cli/cmdline.h"
@@ -25,6 +27,7 @@
 #include "cli/doctor.h"
 #include "cli/history.h"
 #include "cli/import.h"
+#include "cli/machine.h"
 #include "cli/report.h"
 #include "cli/run.h"
 #include "sys/process.h"
@@ -50,6 +53,13 @@ std::span<const Subcommand> subcommands() {
        "Exit status: 0 no primary metric regressed and no failure counted against B, 1 otherwise, "
        "2 error or invalid comparison.",
        isolab::declare_compare},
+      {"budget",
+       "Judge a recorded or imported run against budgets (its spec's, or --spec FILE's): each "
+       "budget on each CPU of each cell passes or is over; timing budgets are enforced on KVM and "
+       "real machines only.\n"
+       "Exit status: 0 within budget, 4 over budget, 3 no enforced budget could be judged, 2 "
+       "error.",
+       isolab::declare_budget},
       {"report",
        "One self-contained HTML page of a comparison (plots of every boot, latency histograms, "
        "interruptions per isolated CPU, gate, kernels, host): RUN_DIR, or RUN_A RUN_B.",
@@ -74,6 +84,11 @@ std::span<const Subcommand> subcommands() {
       {"cmdline",
        "Understand a kernel command line as the kernel does and derive the guest for it.",
        isolab::declare_cmdline},
+      {"machine",
+       "Read what a customer hands over (sos report, must-gather, PerformanceProfile, TuneD "
+       "variables) and print the machine: CPUs, topology, isolation, TuneD, sysctls, IRQs on "
+       "isolated CPUs, each with its source, and what could not be read.",
+       isolab::declare_machine},
       {"import",
        "Make outputs captured on a real machine into a run directory (result.json as `run` "
        "writes), one cell per FILE, for compare/report/history; prints the run directory.",
@@ -104,7 +119,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "isolab: A/B testing of Linux kernels for CPU isolation and latency under QEMU.\n"
       "Exit status: 0 success, 1 (compare) a primary metric regressed or a failure counts against "
-      "B, 2 bad input or failure."};
+      "B, 4 (run, budget) over budget, 2 bad input or failure."};
   app.require_subcommand(1);
   std::vector<std::pair<const CLI::App*, isolab::Action>> actions;
   for (const Subcommand& s : subcommands()) {

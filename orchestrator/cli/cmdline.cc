@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/json_text.h"
 #include "cli/common.h"
+#include "cmdline/analysis_output.h"
 #include "cmdline/analyze.h"
 
 namespace isolab {

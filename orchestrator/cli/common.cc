@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_document.h"
 
 namespace isolab {
 
@@ -28,6 +29,7 @@ std::string read_input(const std::string& arg, const std::string& file) {
       while (std::getline(std::cin, line)) s += line + "\n";
       return s;
     }
+    if (const std::string dir = directory_given(file); !dir.empty()) throw Error(dir);
     return read_file(file, 64u << 20);
   }
   return arg;

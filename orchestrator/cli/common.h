@@ -19,8 +19,8 @@ std::filesystem::path self_dir();
 // page-fault-bench, isolab-mark): $env_var when set, else self_dir() / file.
 std::filesystem::path beside_isolab(const char* env_var, const char* file);
 
-// `file`'s contents when given ('-': stdin; at most 64 MiB, else isolab::Error naming it),
-// else `arg`.
+// `file`'s contents when given ('-': stdin; at most 64 MiB; a directory is isolab::Error
+// "<file> is a directory"), else `arg`.
 std::string read_input(const std::string& arg, const std::string& file);
 
 // --parallel: "" -> -1 (the spec's), "auto" -> 0, else N in [1, 256]. Throws isolab::Error

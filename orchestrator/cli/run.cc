@@ -13,6 +13,7 @@
 #include "base/files.h"
 #include "base/json_text.h"
 #include "base/progress.h"
+#include "budgets/record.h"
 #include "cli/common.h"
 #include "cli/compare.h"
 #include "compare/request.h"
@@ -166,8 +167,19 @@ struct RunCommand {
     if (!quiet && progress_format != "json") print_timings(sum.run_dir);
     int status = build_status(sum);
     if (nightly) status = compare_with_baseline(spec, baseline, sum, status);
+    status = judge_budgets_of(spec, sum, status);
     std::cout << sum.run_dir.string() << std::endl;
     return status;
+  }
+
+  // The spec's budgets judged on the run (result.json "budgets"), the verdict on stderr. The
+  // run's status becomes 4 when an enforced budget is over and it was 0 or 3 (a build failure,
+  // an error or a regression keeps its own status: docs/verdicts.md "Budgets").
+  static int judge_budgets_of(const isolab::Spec& spec, const isolab::RunSummary& sum, int status) {
+    if (spec.budgets.empty() || sum.cells_ok == 0) return status;
+    const isolab::BudgetVerdict v = isolab::record_budgets(sum.run_dir, spec.budgets);
+    std::cerr << isolab::budget_verdict_text(v);
+    return v.over && (status == 0 || status == 3) ? 4 : status;
   }
 
   // Before the first kernel build: how each mailed series was read (every message left out
@@ -231,9 +243,10 @@ struct RunCommand {
   }
 
   // --dry-run: the plan as text on stdout (--json: as JSON).
+  // Refuses what the run refuses before any build (run_spec's own checks, the same functions).
   int print_plan(const isolab::Spec& spec) const {
+    isolab::check_spec_before_builds(spec, run_options());
     isolab::GuestDerivation g = isolab::derive_guest(spec);
-    isolab::check_guest_cmdline_length(spec, g, !no_trace);
     for (const auto& w : g.analysis.value("warnings", json::array()))
       std::cerr << "isolab: guest command line: " << w.get<std::string>() << "\n";
     if (!json_plan) {
@@ -251,6 +264,10 @@ struct RunCommand {
     for (std::size_t i = 0; i < spec.variants.size(); ++i)
       plan["variants"][i]["mailed_series"] = spec.variants[i].mailed_series;
     plan["budget"] = isolab::to_json(isolab::plan_budget(spec));
+    for (const auto& b : spec.budgets)
+      plan["budgets"].push_back(
+          {{"budget", isolab::budget_text(b)},
+           {"kind", b.kind == isolab::BudgetKind::timing ? "timing" : "count"}});
     // The local host plan only for guests that run here (not on --host / "hosts").
     if (hosts.empty() && spec.hosts.empty())
       plan["host_plan"] = isolab::to_json(

@@ -17,6 +17,7 @@
 #include "parse/console.h"
 #include "parse/system_map.h"
 #include "pipeline/cell_classify.h"
+#include "pipeline/customer_guest.h"
 #include "pipeline/guest_setup.h"
 #include "pipeline/host_sample.h"
 #include "pipeline/timings.h"
@@ -72,6 +73,7 @@ GuestPlan cell_guest_plan(const CellContext& cx, const VariantSpec& variant,
   plan.busy_cpus = cx.guest.expect_nohz_full;
   if (const char* inject = std::getenv("ISOLAB_TEST_GUEST_INJECT")) plan.before_steps = inject;
   plan.sysctls.assign(variant.sysctls.begin(), variant.sysctls.end());
+  plan.runtime = guest_runtime(expected_runtime(cx.spec, variant));
   for (const auto& w : cx.spec.workloads)
     plan.steps.push_back(guest_step(w, cx.guest.partition, cx.spec.timeouts, cx.opt.trace));
   return plan;
@@ -234,10 +236,10 @@ json keep_latency_trace(json summary, const WorkloadSpec& w, const ChannelConten
 }
 
 // The guest's facts and the isolation gate, from what it sent before any workload.
-void record_guest(json& c, const CellContext& cx, const json& vdoc,
+void record_guest(json& c, const CellContext& cx, const VariantSpec& variant, const json& vdoc,
                   std::map<std::string, std::string>& facts_map) {
   GuestFacts facts = parse_guest_facts(facts_map);
-  GateReport gate = evaluate_gate(cx.guest.expected, facts);
+  GateReport gate = evaluate_gate(cx.guest.expected, facts, expected_runtime(cx.spec, variant));
   auto fact = [&](const char* k, std::size_t n) { return sanitize_excerpt(facts_map[k], n); };
   c["guest"] = {
       {"cmdline", fact("cmdline", 4096)},
@@ -353,7 +355,7 @@ json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out
   if (!ch.problems.empty()) c["channel_problems"] = ch.problems;
   auto facts_map = ch.as_map();
   const bool reached_init = facts_map.count("uname_r") > 0;
-  if (reached_init) record_guest(c, cx, vdoc, facts_map);
+  if (reached_init) record_guest(c, cx, *p.variant, vdoc, facts_map);
   const ConsoleReport cons = classify_console(ev.console);
   c["console_findings"] = console_report_to_json(cons);
   if (const auto v = classify_boot(boot_facts(c, out, cons, ev.console, reached_init, vdoc)))

@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "guest/setup_check.h"
+#include "pipeline/customer_guest.h"
 
 namespace isolab {
 
@@ -45,6 +46,7 @@ std::string check_guest_setup(const Spec& spec, const VariantSpec& variant,
   std::vector<std::string> wanted_cpus;
   for (const auto& n : spec.numa_nodes) wanted_cpus.push_back(n.cpus);
   if (std::string why = numa_layout_mismatch(wanted_cpus, online, nodes); !why.empty()) return why;
+  if (std::string why = runtime_setup_failure(record_data(ch, "runtime")); !why.empty()) return why;
   return sysctl_mismatch(variant.sysctls, sysctls);
 }
 

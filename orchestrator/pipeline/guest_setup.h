@@ -13,7 +13,8 @@ namespace isolab {
 // Records in cell["guest"] what the guest reported ("node_online", "numa_nodes" when its kernel
 // has NUMA; sanitized) and in cell["sysctls"] the variant's sysctls as read back
 // ({"vm.numa_stat": {"wanted": "0", "read": "0", "write_status": 0}}), then returns "" when
-// the guest has the sysctls and the NUMA layout asked for, else the reason (the cell is then
+// the guest has the sysctls and the NUMA layout asked for and every customer sysctl file
+// (pipeline/customer_guest.h runtime_setup_failure), else the reason (the cell is then
 // invalid). Never throws for what the guest sent.
 std::string check_guest_setup(const Spec& spec, const VariantSpec& variant,
                               const ChannelContents& records, nlohmann::json& cell);

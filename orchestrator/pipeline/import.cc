@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_document.h"
 #include "base/json_text.h"
 #include "base/utc_time.h"
 #include "cmdline/cpulist.h"
@@ -510,6 +511,7 @@ void check_label(const std::string& label) {
 
 std::string read_input(const fs::path& f) {
   std::error_code ec;
+  if (const std::string dir = directory_given(f); !dir.empty()) throw Error(dir);
   if (!fs::is_regular_file(f, ec)) throw Error(f.string() + ": no such file");
   return read_file(f, kMaxImportBytes);
 }
@@ -531,7 +533,18 @@ json host_doc(const ImportOptions& o, const std::string& source_dir) {
     }
   }
   host["isolab_source"] = source_dir;
+  if (o.host.count("accelerator")) host["accelerator_reason"] = "--host accelerator";
   return host;
+}
+
+// "bare-metal", or --host accelerator= when it is one isolab knows.
+std::string accelerator_of(const ImportOptions& o) {
+  auto it = o.host.find("accelerator");
+  if (it == o.host.end()) return "bare-metal";
+  if (it->second != "kvm" && it->second != "tcg" && it->second != "bare-metal")
+    throw Error("--host accelerator=" + sanitize_excerpt(it->second, 40) +
+                ": expected kvm, tcg or bare-metal");
+  return it->second;
 }
 
 // The cell of FILE k: ok, or invalid when the file measured nothing.
@@ -545,7 +558,7 @@ results::CellRecord cell_record(const ImportOptions& o, std::size_t k, ImportedC
   c.status = cell.invalid_reason.empty() ? results::CellStatus::ok : results::CellStatus::invalid;
   c.failure_class = results::Nullable<results::FailureClass>();
   c.reason = cell.invalid_reason;
-  c.accelerator = "bare-metal";
+  c.accelerator = accelerator_of(o);
   c.raw_dir = "cells/" + id;
   c.metrics = json::object();
   for (const auto& [name, m] : cell.metrics) (*c.metrics)[name] = m;
@@ -594,7 +607,7 @@ results::RunResult import_run_record(const ImportOptions& o, const std::string& 
   r.status = results::RunStatus::complete;
   r.rest["imported"] = true;
   r.host = host;
-  r.comparison_key = {{"accelerator", "bare-metal"},
+  r.comparison_key = {{"accelerator", accelerator_of(o)},
                       {"cmdline", o.cmdline},
                       {"vcpus", host["nproc"]},
                       {"memory_mib", nullptr},
@@ -612,7 +625,8 @@ results::RunResult import_record(const ImportOptions& o, const std::string& sour
   const ImportParser parse = parser_for(o.tool);
   check_label(o.label);
   if (o.files.empty()) throw Error("import: give at least one FILE");
-  cpus_option(o);  // a bad --cpus is refused for every tool, not only where it selects CPUs
+  cpus_option(o);     // a bad --cpus is refused for every tool, not only where it selects CPUs
+  accelerator_of(o);  // and a bad --host accelerator= before any FILE is read
   std::vector<results::CellRecord> cells;
   for (std::size_t k = 0; k < o.files.size(); ++k) {
     const std::string text = read_input(o.files[k]);

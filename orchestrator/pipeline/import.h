@@ -32,6 +32,10 @@
 //                `rtla timerlat hist` text (parse/rtla.h). Output saying the tracer is missing
 //                ("Tracer timerlat not found!") is an error, never "no noise"
 //                (docs/sources.md [r2]).
+// The accelerator (host, every cell, comparison_key) is "bare-metal" unless --host
+// accelerator=kvm|tcg|bare-metal says where the outputs were captured (an oslat run in a TCG
+// guest: its timings are then reported, not enforced, by budgets/judge.h); any other value is
+// refused naming it.
 // comparison_key: {"accelerator": "bare-metal", "cmdline" (--cmdline or ""), "vcpus" (host
 // nproc or null), "memory_mib": null, "workloads_sha256", "host_fingerprint_sha256"}: unlike
 // any guest run, so compare needs --force and lists the differences.

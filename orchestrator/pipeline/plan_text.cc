@@ -10,6 +10,7 @@
 #include "base/progress.h"
 #include "compare/verdict_rules.h"
 #include "guest/init_script.h"
+#include "pipeline/fidelity.h"
 #include "pipeline/plan_budget.h"
 #include "workload/workload.h"
 
@@ -104,7 +105,11 @@ std::string cmdline_lines(const Spec& spec, const GuestDerivation& g, const Plan
     s += "    isolab adds " + std::to_string(trace_event_boot_param().size()) +
          " bytes of trace_event=... trace_clock=global (tracing the isolated CPUs; --no-trace "
          "drops it)\n";
-  return s + "    the backends add: console=ttyS0 panic=-1 (and no_timer_check under TCG)\n";
+  s += "    the backends add: console=ttyS0 panic=-1 (and no_timer_check under TCG)\n";
+  s += "    boots the instruction-counting plugin counts (TCG without --no-insn-count) add:\n";
+  for (const AddedParam& p : insn_count_params())
+    s += std::string("      ") + p.param + ": " + p.reason + "\n";
+  return s;
 }
 
 std::string guest_section(const Spec& spec, const GuestDerivation& g, const PlanTextFacts& f) {
@@ -122,6 +127,22 @@ std::string guest_section(const Spec& spec, const GuestDerivation& g, const Plan
   s += "  isolated CPUs: " + (iso.empty() ? std::string("none") : iso) +
        "; housekeeping CPUs: " + g.partition.housekeeping.to_list() + "\n";
   return s + cmdline_lines(spec, g, f);
+}
+
+// The customer's machine: where it was read and the fidelity table (pipeline/fidelity.h).
+std::string fidelity_section(const Spec& spec, const GuestDerivation& g) {
+  if (!spec.customer) return "";
+  const CustomerSpec& c = *spec.customer;
+  std::string s = "Customer's machine: " + c.facts.kind + " " + c.machine.filename().string() +
+                  (c.facts.node.empty() ? "" : ", node " + c.facts.node) + "; line from " +
+                  c.line_from + "; guest by the rule '" + c.shape.rule + "'\n";
+  const RuntimeSettings& r = c.runtime;
+  s += "  /init sets " + plural(static_cast<long>(r.sysctls.size()), "sysctl", "sysctls") +
+       (r.housekeeping ? " and moves the workqueues, IRQs and kernel threads to the "
+                         "housekeeping CPUs"
+                       : "") +
+       " before any step; the gate reads each back\n";
+  return s + fidelity_text(fidelity_rows(spec, g)) + "\n";
 }
 
 std::string order_lines(const Spec& spec) {
@@ -226,6 +247,23 @@ std::string verdict_section(const Spec& spec) {
          "never setting the exit status\n";
 }
 
+// The spec's budgets (spec/budgets.h), each with whether this accelerator enforces it; "" when
+// the spec has none.
+std::string budgets_section(const Spec& spec, const PlanTextFacts& f) {
+  if (spec.budgets.empty()) return "";
+  std::string s =
+      "Budgets (isolab run and isolab budget; exit status 4 when an enforced budget is over):\n";
+  for (const auto& b : spec.budgets) {
+    const bool timing = b.kind == BudgetKind::timing;
+    s += "  " + budget_text(b) + ": " +
+         (!timing || f.accelerator == "kvm" ? "enforced"
+          : f.accelerator.empty()           ? "enforced on KVM hosts, reported under TCG"
+                                  : "reported, not enforced (this guest runs under TCG)") +
+         "\n";
+  }
+  return s + "\n";
+}
+
 // The known seconds of one boot's steps, and the steps whose time is not known.
 struct StepTime {
   double known = 0;
@@ -293,9 +331,9 @@ std::string plan_text(const Spec& spec, const GuestDerivation& guest, const Plan
     throw Error("plan text: " + std::to_string(facts.kernels.size()) + " kernel lookups for " +
                 std::to_string(spec.variants.size()) + " variants");
   return "Plan of spec " + spec.name + "\n\n" + kernels_section(spec, facts) + "\n" +
-         guest_section(spec, guest, facts) + "\n" + boots_section(spec) + "\n" +
-         steps_section(spec, guest) + "\n" + verdict_section(spec) + "\n" +
-         estimate_section(spec, facts);
+         guest_section(spec, guest, facts) + "\n" + fidelity_section(spec, guest) +
+         boots_section(spec) + "\n" + steps_section(spec, guest) + "\n" + verdict_section(spec) +
+         "\n" + budgets_section(spec, facts) + estimate_section(spec, facts);
 }
 
 double assumed_boot_overhead_seconds(const std::string& accelerator) {

@@ -34,7 +34,8 @@ double assumed_boot_overhead_seconds(const std::string& accelerator);
 // release and build key, or to build with the recorded time of the last build of the same
 // source and base config, or "no previous build time recorded"), guest (vCPUs, topology,
 // memory, accelerator and why, isolated and housekeeping CPUs, the kernel command line and what
-// each variant and isolab add), boots (count, warm-ups, repetitions, the order block by block),
+// each variant and isolab add), with /customer the customer's machine and its fidelity table
+// (pipeline/fidelity.h), boots (count, warm-ups, repetitions, the order block by block),
 // steps of every boot (tool, CPUs, duration or iterations, load, timeout), what decides the
 // verdict (the primary metrics with their bad direction and threshold, Holm's step-down over
 // the family at alpha, the failure rules; compare/compare.h), and a wall-time estimate

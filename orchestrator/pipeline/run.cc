@@ -16,9 +16,11 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_document.h"
 #include "base/json_text.h"
 #include "base/random_token.h"
 #include "base/utc_time.h"
+#include "cmdline/analysis_output.h"
 #include "gate/gate.h"
 #include "guest/channel.h"
 #include "guest/init_script.h"
@@ -29,6 +31,7 @@
 #include "kernel/kernel.h"
 #include "parse/console.h"
 #include "pipeline/cell.h"
+#include "pipeline/fidelity.h"
 #include "pipeline/host_cpu_plan.h"
 #include "pipeline/mailed_series.h"
 #include "pipeline/multi_host.h"
@@ -386,10 +389,20 @@ struct CheckedSpec {
   std::optional<HostPlan> host_plan;
 };
 
+// --results-dir naming a file (or anything not a directory) is refused before any build.
+void check_results_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw Error("--results-dir " + dir.string() + " exists and is not a directory");
+}
+
 CheckedSpec checked_spec(const Spec& spec, const RunOptions& opt) {
+  check_results_dir(opt.results_dir);
   CheckedSpec c{derive_guest(spec), {}, std::nullopt};
   check_guest_cmdline_length(spec, c.guest, opt.trace);
   check_guest_steps(spec, c.guest);
+  check_variant_cmdlines(spec, c.guest);
+  check_primary_cpus(spec, c.guest);
   for (const auto& w : c.guest.analysis.value("warnings", json::array()))
     say(opt, "guest command line: " + w.get<std::string>());
   c.host_specs = run_hosts(spec, opt);
@@ -401,7 +414,7 @@ CheckedSpec checked_spec(const Spec& spec, const RunOptions& opt) {
 std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt) {
   json old;
   try {
-    old = json::parse(read_file(opt.resume_dir / "result.json"));
+    old = read_json_document(opt.resume_dir / "result.json", std::size_t{512} << 20);
   } catch (const std::exception& e) {
     throw Error("--resume " + opt.resume_dir.string() + ": cannot read result.json: " + e.what());
   }
@@ -428,6 +441,7 @@ results::RunResult first_record(const Spec& spec, const GuestDerivation& guest,
   r.started_at = utc_now();
   r.status = results::RunStatus::running;
   r.rest["guest"] = guest.analysis;
+  if (spec.customer) r.rest["fidelity"] = to_json(fidelity_rows(spec, guest));
   r.variants.emplace();
   r.variant_order.emplace();
   for (const auto& v : spec.variants) r.variant_order->push_back(v.name);

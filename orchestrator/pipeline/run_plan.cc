@@ -6,8 +6,12 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "cmdline/analysis_output.h"
 #include "guest/init_script.h"
 #include "kernel/config_check.h"
+#include "pipeline/fidelity.h"
+#include "spec/compare_settings.h"
+#include "spec/json_object.h"
 #include "stats/rng.h"
 #include "vm/vm.h"
 
@@ -49,6 +53,7 @@ struct GuestSource {
 };
 
 GuestSource guest_source(const Spec& spec) {
+  if (spec.customer) return {spec.customer_cmdline, "/customer/machine", true};
   if (!spec.customer_cmdline.empty())
     return {spec.customer_cmdline, "/guest/customer_cmdline", true};
   if (!spec.customer_dmesg.empty())
@@ -73,6 +78,7 @@ void check_vcpus(const Spec& spec, const GuestSource& src, const Analysis& a) {
 
 // The pointer of the field that holds the guest's command line (no file read).
 std::string guest_source_pointer(const Spec& spec) {
+  if (spec.customer) return "/customer/machine";
   if (!spec.customer_cmdline.empty()) return "/guest/customer_cmdline";
   if (!spec.customer_dmesg.empty()) return "/guest/customer_dmesg";
   return "/guest/cmdline";
@@ -97,6 +103,21 @@ GuestTopology guest_topology(const GuestTopologySpec& t, int vcpus, bool numa) {
   return g;
 }
 
+namespace {
+
+// analyze()'s warning about a CPU list the kernel rejects ("nohz_full=7-5: cpulist '7-5':
+// EINVAL ..."), if it gave one.
+std::optional<std::string> cpulist_rejection(const Analysis& a) {
+  for (const auto& w : a.warnings)
+    if (w.find("cpulist '") != std::string::npos &&
+        (w.find("EINVAL") != std::string::npos || w.find("ERANGE") != std::string::npos ||
+         w.find("EOVERFLOW") != std::string::npos))
+      return w;
+  return std::nullopt;
+}
+
+}  // namespace
+
 GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr_cpus) {
   GuestDerivation g;
   const GuestSource src = guest_source(spec);
@@ -117,13 +138,17 @@ GuestDerivation derive_guest(const Spec& spec, std::optional<unsigned> kernel_nr
   // In a hand-written line a CPU list the kernel would reject is a mistake in the spec; in a
   // customer's line it is a fact about the customer's machine, kept as a warning.
   if (!src.customer)
-    for (const auto& w : a.warnings)
-      if (w.find("cpulist '") != std::string::npos &&
-          (w.find("EINVAL") != std::string::npos || w.find("ERANGE") != std::string::npos ||
-           w.find("EOVERFLOW") != std::string::npos))
-        throw SpecError(src.ptr, w);
+    if (const auto w = cpulist_rejection(a)) throw SpecError(src.ptr, *w);
   g.vcpus = static_cast<int>(a.vcpus);
-  g.topology = guest_topology(spec.topology, g.vcpus, !spec.numa_nodes.empty());
+  try {
+    g.topology = guest_topology(spec.topology, g.vcpus, !spec.numa_nodes.empty());
+  } catch (const SpecError& e) {
+    // The machine's topology: the error is the machine's, before any boot.
+    if (!spec.customer) throw;
+    const std::string message = std::string(e.what()).substr(e.pointer().size() + 2);
+    throw SpecError("/customer/machine",
+                    message + " (the customer's machine, rule " + spec.customer->shape.rule + ")");
+  }
   g.nr_cpus_required = a.nr_cpus_required;
   // A customer's line is reduced to what matters in a guest; a hand-written line is the
   // developer's own choice and is passed as written.
@@ -208,6 +233,35 @@ void check_guest_steps(const Spec& spec, const GuestDerivation& guest) {
   for (const auto& w : spec.workloads) guest_step(w, guest.partition, spec.timeouts, true);
 }
 
+void check_variant_cmdlines(const Spec& spec, const GuestDerivation& guest) {
+  AnalyzeOptions ao;
+  ao.vcpus = static_cast<unsigned>(guest.vcpus);
+  for (std::size_t i = 0; i < spec.variants.size(); ++i) {
+    if (spec.variants[i].extra_cmdline.empty()) continue;
+    const std::string ptr = json_child(json_child("/variants", i), "extra_cmdline");
+    Analysis a;
+    try {
+      a = analyze(spec.variants[i].extra_cmdline, ao);
+    } catch (const Error& e) {
+      throw SpecError(ptr, e.what());
+    }
+    if (const auto w = cpulist_rejection(a)) throw SpecError(ptr, *w);
+  }
+}
+
+void check_primary_cpus(const Spec& spec, const GuestDerivation& guest) {
+  if (spec.compare.is_null()) return;
+  const std::vector<PrimaryMetric> primary = settings_from_json(spec.compare).primary;
+  const auto vcpus = static_cast<unsigned>(guest.vcpus);
+  for (std::size_t i = 0; i < primary.size(); ++i)
+    for (const unsigned cpu : primary[i].cpus)
+      if (cpu >= vcpus)
+        throw SpecError(json_child(json_child("/compare/primary", i), "cpus"),
+                        "CPU " + std::to_string(cpu) + " is not a CPU of the guest, whose " +
+                            std::to_string(vcpus) + " vCPUs are 0-" + std::to_string(vcpus - 1) +
+                            ": no boot gives that metric a value there");
+}
+
 std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec) {
   std::vector<VmNumaNode> out;
   for (const auto& n : spec.numa_nodes) {
@@ -240,6 +294,7 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
     for (const auto& n : spec.numa_nodes)
       j["guest"]["numa_nodes"].push_back({{"cpus", n.cpus}, {"memory_mib", n.memory_mib}});
   }
+  if (spec.customer) j["fidelity"] = to_json(fidelity_rows(spec, guest));
   j["variants"] = json::array();
   for (const auto& v : spec.variants) {
     json pv = json::array();

@@ -105,11 +105,23 @@ void check_guest_cmdline_length(const Spec& spec, const GuestDerivation& guest, 
 // EINVAL ...").
 void check_guest_steps(const Spec& spec, const GuestDerivation& guest);
 
+// Refuses a variant's extra_cmdline holding a CPU list the kernel rejects, as a hand-written
+// guest.cmdline is refused: SpecError("/variants/<i>/extra_cmdline", "nohz_full=7-5: cpulist
+// '7-5': EINVAL ..."), the CPU lists read against the guest's vCPUs.
+void check_variant_cmdlines(const Spec& spec, const GuestDerivation& guest);
+
+// Refuses a compare.primary[].cpus CPU the guest does not have (CPU 12 of an 8-vCPU guest): no
+// boot would give the metric a value there, so the verdict could not be judged.
+// SpecError("/compare/primary/<i>/cpus", "CPU 12 is not a CPU of the guest, whose 8 vCPUs are
+// 0-7: ...").
+void check_primary_cpus(const Spec& spec, const GuestDerivation& guest);
+
 // The spec's guest NUMA nodes for VmConfig::numa_nodes (empty when the spec has none). The
 // cpulists were validated by parse_spec; throws isolab::Error if one does not parse.
 std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec);
 
-// A dry run: the plan as JSON (variants, cells in order, guest, steps per workload).
+// A dry run: the plan as JSON (variants, cells in order, guest, steps per workload; with
+// /customer the fidelity table, pipeline/fidelity.h).
 nlohmann::json describe_plan(const Spec& spec, const GuestDerivation& guest);
 
 }  // namespace isolab

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_document.h"
 #include "base/json_text.h"
 #include "cmdline/analyze.h"
 #include "cmdline/cpulist.h"
@@ -24,6 +25,11 @@ namespace isolab {
 
 namespace {
 
+// A spec is written by hand: a larger file is a mistake (or an attack), not a spec.
+constexpr std::size_t kMaxSpecBytes = std::size_t{4} << 20;
+// The part of a patch file read for its first diff line.
+constexpr std::size_t kMaxPatchBytes = std::size_t{64} << 20;
+
 fs::path resolve_existing(const std::string& p, const fs::path& base, const std::string& ptr) {
   if (p.empty()) throw SpecError(ptr, "empty path");
   fs::path path = fs::path(p).is_absolute() ? fs::path(p) : base / p;
@@ -34,10 +40,26 @@ fs::path resolve_existing(const std::string& p, const fs::path& base, const std:
 
 // A patch entry is a patch file or a directory holding a `series` file (one name per line,
 // '#' comments), as quilt and git format-patch users keep them.
+// A patch file holds a diff: a line starting "diff " (git's format), or a "--- " line followed
+// by a "+++ " line (diff -u, quilt). Else SpecError at ptr naming the file: git am and git apply
+// would refuse it only after the kernel source is unpacked.
+void check_is_patch(const fs::path& file, const std::string& ptr) {
+  std::istringstream in(read_file(file, kMaxPatchBytes));
+  bool minus = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("diff ", 0) == 0 || (minus && line.rfind("+++ ", 0) == 0)) return;
+    minus = line.rfind("--- ", 0) == 0;
+  }
+  throw SpecError(
+      ptr,
+      file.string() + " is not a patch: no line starts a diff ('diff ', or '--- ' then '+++ ')");
+}
+
 void add_patches(const std::string& entry, const fs::path& base, const std::string& ptr,
                  std::vector<fs::path>& out) {
   fs::path p = resolve_existing(entry, base, ptr);
   if (!fs::is_directory(p)) {
+    check_is_patch(p, ptr);
     out.push_back(p);
     return;
   }
@@ -58,6 +80,7 @@ void add_patches(const std::string& entry, const fs::path& base, const std::stri
     if (!fs::exists(f))
       throw SpecError(ptr,
                       series.string() + ":" + std::to_string(n) + ": patch not found: " + line);
+    check_is_patch(f, ptr);
     out.push_back(f);
   }
 }
@@ -392,6 +415,30 @@ void parse_compare(const json& c, const std::vector<WorkloadSpec>& ws) {
                           ")");
 }
 
+// /budgets (spec/budgets.h), each one's workload one of the spec's and its named metric one
+// that workload (or some workload, without one) gives.
+std::vector<BudgetSpec> parse_spec_budgets(const json& j, const std::vector<WorkloadSpec>& ws) {
+  std::vector<BudgetSpec> out = parse_budgets(j, "/budgets");
+  for (const auto& b : out) {
+    std::vector<WorkloadSpec> of;
+    for (const auto& w : ws)
+      if (b.workload.empty() || w.name == b.workload) of.push_back(w);
+    if (of.empty())
+      throw SpecError(json_child(b.pointer, "workload"), "no workload named '" +
+                                                             sanitize_excerpt(b.workload, 40) +
+                                                             "' (" + workload_prefixes(ws) + ")");
+    bool gives = b.percentile.has_value();
+    for (const auto& w : of)
+      gives = gives || workloads_give({w}, w.name + "." + b.cell_metric, false);
+    if (!gives)
+      throw SpecError(json_child(b.pointer, "metric"),
+                      "\"" + b.metric + "\" is no metric of " +
+                          (b.workload.empty() ? "any workload" : "workload " + b.workload) + " (" +
+                          workload_prefixes(ws) + ")");
+  }
+  return out;
+}
+
 // /compare/calibration given as a file name (relative to the spec): the file is read now and
 // its margins and jitters replace the name (compare_settings.h calibration_section), so that the
 // run's result.json carries what was fixed before it.
@@ -404,7 +451,7 @@ json with_calibration_read(const json& doc, const fs::path& base_dir) {
   const fs::path file = resolve_existing(name, base_dir, ptr);
   json cal;
   try {
-    cal = json::parse(read_file(file, std::size_t{64} * 1024 * 1024));
+    cal = read_json_document(file, std::size_t{64} << 20);
   } catch (const std::exception& e) {
     throw SpecError(ptr, file.string() + ": " + e.what());
   }
@@ -430,6 +477,7 @@ Spec parse_spec(const json& given, const fs::path& base_dir) {
   if (const json* k = o.get("kernel")) parse_kernel(*k, base_dir, s);
   s.variants = parse_variants(o.get("variants"), base_dir);
   parse_guest(o.get("guest"), base_dir, s);
+  if (const json* c = o.get("customer")) parse_customer(*c, o.get("guest"), base_dir, s);
   s.workloads = parse_workloads(o.get("workloads"));
   parse_run_fields(o, s);
   if (const json* t = o.get("timeouts")) s.timeouts = parse_timeouts(*t);
@@ -439,23 +487,17 @@ Spec parse_spec(const json& given, const fs::path& base_dir) {
     s.compare = *c;
   }
   if (const json* h = o.get("hosts")) s.hosts = parse_hosts(*h, "/hosts");
+  if (const json* b = o.get("budgets")) s.budgets = parse_spec_budgets(*b, s.workloads);
   o.finish();
   return s;
 }
 
 Spec load_spec_file(const fs::path& path) {
-  std::string text;
-  try {
-    text = read_file(path, std::size_t{4} * 1024 * 1024);
-  } catch (const Error& e) {
-    throw Error(std::string("spec: ") + e.what());
-  }
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error("spec " + path.string() + ": invalid JSON at byte " + std::to_string(e.byte) +
-                ": " + e.what());
+    doc = read_json_document(path, kMaxSpecBytes);
+  } catch (const Error& e) {
+    throw Error(std::string("spec ") + e.what());
   }
   try {
     Spec s = parse_spec(doc, fs::absolute(path).parent_path());

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "spec/budgets.h"
+#include "spec/customer.h"
 #include "spec/kernel_source.h"
 
 namespace isolab {
@@ -145,6 +147,9 @@ struct Spec {
   // memory_mib (which defaults to that sum).
   std::vector<NumaNodeSpec> numa_nodes;
   GuestTopologySpec topology;  // /guest/topology {sockets, cores, threads}
+  // /customer: the customer's machine (spec/customer.h), which sets customer_cmdline,
+  // customer_kernel_version, vcpus, topology and numa_nodes above; nullopt when not given.
+  std::optional<CustomerSpec> customer;
   // /overcommit: a guest that cannot get dedicated host CPUs (pipeline/host_cpu_plan.h) still runs,
   // with its vCPUs sharing host CPUs; false: such a run is refused before any build.
   bool overcommit = false;
@@ -165,6 +170,10 @@ struct Spec {
   // the spec is loaded and again by compare. Loading also refuses a thresholds_pct key or a
   // primary metric that no metric of the workloads (workload/registry.h) can match.
   nlohmann::json compare;
+  // /budgets (spec/budgets.h): absolute limits judged per cell and CPU after the run
+  // (budgets/judge.h). Loading also refuses a workload no workload of the spec is named, and a
+  // named metric that the budget's workload (or, without one, every workload) cannot give.
+  std::vector<BudgetSpec> budgets;
   // Several libvirt hosts: cells are placed on them in whole A/B blocks (pipeline/placement.h).
   // Empty: one host, the --backend of the command line.
   std::vector<HostSpec> hosts;
@@ -180,8 +189,10 @@ struct Spec {
 // Parses and validates a spec document. base_dir resolves relative paths. Throws SpecError.
 Spec parse_spec(const nlohmann::json& doc, const std::filesystem::path& base_dir);
 
-// Reads and parses a spec file; JSON syntax errors name the file, line and column, and a
-// SpecError ends with " (in <path>)".
+// Reads and parses a spec file of at most 4 MiB. Throws isolab::Error "spec " followed by one of
+// base/json_document.h's read_json_document refusals (a directory, a file over the limit, JSON
+// syntax by line and column, nesting deeper than kMaxJsonDepth), or a SpecError ending with
+// " (in <path>)".
 Spec load_spec_file(const std::filesystem::path& path);
 
 // The same error with " (in <path>)" after its message: for SpecErrors found after parsing

@@ -1,5 +1,6 @@
 // process tier: `isolab run --dry-run` of every spec in examples/ on a machine that has built
-// nothing. Each plan is printed (its kernels, boots and verdict) whether the kernel cache is
+// nothing. Each plan is printed (its kernels, boots and verdict, and the budgets of a spec with
+// budgets) whether the kernel cache is
 // empty or holds only the memo of hashed tarballs (what a run leaves before it unpacks one: a
 // dry run then read the source record of a tarball it had never unpacked and failed).
 #include <gtest/gtest.h>
@@ -34,6 +35,17 @@ void expect_plan(const fs::path& example, const fs::path& cache) {
   EXPECT_EQ(r.exit_code, 0) << example << "\n" << r.err;
   for (const char* section : {"\nKernels (kernel cache ", "\nBoots: ", "\nVerdict (isolab compare"})
     EXPECT_NE(r.out.find(section), std::string::npos) << example << ": no '" << section << "'";
+  // A spec with budgets lists them, each saying whether the accelerator enforces it.
+  if (read_file(example).find("\"budgets\"") != std::string::npos) {
+    EXPECT_NE(r.out.find("\nBudgets (isolab run and isolab budget; exit status 4"),
+              std::string::npos)
+        << example;
+    EXPECT_NE(r.out.find("vmstat_update_per_s < 0.1 /s on the isolated CPUs of oslat (count: "
+                         "enforced everywhere): enforced\n"),
+              std::string::npos)
+        << example << "\n"
+        << r.out;
+  }
 }
 
 TEST(DryRun, EveryExamplePlansOnAnEmptyCacheAndWritesNothing) {

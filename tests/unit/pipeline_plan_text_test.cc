@@ -70,6 +70,10 @@ Guest:
     variant patched adds: nosmt
     isolab adds 571 bytes of trace_event=... trace_clock=global (tracing the isolated CPUs; --no-trace drops it)
     the backends add: console=ttyS0 panic=-1 (and no_timer_check under TCG)
+    boots the instruction-counting plugin counts (TCG without --no-insn-count) add:
+      nokaslr: KASLR would move the kernel away from its System.map, by which the instruction-counting plugin and the function profile name functions
+      clocksource=tsc: the same clocksource in every boot of a kernel (left out when the line chooses one)
+      tsc=reliable: no TSC synchronization check between CPUs nor TSC watchdog, whose outcome under emulation follows the host's timing
 
 Boots: 6 = 2 variants x (2 measured repetitions + 1 warm-up)
   order: seed 7 shuffles the variants within each block:

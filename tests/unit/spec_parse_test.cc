@@ -151,6 +151,12 @@ TEST(Spec, ExampleSpecParses) {
   const Spec planted =
       load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/planted-regression.json");
   EXPECT_EQ(planted.compare["primary"], s.compare["primary"]);
+  // The planted examples boot the default's guest, so that their vanilla boots can be set
+  // against the default's.
+  EXPECT_EQ(planted.cmdline, s.cmdline);
+  EXPECT_EQ(
+      load_spec_file(std::string(ISOLAB_SOURCE_DIR) + "/examples/planted-benefit.json").cmdline,
+      s.cmdline);
 }
 
 TEST(Spec, PrimaryMetricsAreCheckedBeforeAnythingIsBuilt) {

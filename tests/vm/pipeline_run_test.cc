@@ -97,10 +97,10 @@ TEST(PipelineRun, EndToEndBothVariantsThenCached) {
       << t.dump(2);
   EXPECT_NE(read_file(dir / "isolab.stderr").find("Timings (wall seconds):"), std::string::npos);
 
-  // compare on the run prints both variants.
+  // compare on the run prints both variants and, with --all, every metric row.
   auto runner = make_real_runner();
   ProcessSpec cmp;
-  cmp.argv = {ISOLAB_BINARY, "compare", r.run_dir.string()};
+  cmp.argv = {ISOLAB_BINARY, "compare", "--all", r.run_dir.string()};
   ProcessResult cr = runner->run(cmp);
   EXPECT_TRUE(cr.exit_code == 0 || cr.exit_code == 1) << cr.err;
   EXPECT_NE(cr.out.find("vanilla"), std::string::npos) << cr.out;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cmdline/analyze.h"
+#include "gate/gate_row.h"
 #include "gate/guest_facts.h"
 #include "gate/interrupts.h"
 #include "gate/runtime_check.h"
@@ -32,15 +33,6 @@ namespace isolab {
 
 inline constexpr double kTickStoppedMaxPerSecond = 10.0;
 inline constexpr double kMinBusyWindowS = 1.0;
-
-struct GateRow {
-  std::string check;
-  std::string expected;
-  std::string effective;
-  bool pass = true;
-  bool warning = false;  // pass, but worth a look
-  std::string detail;
-};
 
 struct GateReport {
   std::vector<GateRow> rows;

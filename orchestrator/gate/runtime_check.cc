@@ -6,7 +6,6 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/text.h"
-#include "gate/gate.h"
 
 namespace isolab {
 

@@ -26,10 +26,9 @@
 #include <vector>
 
 #include "cmdline/cpulist.h"
+#include "gate/gate_row.h"
 
 namespace isolab {
-
-struct GateRow;
 
 // What the guest was asked to set (in guest numbering).
 struct ExpectedRuntime {

@@ -1,6 +1,7 @@
 // oslat output parsers: the --json file (rt-tests 2.0 and later) and the text summary of every
 // version (rt-tests, and github.com/xzpeter/oslat v0.1.x before it), into one result per
-// measured CPU. Pure functions over bytes; the text is untrusted (a guest's, or a customer's).
+// measured CPU (the readers: parse/oslat_json.h, parse/oslat_text.h). Pure functions over bytes;
+// the text is untrusted (a guest's, or a customer's).
 //
 // Formats (rt-tests src/oslat/oslat.c write_summary(), write_summary_json(), insert_bucket(),
 // calculate(); src/lib/rt-utils.c rt_write_json(); xzpeter/oslat main.c write_summary();
@@ -54,7 +55,7 @@ struct OslatThread {
   int cpu = 0;                      // "Core" / "core_i" / "cpu": the CPU oslat pinned it to
   std::optional<long> counter_mhz;  // the counter's frequency oslat measured, MHz
   // µs. min and avg are absent in v0.1.x text and for a thread without samples; avg is also
-  // absent when oslat computed it wrongly (see parse_oslat_json).
+  // absent when oslat computed it wrongly (see parse/oslat_json.h).
   std::optional<double> min_us, avg_us, max_us;
   std::optional<double> duration_s;  // "Duration" / "runtime" / "duration", seconds
   // Non-empty buckets: the label as an upper bound in ns (label µs x 1000) -> count. A bucket
@@ -69,7 +70,7 @@ struct OslatResult {
   std::string format;   // "json", "text", or "text-v0.1" (xzpeter/oslat before rt-tests)
   std::string version;  // as printed: "2.40" (JSON or the "oslat V 2.40" banner), "v0.1.0";
                         // "" when the output does not say
-  std::string cmdline;  // JSON "cmdline:" (see parse_oslat_json); "" for text
+  std::string cmdline;  // JSON "cmdline:" (see parse/oslat_json.h); "" for text
   std::optional<int> return_code;  // JSON "return_code" (oslat always writes 0)
   // Bucket width in ns; nullopt when the output does not say (a sparse histogram: JSON, or
   // text printed with -z, whose labels leave it open, and no readable command line).
@@ -81,32 +82,10 @@ struct OslatResult {
   std::vector<std::string> notes;    // what was left out or repaired, and why
 };
 
-// Parses an oslat --json file. Quirks handled (docs/sources.md [t3], [t7], [os3]): bare
-// nan/-nan/inf become "no value"; a file that is not JSON as written gets its cmdline value
-// re-escaped, which repairs a quote, backslash, newline or control byte in an argument: the
-// value is the text between the quotes after the "cmdline:" key and before the comma of the
-// "rt_test_version:" member that rt_write_json() always writes after it (a note says so;
-// invalid UTF-8 in it becomes U+FFFD). A file still not JSON is refused. The command line,
-// when readable, gives the bucket width (-W/--bucket-width, default 1000 ns), the bucket count
-// (-b/--bucket-size) and so the last bucket, and whether -B shifted the labels; the labels'
-// decimals give the unit of min and max, and a command line that contradicts them is an error.
-// avg is dropped, with a note, where oslat's calculate() is known wrong: with a sub-µs width
-// and any overflow (it adds the overflowed part in ns to a sum in µs). Throws isolab::Error
-// naming the line and column of a syntax error, or the field ("thread/1/max") of a wrong type,
-// a bad label, a negative number, duplicate CPUs, a num_threads that does not match, no thread,
-// a thread with samples whose min or max is out of range (oslat's initial 2^64-1), labels whose
-// unit the command line contradicts, or more than 64 MiB.
-OslatResult parse_oslat_json(std::string_view text);
-
-// Parses oslat's text output: the one summary table in `text`, after any header or wrapper
-// lines (lines after the table are ignored); avg is left out where parse_oslat_json leaves it
-// out. Refuses, with isolab::Error naming the line (and quoting a table row): a run cut
-// short (a header or "Test completed." but no table, or a table that stops before its Duration
-// row), oslat's usage text or "ERROR:" lines instead of a table (libnuma's numa_available()
-// failing is named as a kernel without CONFIG_NUMA), a table row whose label, unit or number
-// of columns is wrong, a value that is not a number, two tables, duplicate CPUs, and bucket
-// labels that do not rise by one width.
-OslatResult parse_oslat_text(std::string_view text);
+// Whether the thread's highest non-empty bucket holds gaps beyond the histogram: it is the last
+// bucket (r.last_bucket_ns), or, when that is unknown, the thread's max reaches its label (a
+// max below it proves every gap fitted; no max proves nothing).
+bool top_bucket_overflows(const OslatResult& r, const OslatThread& t);
 
 // The histogram of one thread as result.json cells[].histograms stores it (docs/RESULT_SCHEMA.md,
 // the cyclictest -h convention): keys are each bucket's lower bound, an integer in `unit`

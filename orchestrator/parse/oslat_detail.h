@@ -30,11 +30,6 @@ std::optional<long long> width_from_labels(const std::set<long long>& labels, bo
 // appears twice (isolab::Error "<what>: CPU N is measured by threads i and j").
 void finish_threads(OslatResult& r, const std::string& what);
 
-// Whether the thread's highest non-empty bucket holds gaps beyond the histogram: it is the last
-// bucket (r.last_bucket_ns), or, when that is unknown, the thread's max reaches its label (a
-// max below it proves every gap fitted; no max proves nothing).
-bool top_bucket_overflows(const OslatResult& r, const OslatThread& t);
-
 // Threads without samples lose min, avg and max (oslat printed its initial values: min 2^64-1,
 // max 0, avg nan). avg goes, with a note, where oslat's calculate() is known wrong: with a
 // sub-µs bucket width (`ns_width`) in a thread whose gaps reached the last bucket (it adds the

@@ -1,4 +1,6 @@
-// oslat's --json file (parse/oslat.h has the format and the contract).
+// oslat's --json file (parse/oslat.h has the format, parse/oslat_json.h the contract).
+#include "parse/oslat_json.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,7 +9,6 @@
 
 #include "base/error.h"
 #include "base/json_text.h"
-#include "parse/oslat.h"
 #include "parse/oslat_detail.h"
 #include "parse/rt_tests.h"
 #include "parse/text_util.h"

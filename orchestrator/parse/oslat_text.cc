@@ -1,10 +1,11 @@
-// oslat's text summary (parse/oslat.h has the format and the contract).
+// oslat's text summary (parse/oslat.h has the format, parse/oslat_text.h the contract).
+#include "parse/oslat_text.h"
+
 #include <array>
 #include <set>
 
 #include "base/error.h"
 #include "base/text.h"
-#include "parse/oslat.h"
 #include "parse/oslat_detail.h"
 #include "parse/text_util.h"
 

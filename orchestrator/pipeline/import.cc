@@ -15,6 +15,8 @@
 #include "parse/hwlat.h"
 #include "parse/latency_trace.h"
 #include "parse/oslat.h"
+#include "parse/oslat_json.h"
+#include "parse/oslat_text.h"
 #include "parse/rtla.h"
 #include "parse/stressng.h"
 #include "parse/timerlat_top.h"

@@ -36,6 +36,8 @@
 #include "parse/lock_contention.h"
 #include "parse/metrics.h"
 #include "parse/oslat.h"
+#include "parse/oslat_json.h"
+#include "parse/oslat_text.h"
 #include "parse/stressng.h"
 #include "parse/trace.h"
 #include "parse/vmstat_overhead.h"

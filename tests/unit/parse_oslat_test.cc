@@ -9,6 +9,8 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/oslat.h"
+#include "parse/oslat_json.h"
+#include "parse/oslat_text.h"
 
 namespace isolab {
 namespace {

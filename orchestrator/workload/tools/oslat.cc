@@ -9,6 +9,8 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/text.h"
+#include "parse/oslat_json.h"
+#include "parse/oslat_text.h"
 #include "workload/tool.h"
 
 namespace isolab {

@@ -306,12 +306,6 @@ std::optional<std::string> cmdline_cut_message(std::string_view line, std::strin
          "' and what follows would be lost";
 }
 
-std::string Analysis::guest_cmdline() const {
-  std::string out;
-  for (const auto& k : kept) out += (out.empty() ? "" : " ") + k;
-  return out;
-}
-
 namespace {
 
 bool is(const CmdlineToken* t, std::string_view n) { return t->normalized == n; }

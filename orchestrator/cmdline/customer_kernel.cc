@@ -7,10 +7,20 @@
 
 #include "base/error.h"
 #include "base/files.h"
-#include "cmdline/analyze.h"
-#include "cmdline/line_hints.h"
+#include "cmdline/analysis.h"
 
 namespace isolab {
+
+std::optional<std::string> boot_image_release(std::string_view boot_image) {
+  const size_t slash = boot_image.find_last_of("/)");
+  const std::string_view file =
+      slash == std::string_view::npos ? boot_image : boot_image.substr(slash + 1);
+  constexpr std::string_view kPrefix = "vmlinuz-";
+  if (file.rfind(kPrefix, 0) != 0) return std::nullopt;
+  const std::string_view release = file.substr(kPrefix.size());
+  if (!parse_kernel_version(release) || release.front() == 'v') return std::nullopt;
+  return std::string(release);
+}
 
 namespace {
 

@@ -16,6 +16,10 @@
 //                sub-parameters", merged for 5.7-rc2, April 2020; AUTOSEL backport to 5.6)
 // Stable kernels may carry a backport the version does not show: the kernel's own messages,
 // when its dmesg is given, override the version rule.
+// Without a dmesg "Linux version" line or --kernel-version, the line itself may name the kernel:
+// BOOT_IMAGE=PATH, the boot loader's kernel image ("(hd0,msdos1)/vmlinuz-6.8.0-39-generic",
+// "/vmlinuz-4.18.0-372.19.1.el8_6.x86_64"), whose file name after "vmlinuz-" is the release
+// (boot_image_release).
 #pragma once
 
 #include <optional>
@@ -64,6 +68,11 @@ struct CustomerRejection {
 // Nothing when k is unknown or the rules agree with the guest's 6.1.
 std::vector<CustomerRejection> customer_rejections(const std::vector<CmdlineToken>& tokens,
                                                    const CustomerKernel& k);
+
+// The kernel release a BOOT_IMAGE= value names: the text after the last "vmlinuz-" of its file
+// name, when it starts MAJOR.MINOR ("4.18.0-372.19.1.el8_6.x86_64"); nullopt otherwise
+// ("vmlinuz-tip", "/vmlinuz", "(hd0)/boot/bzImage").
+std::optional<std::string> boot_image_release(std::string_view boot_image);
 
 struct Analysis;
 struct AnalyzeOptions;

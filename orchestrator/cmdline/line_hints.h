@@ -18,10 +18,6 @@
 //    "Range ... is invalid ... ignoring"), a CPU >= 8192 (ERANGE) or a word that is not a
 //    number or range (EINVAL) makes systemd ignore the whole value ("Failed to parse CPU
 //    affinity mask"). OpenShift's PerformanceProfile writes the housekeeping CPUs there.
-//  - BOOT_IMAGE=PATH: the boot loader's kernel image ("(hd0,msdos1)/vmlinuz-6.8.0-39-generic",
-//    "/vmlinuz-4.18.0-372.19.1.el8_6.x86_64"): the file name after "vmlinuz-" is the kernel
-//    release, used as the customer's kernel when neither a dmesg "Linux version" line nor
-//    --kernel-version gives one (cmdline/customer_kernel.h).
 // A hint the tools wrote wrongly is not an error of the line: it is reported with why it was
 // not used (LineHint::error), and the analysis goes on without it.
 #pragma once
@@ -51,11 +47,6 @@ CpuSet parse_tuned_cpumask(std::string_view value);
 // systemd's CPU list (see the contract). Throws CpuListError (EINVAL: a word that is neither
 // N nor A-B; ERANGE: a CPU >= 8192) naming the word.
 CpuSet parse_systemd_cpu_set(std::string_view value);
-
-// The kernel release a BOOT_IMAGE= value names: the text after the last "vmlinuz-" of its file
-// name, when it starts MAJOR.MINOR ("4.18.0-372.19.1.el8_6.x86_64"); nullopt otherwise
-// ("vmlinuz-tip", "/vmlinuz", "(hd0)/boot/bzImage").
-std::optional<std::string> boot_image_release(std::string_view boot_image);
 
 // The CPU hints of a tokenized line (tuned.non_isolcpus=, systemd.cpu_affinity=; tokens after
 // `--` excluded), in line order, each read or with its error.

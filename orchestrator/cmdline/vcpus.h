@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cmdline/analyze.h"
+#include "cmdline/analysis.h"
 
 namespace isolab {
 

@@ -6,6 +6,7 @@
 
 #include "cmdline/analysis_output.h"
 #include "cmdline/analyze.h"
+#include "cmdline/customer_kernel.h"
 #include "cmdline/line_hints.h"
 
 namespace isolab {

@@ -179,7 +179,7 @@ void add_primary(const PrimaryMetric& p, const VariantData& a, const VariantData
   auto it =
       std::find_if(rows.begin(), rows.end(), [&](const MetricRow& r) { return r.name == name; });
   const bool measured = find_samples(a, p.metric) || find_samples(b, p.metric);
-  // An instruction metric (insns_per_*, wakeup_insns_*: the plugin's, workload/insn_metrics.h)
+  // An instruction metric (insns_per_*, wakeup_insns_*: the plugin's, workload/insn_cell.h)
   // of runs that could not count instructions (KVM) is reported as not measured, not an error.
   if (!measured && p.metric.find("insns_") != std::string::npos &&
       !a.insn_counts_unavailable.empty() && !b.insn_counts_unavailable.empty()) {

@@ -12,7 +12,7 @@
 //    "cpus": [5, 6, 7], "counts": [9, 0, 0], "window_s": 5.01, "values": [1.796, 0, 0]}
 // "kind", "counts" and "window_s" appear only when set.
 //
-// Instruction counts (workload/insn_metrics.h) carry "kind": "instructions" and "source":
+// Instruction counts (workload/insn_cell.h) carry "kind": "instructions" and "source":
 // "tcg-plugin" | "pmu"; per CPU, "counts" are then instructions and values counts / window_s.
 //
 // A metric whose values the tool itself does not vouch for (stress-ng exit status 7, "metrics

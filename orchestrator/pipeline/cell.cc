@@ -23,8 +23,10 @@
 #include "pipeline/timings.h"
 #include "results/result.h"
 #include "vm/qemu.h"
+#include "workload/insn_cell.h"
 #include "workload/insn_metrics.h"
 #include "workload/pmu_metrics.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -319,7 +321,7 @@ WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelC
 }
 
 // The instruction-count metrics of the cell and their record: from the TCG plugin when it
-// counted this boot (workload/insn_metrics.h), on KVM from the guest PMU counts the guest tools
+// counted this boot (workload/insn_cell.h), on KVM from the guest PMU counts the guest tools
 // reported (workload/pmu_metrics.h; a record saying why when there are none).
 void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, const json& vdoc) {
   if (cx.accel.accel == Accel::kvm) {

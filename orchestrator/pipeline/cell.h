@@ -32,7 +32,7 @@ struct CellContext {
 };
 
 // The guest plan of a cell of `variant` (guest/init_script.h): the given nonce, the expected
-// CPUs and isolation, the variant's sysctls, one step per workload (workload/workload.h
+// CPUs and isolation, the variant's sysctls, one step per workload (workload/step.h
 // guest_step) and ISOLAB_TEST_GUEST_INJECT's fragment (test-only) before the steps. Pure but
 // for that variable.
 GuestPlan cell_guest_plan(const CellContext& cx, const VariantSpec& variant,

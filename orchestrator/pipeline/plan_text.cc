@@ -12,6 +12,7 @@
 #include "guest/init_script.h"
 #include "pipeline/fidelity.h"
 #include "pipeline/plan_budget.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace isolab {

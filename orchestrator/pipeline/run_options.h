@@ -51,7 +51,7 @@ struct RunOptions {
   // The instruction-counting TCG plugin and its test guest (vm/insn_plugin.h). When the plugin
   // path is set, insn_count is true and the guests run under TCG on this machine, the run first
   // proves QEMU loads the plugin (preflight_insn_plugin; an error before any build or boot
-  // otherwise) and every boot counts guest instructions (workload/insn_metrics.h).
+  // otherwise) and every boot counts guest instructions (workload/insn_cell.h).
   InsnPluginFiles insn_plugin;
   bool insn_count = true;  // false: `isolab run --no-insn-count`
   // Variants that boot a stored baseline run's kernel (pipeline/baseline.h), by variant name:

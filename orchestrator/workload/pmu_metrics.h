@@ -1,5 +1,5 @@
 // Instruction-count metrics of one cell from the guest's own performance counters (source
-// "pmu"): what insn_metrics.h derives from the TCG plugin, for a boot without the plugin (KVM).
+// "pmu"): what insn_cell.h derives from the TCG plugin, for a boot without the plugin (KVM).
 //
 // vmstat-overhead counts each timed operation with per-task user and kernel instruction
 // counters (guest-tools/insn-pmu.h) and reports a "pmu" object (parse/vmstat_overhead.h

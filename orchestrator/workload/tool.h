@@ -22,12 +22,17 @@
 
 namespace isolab {
 
+struct WorkloadTool;
+
 // What a tool's guest step is built from: the workload's CPUs (its `cpus` resolved), the
 // guest's partition, and the margin added to the tool's own run time for its timeout.
 struct StepInput {
   CpuSet cpus;
   const CpuPartition* partition = nullptr;
   int margin_s = 0;  // TimeoutSpec::workload_margin_s
+  // The tool of the workload's load (w.load's), looked up by workload/step.h; nullptr without
+  // a load.
+  const WorkloadTool* load = nullptr;
 };
 
 // The records of one step: "<wl>.stdout" (out, with the step's exit status as rc), its
@@ -36,6 +41,7 @@ struct StepRecords {
   const ChannelContents* all = nullptr;
   const ChannelRecord* out = nullptr;
   const ChannelRecord* err = nullptr;
+  const WorkloadTool* load = nullptr;  // as StepInput::load
 };
 
 struct WorkloadTool {

@@ -1,6 +1,6 @@
-// A spec's workload in the guest and back: its guest step and the metrics of what the step
-// sent. What is particular to a tool is its definition in the registry (workload/registry.h,
-// one file per tool in workload/tools/); this is the part every tool shares.
+// What every workload tool shares (workload/tool.h): the guest's CPU partition, a workload's
+// `cpus` resolved against it, and what a step's records give (WorkloadOutcome). The step itself
+// and the parse of its records go through the tool's definition: workload/step.h.
 #pragma once
 
 #include <map>
@@ -28,11 +28,6 @@ struct CpuPartition {
 // CPUs the guest does not have.
 CpuSet resolve_cpus(const std::string& selector, const CpuPartition& p, const std::string& pointer);
 
-// The guest step for a workload: its sh script (argv words quoted), its output files and its
-// timeout (duration + margin). trace: also trace the isolated CPUs during the step.
-GuestStep guest_step(const WorkloadSpec& w, const CpuPartition& p, const TimeoutSpec& t,
-                     bool trace);
-
 struct WorkloadOutcome {
   Metrics metrics;            // names prefixed "<workload>."
   nlohmann::json histograms;  // {"<workload>": {"unit","bucket_us","counts","overflows"}} or null
@@ -54,16 +49,5 @@ struct WorkloadOutcome {
   // skipped; docs/sources.md [s3]): the cell is "invalid" with this reason. Empty when valid.
   std::string invalid;
 };
-
-// Parses a step's records (from the result channel) into metrics. A latency_tracer adds
-// "<workload>.<tracer>.max_latency_us" (us, lower is better, aggregate max); count_calls adds
-// "<workload>.calls.<function>" (count, aggregate sum); a madvise-pressure load adds
-// "<workload>.load.madvise_*" (parse/latency_trace.h). stress-ng (the tool or a cyclictest
-// load) is judged by check_stressng_run (parse/stressng.h) on its exit status (the step's rc,
-// or the load's load.rc) and its log: a failure sets failed, a requested stressor that did not
-// run sets invalid, untrustworthy stressors get their metrics marked (Metric::untrustworthy).
-// Never throws: parse errors
-// become failed=true with the reason; records stay on disk as raw outputs.
-WorkloadOutcome parse_workload(const WorkloadSpec& w, const ChannelContents& records);
 
 }  // namespace isolab

@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "guest/channel.h"
 #include "sys/process.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;

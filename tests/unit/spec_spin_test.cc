@@ -5,6 +5,7 @@
 
 #include "cmdline/cpulist.h"
 #include "spec/spec.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace isolab {

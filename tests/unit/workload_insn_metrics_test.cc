@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "parse/system_map.h"
+#include "workload/insn_cell.h"
 #include "workload/insn_metrics.h"
 
 namespace isolab {

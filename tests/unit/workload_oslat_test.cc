@@ -6,6 +6,7 @@
 
 #include "base/files.h"
 #include "workload/registry.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace isolab {

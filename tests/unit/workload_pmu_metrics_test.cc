@@ -1,6 +1,7 @@
 // Instruction-count metrics of a KVM cell from the guest PMU counts vmstat-overhead reported.
 #include <gtest/gtest.h>
 
+#include "workload/insn_cell.h"
 #include "workload/insn_metrics.h"
 #include "workload/pmu_metrics.h"
 

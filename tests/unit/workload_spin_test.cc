@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/vmstat_overhead.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace isolab {

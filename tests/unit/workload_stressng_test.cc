@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/files.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace isolab {

@@ -8,7 +8,6 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "parse/latency_trace.h"
-#include "workload/registry.h"
 #include "workload/tool.h"
 
 namespace isolab {
@@ -58,10 +57,11 @@ void read_fields(SpecObject& o, WorkloadSpec& w) {
 }
 
 // The load: started first, it outlasts the measurement by a second on each side.
-std::string load_script(const WorkloadSpec& w, const CpuPartition& p, GuestStep& s) {
+std::string load_script(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   const WorkloadSpec& l = w.load->front();
-  CpuSet lc = resolve_cpus(l.cpus, p, workload_pointer(l) + "/cpus");
-  std::string script = tool_of(l).load_script(l, lc, w.duration_s + 2, s);
+  if (!in.load) throw Error("workload " + w.name + ": the tool of its load was not looked up");
+  CpuSet lc = resolve_cpus(l.cpus, *in.partition, workload_pointer(l) + "/cpus");
+  std::string script = in.load->load_script(l, lc, w.duration_s + 2, s);
   s.outputs.emplace_back("load.out", "load.out");
   s.outputs.emplace_back("load.rc", "load.rc");  // written after `wait` (step())
   return script + "lp=$!\nsleep 1\n";
@@ -150,7 +150,7 @@ std::vector<std::string> cyclictest_argv(const WorkloadSpec& w, const StepInput&
 // cyclictest, so the load's start-up is not in it.
 void step(const WorkloadSpec& w, const StepInput& in, GuestStep& s) {
   std::string script = tracing_start_script(w, s);
-  if (w.load) script += load_script(w, *in.partition, s);
+  if (w.load) script += load_script(w, in, s);
   if (!w.latency_tracer.empty()) script += "echo 0 > $T/tracing_max_latency\n";
   // The plugin's wakeup paths (guest-tools/wake-marker.c), when the image has the library.
   script += "wm=/usr/bin/libisolab-wake-marker.so\n[ -e $wm ] && export LD_PRELOAD=$wm\n";
@@ -266,7 +266,10 @@ void parse(const WorkloadSpec& w, const StepRecords& r, WorkloadOutcome& o) {
   else
     parse_json(w, *js, *r.out, o);
   parse_tracing(w, *r.all, o);
-  if (w.load) tool_of(w.load->front()).parse_load(w, *r.all, o);
+  if (w.load) {
+    if (!r.load) throw Error("workload " + w.name + ": the tool of its load was not looked up");
+    r.load->parse_load(w, *r.all, o);
+  }
 }
 
 std::vector<std::string> metric_names(const WorkloadSpec& w) {
@@ -274,7 +277,7 @@ std::vector<std::string> metric_names(const WorkloadSpec& w) {
                                     "latency_p99_us", "latency_p999_us"};
   if (!w.latency_tracer.empty()) names.push_back(w.latency_tracer + ".max_latency_us");
   for (const auto& f : w.count_calls) names.push_back("calls." + f);
-  // From the instruction-counting plugin (workload/insn_metrics.h), under TCG.
+  // From the instruction-counting plugin (workload/insn_cell.h), under TCG.
   names.insert(names.end(), {"wakeup_insns_max", "wakeup_insns_p99"});
   return names;
 }

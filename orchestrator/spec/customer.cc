@@ -5,7 +5,6 @@
 #include "cmdline/customer_kernel.h"
 #include "machine/machine.h"
 #include "spec/json_object.h"
-#include "spec/spec.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -49,33 +48,37 @@ void take_line(CustomerSpec& c) {
 }
 
 // The guest's NUMA nodes with /guest/memory_mib split evenly, the remainder to node 0.
-void set_numa(const CustomerSpec& c, Spec& s) {
+std::vector<NumaNodeSpec> numa_nodes(const CustomerSpec& c, int memory_mib) {
   const int n = static_cast<int>(c.shape.numa_nodes.size());
-  if (n == 0) return;
-  if (s.memory_mib < 16 * n)
-    throw SpecError("/guest/memory_mib", std::to_string(s.memory_mib) + " MiB cannot give the " +
+  std::vector<NumaNodeSpec> out;
+  if (n == 0) return out;
+  if (memory_mib < 16 * n)
+    throw SpecError("/guest/memory_mib", std::to_string(memory_mib) + " MiB cannot give the " +
                                              std::to_string(n) +
                                              " NUMA nodes of the customer's machine 16 MiB each");
   for (int i = 0; i < n; ++i)
-    s.numa_nodes.push_back(
-        {c.shape.numa_nodes[i].to_list(), s.memory_mib / n + (i == 0 ? s.memory_mib % n : 0)});
+    out.push_back(
+        {c.shape.numa_nodes[i].to_list(), memory_mib / n + (i == 0 ? memory_mib % n : 0)});
+  return out;
 }
 
-void set_guest(const CustomerSpec& c, Spec& s) {
-  s.customer_cmdline = line_in_guest_numbering(c.line, c.shape);
+void set_guest(const CustomerSpec& c, int memory_mib, CustomerGuest& g) {
+  g.customer_cmdline = line_in_guest_numbering(c.line, c.shape);
   if (c.facts.kernel_release && c.facts.kernel_release->value.size() <= 64 &&
       parse_kernel_version(c.facts.kernel_release->value))
-    s.customer_kernel_version = c.facts.kernel_release->value;
+    g.customer_kernel_version = c.facts.kernel_release->value;
   if (c.shape.vcpus() == 0) return;  // "from the line"
-  s.vcpus = static_cast<int>(c.shape.vcpus());
-  s.topology = {static_cast<int>(c.shape.sockets), static_cast<int>(c.shape.cores),
-                static_cast<int>(c.shape.threads), true};
-  set_numa(c, s);
+  g.shape =
+      CustomerGuest::Shape{static_cast<int>(c.shape.vcpus()),
+                           {static_cast<int>(c.shape.sockets), static_cast<int>(c.shape.cores),
+                            static_cast<int>(c.shape.threads), true},
+                           numa_nodes(c, memory_mib)};
 }
 
 }  // namespace
 
-void parse_customer(const json& j, const json* guest, const fs::path& base_dir, Spec& s) {
+CustomerGuest parse_customer(const json& j, const json* guest, const fs::path& base_dir,
+                             int memory_mib) {
   SpecObject o(j, "/customer");
   CustomerSpec c;
   const std::string path = o.str("machine");
@@ -94,8 +97,10 @@ void parse_customer(const json& j, const json* guest, const fs::path& base_dir, 
   take_line(c);
   c.shape = guest_shape(c.facts, c.max_vcpus);
   c.runtime = runtime_settings(c.facts);
-  set_guest(c, s);
-  s.customer = std::move(c);
+  CustomerGuest g;
+  set_guest(c, memory_mib, g);
+  g.customer = std::move(c);
+  return g;
 }
 
 }  // namespace isolab

@@ -21,15 +21,16 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "machine/facts.h"
 #include "machine/guest_shape.h"
 #include "machine/runtime_settings.h"
+#include "spec/guest_spec.h"
 
 namespace isolab {
-
-struct Spec;
 
 struct CustomerSpec {
   std::filesystem::path machine;  // resolved
@@ -42,9 +43,23 @@ struct CustomerSpec {
   std::string line_from;    // where it was read (Origin::text())
 };
 
-// Parses /customer (j), reads the machine and sets the guest fields of s (after /guest was
-// parsed; `guest` is /guest as given, or nullptr).
-void parse_customer(const nlohmann::json& j, const nlohmann::json* guest,
-                    const std::filesystem::path& base_dir, Spec& s);
+// What /customer sets of the guest: the spec/spec.h Spec fields of the same names.
+struct CustomerGuest {
+  CustomerSpec customer;
+  std::string customer_cmdline;
+  std::string customer_kernel_version;  // "" when the machine gives no usable release
+  // The guest's shape; nullopt when the machine's CPU count is unknown (the line decides it).
+  struct Shape {
+    int vcpus = 0;
+    GuestTopologySpec topology;
+    std::vector<NumaNodeSpec> numa_nodes;  // empty: one node
+  };
+  std::optional<Shape> shape;
+};
+
+// Parses /customer (j) and reads the machine, after /guest was parsed: `guest` is /guest as
+// given (or nullptr), memory_mib its memory (split over the machine's NUMA nodes).
+CustomerGuest parse_customer(const nlohmann::json& j, const nlohmann::json* guest,
+                             const std::filesystem::path& base_dir, int memory_mib);
 
 }  // namespace isolab

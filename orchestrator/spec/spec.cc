@@ -184,6 +184,18 @@ std::vector<HostSpec> parse_hosts(const json& hosts, const std::string& pointer)
 
 namespace {
 
+// The guest fields /customer sets (spec/customer.h), in place of /guest's own.
+void take_customer(CustomerGuest g, Spec& s) {
+  s.customer_cmdline = std::move(g.customer_cmdline);
+  if (!g.customer_kernel_version.empty()) s.customer_kernel_version = g.customer_kernel_version;
+  if (g.shape) {
+    s.vcpus = g.shape->vcpus;
+    s.topology = g.shape->topology;
+    s.numa_nodes = std::move(g.shape->numa_nodes);
+  }
+  s.customer = std::move(g.customer);
+}
+
 // /kernel/source: exactly one of tarball, git (+ ref), prebuilt.
 KernelSourceSpec parse_source(const json& src, const fs::path& base_dir) {
   SpecObject so(src, "/kernel/source");
@@ -477,7 +489,8 @@ Spec parse_spec(const json& given, const fs::path& base_dir) {
   if (const json* k = o.get("kernel")) parse_kernel(*k, base_dir, s);
   s.variants = parse_variants(o.get("variants"), base_dir);
   parse_guest(o.get("guest"), base_dir, s);
-  if (const json* c = o.get("customer")) parse_customer(*c, o.get("guest"), base_dir, s);
+  if (const json* c = o.get("customer"))
+    take_customer(parse_customer(*c, o.get("guest"), base_dir, s.memory_mib), s);
   s.workloads = parse_workloads(o.get("workloads"));
   parse_run_fields(o, s);
   if (const json* t = o.get("timeouts")) s.timeouts = parse_timeouts(*t);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/spec.h"
+#include "spec/workload_spec.h"
 
 namespace isolab {
 

@@ -212,15 +212,6 @@ std::string default_libvirt_uri(const fs::path& cache_dir) {
   return prepare_private_libvirt(cache_dir / "libvirt");
 }
 
-fs::path libvirt_domain_log_dir(const std::string& uri) {
-  if (uri.rfind(kEmbedUriPrefix, 0) == 0) {
-    std::string root = uri.substr(kEmbedUriPrefix.size());
-    root = root.substr(0, root.find('&'));
-    return fs::path(root) / "log" / "qemu";
-  }
-  return "/var/log/libvirt/qemu";
-}
-
 #ifdef ISOLAB_HAVE_LIBVIRT
 
 namespace {

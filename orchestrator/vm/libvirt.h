@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "vm/libvirt_paths.h"
 #include "vm/vm.h"
 
 namespace isolab {
@@ -65,13 +66,6 @@ std::string prepare_private_libvirt(const std::filesystem::path& root);
 
 // $ISOLAB_LIBVIRT_URI when set and non-empty, else prepare_private_libvirt(cache_dir/"libvirt").
 std::string default_libvirt_uri(const std::filesystem::path& cache_dir);
-
-// The prefix of an embedded driver's URI, followed by its root directory.
-inline constexpr std::string_view kEmbedUriPrefix = "qemu:///embed?root=";
-
-// The directory holding <domain>.log for uri: <root>/log/qemu for an embed URI, else the
-// system daemon's /var/log/libvirt/qemu. Pure.
-std::filesystem::path libvirt_domain_log_dir(const std::string& uri);
 
 struct LibvirtReach {
   bool ok = false;

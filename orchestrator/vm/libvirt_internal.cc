@@ -12,7 +12,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "sys/process.h"
-#include "vm/libvirt.h"
+#include "vm/libvirt_paths.h"
 #include "vm/qemu.h"
 #include "vm/watch.h"
 

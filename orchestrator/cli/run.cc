@@ -25,6 +25,7 @@
 #include "pipeline/mailed_series.h"
 #include "pipeline/plan_budget.h"
 #include "pipeline/plan_facts.h"
+#include "pipeline/plan_json.h"
 #include "pipeline/plan_text.h"
 #include "pipeline/run.h"
 #include "pipeline/run_plan.h"

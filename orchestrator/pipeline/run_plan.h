@@ -12,6 +12,7 @@
 #include "cmdline/analyze.h"
 #include "spec/spec.h"
 #include "vm/vm.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace isolab {
@@ -119,9 +120,5 @@ void check_primary_cpus(const Spec& spec, const GuestDerivation& guest);
 // The spec's guest NUMA nodes for VmConfig::numa_nodes (empty when the spec has none). The
 // cpulists were validated by parse_spec; throws isolab::Error if one does not parse.
 std::vector<VmNumaNode> guest_numa_nodes(const Spec& spec);
-
-// A dry run: the plan as JSON (variants, cells in order, guest, steps per workload; with
-// /customer the fidelity table, pipeline/fidelity.h).
-nlohmann::json describe_plan(const Spec& spec, const GuestDerivation& guest);
 
 }  // namespace isolab

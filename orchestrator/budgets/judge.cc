@@ -11,6 +11,7 @@
 #include "base/json_text.h"
 #include "base/number_text.h"
 #include "cmdline/cpulist.h"
+#include "results/budget_facts.h"
 #include "spec/json_object.h"
 
 namespace isolab {
@@ -18,6 +19,9 @@ namespace isolab {
 namespace {
 
 using json = nlohmann::json;
+using results::BudgetCell;
+using results::BudgetHistogram;
+using results::BudgetMetric;
 
 // One value a budget is judged on, before the CPU filter and the verdict.
 struct Sample {
@@ -29,69 +33,39 @@ struct Sample {
   std::string note;
 };
 
-const json& member(const json& j, const std::string& key) {
-  static const json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-std::optional<double> number(const json& j) {
-  if (!j.is_number() || !std::isfinite(j.get<double>())) return std::nullopt;
-  return j.get<double>();
-}
-
-// The workload names a cell has values of: the part of each metric name before its first '.',
-// of each histogram name before its '['.
-std::set<std::string> cell_workloads(const json& cell) {
-  std::set<std::string> out;
-  for (const auto& [name, m] : member(cell, "metrics").items())
-    out.insert(name.substr(0, name.find('.')));
-  for (const auto& [name, h] : member(cell, "histograms").items())
-    out.insert(name.substr(0, name.find('[')));
-  return out;
-}
-
 // The step's runtime in seconds, from the first source judge.h lists that has it.
-std::optional<double> step_runtime(const json& metric, std::size_t i, const json& cell,
-                                   const json& spec, const std::string& wl) {
-  if (auto w = number(member(metric, "window_s"))) return w;
-  const json& ws = member(metric, "windows_s");
-  if (ws.is_array() && i < ws.size()) return number(ws[i]);
-  if (auto w = number(member(member(member(cell, "noise"), wl), "window_s"))) return w;
-  if (auto w = number(member(member(spec, "imported"), "window_s"))) return w;
-  for (const auto& w : member(spec, "workloads"))
-    if (member(w, "name") == wl) return number(member(w, "duration_s"));
-  return std::nullopt;
+// value: the metric's value, whose own window comes first; nullptr for a histogram's.
+std::optional<double> step_runtime(const results::BudgetValue* value, const BudgetCell& cell,
+                                   const json& run, const std::string& wl) {
+  if (value && value->window_recorded) return value->window_s;
+  if (auto w = cell.noise_window_s(wl)) return w;
+  if (auto w = results::imported_window_s(run)) return w;
+  return results::workload_duration_s(run, wl);
 }
 
 // unit -> factor into the budget's unit; nullopt when they do not convert.
-std::optional<double> unit_factor(const json& unit, const std::string& to) {
+std::optional<double> unit_factor(const std::string& unit, const std::string& to) {
   if (unit == to) return 1.0;
   if (unit == "ns" && to == "us") return 1e-3;
   return std::nullopt;
 }
 
-std::vector<Sample> metric_samples(const BudgetSpec& b, const json& cell, const json& spec,
+std::vector<Sample> metric_samples(const BudgetSpec& b, const BudgetCell& cell, const json& run,
                                    const std::string& wl) {
   const std::string name = wl + "." + b.cell_metric;
-  const json& m = member(member(cell, "metrics"), name);
-  if (m.is_null()) return {};
-  const json& values = member(m, "values");
-  const json& cpus = member(m, "cpus");
-  const auto factor = unit_factor(member(m, "unit"), b.unit);
+  const std::optional<BudgetMetric> m = cell.metric(name);
+  if (!m) return {};
+  const auto factor = unit_factor(m->unit, b.unit);
   std::vector<Sample> out;
-  if (!values.is_array())
+  if (!m->values_array)
     return {{wl, std::nullopt, std::nullopt, false, std::nullopt,
              "metrics/" + json_pointer_token(name) + "/values is not an array"}};
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    Sample s{wl, std::nullopt, std::nullopt, false, step_runtime(m, i, cell, spec, wl), ""};
-    if (cpus.is_array() && i < cpus.size() && cpus[i].is_number_integer())
-      s.cpu = cpus[i].get<int>();
+  for (const auto& mv : m->values) {
+    Sample s{wl, mv.cpu, std::nullopt, false, step_runtime(&mv, cell, run, wl), ""};
     if (!factor)
-      s.note = "unit " + sanitize_excerpt(member(m, "unit").dump(), 20) + ", not " + b.unit;
-    else if (auto v = number(values[i]))
-      s.value = *v * *factor;
+      s.note = "unit " + sanitize_excerpt(m->unit_text, 20) + ", not " + b.unit;
+    else if (mv.value)
+      s.value = *mv.value * *factor;
     else
       s.note = "no value";
     out.push_back(s);
@@ -101,21 +75,19 @@ std::vector<Sample> metric_samples(const BudgetSpec& b, const json& cell, const 
 
 // The nearest-rank percentile's bucket end in us (judge.h), or the histogram's end with
 // beyond_range set; a note when the histogram is malformed or empty.
-void percentile_of_histogram(const json& h, double p, Sample& s) {
-  const auto factor = unit_factor(member(h, "unit"), "us");
-  const auto width_ns = number(member(h, "bucket_ns"));
-  const json& counts = member(h, "counts");
-  const auto overflows = number(member(h, "overflows")).value_or(0);
-  if (!factor || !width_ns || *width_ns <= 0 || !counts.is_object() || overflows < 0) {
+void percentile_of_histogram(const BudgetHistogram& h, double p, Sample& s) {
+  const auto factor = unit_factor(h.unit, "us");
+  const auto width_ns = h.bucket_ns;
+  const double overflows = h.overflows;
+  if (!factor || !width_ns || *width_ns <= 0 || !h.counts_object || overflows < 0) {
     s.note = "histogram without unit us/ns, bucket_ns or counts";
     return;
   }
   std::map<double, double> buckets;
   double n = overflows;
-  for (const auto& [key, c] : counts.items()) {
+  for (const auto& [key, count] : h.counts) {
     char* end = nullptr;
     const double lower = std::strtod(key.c_str(), &end);
-    const auto count = number(c);
     if (key.empty() || *end != '\0' || !std::isfinite(lower) || !count || *count < 0)
       return void(s.note =
                       "bucket \"" + sanitize_excerpt(key, 20) + "\" is not a number with a count");
@@ -148,12 +120,12 @@ std::optional<int> histogram_cpu(const std::string& name, const std::string& wl)
   return std::stoi(digits);
 }
 
-std::vector<Sample> histogram_samples(const BudgetSpec& b, const json& cell, const json& spec,
+std::vector<Sample> histogram_samples(const BudgetSpec& b, const BudgetCell& cell, const json& run,
                                       const std::string& wl) {
   std::vector<Sample> out;
-  for (const auto& [name, h] : member(cell, "histograms").items()) {
-    Sample s{wl, std::nullopt, std::nullopt, false, step_runtime(json(), 0, cell, spec, wl), ""};
-    if (name != wl && !(s.cpu = histogram_cpu(name, wl))) continue;
+  for (const BudgetHistogram& h : cell.histograms()) {
+    Sample s{wl, std::nullopt, std::nullopt, false, step_runtime(nullptr, cell, run, wl), ""};
+    if (h.name != wl && !(s.cpu = histogram_cpu(h.name, wl))) continue;
     percentile_of_histogram(h, *b.percentile, s);
     out.push_back(s);
   }
@@ -161,11 +133,11 @@ std::vector<Sample> histogram_samples(const BudgetSpec& b, const json& cell, con
 }
 
 // The CPUs judged: the budget's, else the cell's isolated CPUs, else nullopt (every CPU).
-std::optional<CpuSet> judged_cpus(const BudgetSpec& b, const json& cell) {
+std::optional<CpuSet> judged_cpus(const BudgetSpec& b, const BudgetCell& cell) {
   if (!b.cpus.empty()) return try_parse_cpulist(b.cpus, kMaxCpus).set;
-  const json& iso = member(member(cell, "guest"), "isolated");
-  if (!iso.is_string() || iso.get<std::string>().empty()) return std::nullopt;
-  const CpuListParse r = try_parse_cpulist(iso.get<std::string>(), kMaxCpus);
+  const std::optional<std::string> iso = cell.isolated();
+  if (!iso) return std::nullopt;
+  const CpuListParse r = try_parse_cpulist(*iso, kMaxCpus);
   return r.ok() ? std::optional<CpuSet>(r.set) : std::nullopt;
 }
 
@@ -183,39 +155,34 @@ std::string counted_cause(const BudgetSpec& b) {
 
 // "local_timer (1001 events)": the budget's own cause, or the one with the most events on
 // `cpu` in the workload's trace (the first of kInterruptionCauses on a tie).
-std::string top_cause(const BudgetSpec& b, const json& cell, const std::string& wl,
+std::string top_cause(const BudgetSpec& b, const BudgetCell& cell, const std::string& wl,
                       std::optional<int> cpu) {
   if (!cpu) return "no CPU to name (a value of every thread)";
   const std::string own = counted_cause(b);
-  for (const auto& c : member(member(member(cell, "noise"), wl), "cpus")) {
-    if (member(c, "cpu") != *cpu) continue;
-    std::string best;
-    double most = -1;
-    for (const char* cause : kInterruptionCauses) {
-      const auto n = number(member(member(member(c, "causes"), cause), "count"));
-      if ((own.empty() || own == cause) && n && *n > most) best = cause, most = *n;
-    }
-    if (most > 0) return best + " (" + format_number("%g", most) + " events)";
-    return "none traced (no interruption on CPU " + std::to_string(*cpu) + ")";
+  const auto counts = cell.noise_cause_counts(wl, *cpu);
+  if (!counts) return "not traced";
+  std::string best;
+  double most = -1;
+  for (const char* cause : kInterruptionCauses) {
+    const auto n = counts->find(cause);
+    if ((own.empty() || own == cause) && n != counts->end() && n->second > most)
+      best = cause, most = n->second;
   }
-  return "not traced";
+  if (most > 0) return best + " (" + format_number("%g", most) + " events)";
+  return "none traced (no interruption on CPU " + std::to_string(*cpu) + ")";
 }
 
-std::string text_of(const json& cell, const std::string& key) {
-  const json& v = member(cell, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
-
-bool timing_enforced(const json& cell) {
-  const json& a = member(cell, "accelerator");
+bool timing_enforced(const BudgetCell& cell) {
+  const std::string a = cell.accelerator();
   return a == "kvm" || a == "bare-metal";
 }
 
-BudgetCheck check_of(std::size_t index, const BudgetSpec& b, const json& cell, const Sample& s) {
+BudgetCheck check_of(std::size_t index, const BudgetSpec& b, const BudgetCell& cell,
+                     const Sample& s) {
   BudgetCheck c;
   c.budget = index;
-  c.cell = text_of(cell, "id");
-  c.variant = text_of(cell, "variant");
+  c.cell = cell.id();
+  c.variant = cell.variant();
   c.workload = s.workload;
   c.cpu = s.cpu;
   c.value = s.value;
@@ -233,18 +200,18 @@ BudgetCheck check_of(std::size_t index, const BudgetSpec& b, const json& cell, c
   if (!c.enforced)
     c.note += (c.note.empty() ? "" : "; ") +
               std::string("reported, not enforced: the cell ran under ") +
-              sanitize_excerpt(member(cell, "accelerator").dump(), 20);
+              sanitize_excerpt(cell.accelerator_text(), 20);
   return c;
 }
 
-void judge_cell(std::size_t index, const BudgetSpec& b, const json& cell, const json& spec,
+void judge_cell(std::size_t index, const BudgetSpec& b, const BudgetCell& cell, const json& run,
                 BudgetVerdict& v) {
   const std::optional<CpuSet> cpus = judged_cpus(b, cell);
   std::size_t judged = 0;
-  for (const auto& wl : cell_workloads(cell)) {
+  for (const auto& wl : cell.workloads()) {
     if (!b.workload.empty() && wl != b.workload) continue;
     for (const Sample& s :
-         b.percentile ? histogram_samples(b, cell, spec, wl) : metric_samples(b, cell, spec, wl)) {
+         b.percentile ? histogram_samples(b, cell, run, wl) : metric_samples(b, cell, run, wl)) {
       if (s.cpu && cpus && !cpus->test(static_cast<unsigned>(*s.cpu))) continue;
       v.checks.push_back(check_of(index, b, cell, s));
       ++judged;
@@ -253,17 +220,13 @@ void judge_cell(std::size_t index, const BudgetSpec& b, const json& cell, const 
   if (judged == 0) {
     BudgetCheck c;
     c.budget = index;
-    c.cell = text_of(cell, "id");
-    c.variant = text_of(cell, "variant");
+    c.cell = cell.id();
+    c.variant = cell.variant();
     c.workload = b.workload;
     c.note = "the cell has no " + b.metric + (b.workload.empty() ? "" : " of " + b.workload) +
              (cpus ? " on CPUs " + cpus->to_list() : "");
     v.checks.push_back(c);
   }
-}
-
-bool measured(const json& cell) {
-  return cell.is_object() && member(cell, "status") == "ok" && member(cell, "warmup") != true;
 }
 
 std::string value_text(double v, const std::string& unit) {
@@ -328,20 +291,20 @@ void conclude(BudgetVerdict& v) {
 }  // namespace
 
 BudgetVerdict judge_budgets(const std::vector<BudgetSpec>& budgets, const json& result) {
-  const json& cells = member(result, "cells");
-  if (!cells.is_array()) throw Error("/cells: result.json must have a cells array");
+  const auto cells = results::budget_cells(result);
+  if (!cells) throw Error("/cells: result.json must have a cells array");
   BudgetVerdict v;
   v.budgets = budgets;
   for (std::size_t i = 0; i < budgets.size(); ++i)
-    for (const auto& cell : cells)
-      if (measured(cell)) judge_cell(i, budgets[i], cell, member(result, "spec"), v);
+    for (const auto& cell : *cells)
+      if (cell.measured()) judge_cell(i, budgets[i], cell, result, v);
   conclude(v);
   return v;
 }
 
 std::vector<BudgetSpec> budgets_of_run(const json& result) {
-  const json& b = member(member(result, "spec"), "budgets");
-  return b.is_null() ? std::vector<BudgetSpec>{} : parse_budgets(b, "/spec/budgets");
+  const json* b = results::spec_budgets(result);
+  return b ? parse_budgets(*b, "/spec/budgets") : std::vector<BudgetSpec>{};
 }
 
 int budget_exit_status(const BudgetVerdict& v) {

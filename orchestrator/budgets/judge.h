@@ -2,8 +2,9 @@
 // each measured cell passes or is over, and the run gets one verdict, "within budget" or "over
 // budget on CPU n by x us (or /s), cause: <interruption cause>" (docs/verdicts.md "Budgets").
 //
-// What is read from result.json (docs/RESULT_SCHEMA.md), all of it untrusted guest output, so a
-// value of the wrong shape makes its check "not judged" with the JSON pointer, never an abort:
+// What is read from result.json (docs/RESULT_SCHEMA.md; through results/budget_facts.h), all
+// of it untrusted guest output, so a value of the wrong shape makes its check "not judged" with
+// the JSON pointer, never an abort:
 //  - cells[] that are ok and not warm-ups; the others are not judged;
 //  - a named metric: cells[].metrics["<workload>.<cell_metric>"] {"unit", "values", "cpus"?,
 //    "window_s"? | "windows_s"?}, one check per value; unit "ns" is read as us / 1000; a value

@@ -6,19 +6,16 @@
 #include "base/files.h"
 #include "report/data.h"
 #include "report/html.h"
+#include "results/run_facts.h"
 
 namespace isolab {
 
 std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
                                 const std::string& who) {
-  const nlohmann::json* status =
-      run.is_object() && run.contains("status") ? &run["status"] : nullptr;
-  if (!status || !status->is_string() || (*status != "interrupted" && *status != "running"))
-    return "";
-  const std::size_t cells =
-      run.contains("cells") && run["cells"].is_array() ? run["cells"].size() : 0;
-  return who + ": note: run " + dir.string() + " did not finish (status \"" +
-         status->get<std::string>() + "\", " + std::to_string(cells) +
+  const std::optional<results::UnfinishedRun> u = results::unfinished_run(run);
+  if (!u) return "";
+  return who + ": note: run " + dir.string() + " did not finish (status \"" + u->status + "\", " +
+         std::to_string(u->cells) +
          " cells recorded): the comparison rests on those cells; `isolab run SPEC --resume " +
          dir.string() + "` finishes it\n";
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "results/run_facts.h"
+#include "results/variant_facts.h"
 
 namespace isolab {
 
@@ -13,19 +15,17 @@ std::optional<BaselineKernel> baseline_kernel(const nlohmann::json& run,
     if (why_not) *why_not = why;
     return std::nullopt;
   };
-  const std::string id = run.is_object() ? run.value("run_id", run_dir.string()) : "";
-  const nlohmann::json vs = run.is_object() ? run.value("variants", nlohmann::json()) : nullptr;
-  if (!vs.is_object() || !vs.contains(variant) || !vs[variant].is_object())
-    return fail("run " + id + " recorded no variant " + variant);
-  const nlohmann::json& v = vs[variant];
+  const std::string id = run.is_object() ? results::run_id_or(run, run_dir.string()) : "";
+  const std::optional<results::RecordedKernel> k = results::recorded_kernel(run, variant);
+  if (!k) return fail("run " + id + " recorded no variant " + variant);
   BaselineKernel b;
   b.variant = variant;
   b.run_id = id;
   b.run_dir = run_dir;
-  b.bzimage = v.value("bzimage", "");
-  b.kernel_release = v.value("kernel_release", "");
-  b.build_key = v.value("build_key", "");
-  b.patches = v.value("patches", nlohmann::json::array());
+  b.bzimage = k->bzimage;
+  b.kernel_release = k->kernel_release;
+  b.build_key = k->build_key;
+  b.patches = k->patches;
   if (b.bzimage.empty()) return fail("run " + id + " recorded no kernel image of " + variant);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(b.bzimage, ec))

@@ -42,10 +42,12 @@
 #include "pipeline/timings.h"
 #include "results/host.h"
 #include "results/result.h"
+#include "results/variant_facts.h"
 #include "vm/backend.h"
 #include "vm/libvirt.h"
 #include "vm/libvirt_host.h"
 #include "workload/registry.h"
+#include "workload/step.h"
 #include "workload/workload.h"
 
 namespace fs = std::filesystem;
@@ -149,10 +151,10 @@ bool in_kernel_cache(const fs::path& cache, const fs::path& bzimage) {
 
 // A variant recorded by an earlier attempt of this run (--resume): holds its cache entry and
 // says whether its bzImage is still there.
-bool hold_recorded_kernel(const fs::path& cache, const json& variant,
+bool hold_recorded_kernel(const fs::path& cache, const std::optional<results::RecordedKernel>& k,
                           std::vector<std::unique_ptr<FileLock>>& held) {
-  if (!variant.contains("bzimage")) return false;
-  const fs::path image = variant["bzimage"].get<std::string>();
+  if (!k || k->bzimage.empty()) return false;
+  const fs::path image = k->bzimage;
   if (!in_kernel_cache(cache, image)) return fs::exists(image);
   auto lock = hold_kernel_entry(cache, image.parent_path().filename().string());
   if (!fs::exists(image)) return false;  // pruned: build it again (after releasing the lock)
@@ -579,7 +581,7 @@ std::map<std::string, std::string> build_kernels(const Spec& spec, const GuestDe
   json& d = doc.doc();
   for (const auto& v : spec.variants) {
     check_interrupt();
-    if (hold_recorded_kernel(cache, d["variants"].value(v.name, json::object()), held)) continue;
+    if (hold_recorded_kernel(cache, results::recorded_kernel(d, v.name), held)) continue;
     say(opt, "variant " + v.name + ": kernel");
     KernelEnv env{cache, runner, doc.dir() / "logs", opt.jobs, std::nullopt, opt.progress};
     env.meter = opt.meter;

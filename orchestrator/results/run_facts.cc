@@ -138,6 +138,13 @@ std::vector<CellLabel> cell_labels(const nlohmann::json& doc) {
   return out;
 }
 
+std::optional<UnfinishedRun> unfinished_run(const nlohmann::json& doc) {
+  const std::string status = str_or(doc, "status");
+  if (status != "interrupted" && status != "running") return std::nullopt;
+  const nlohmann::json& cells = field(doc, "cells");
+  return UnfinishedRun{status, cells.is_array() ? cells.size() : 0};
+}
+
 std::vector<std::string> cell_variants_of(const nlohmann::json& doc) {
   std::vector<std::string> out;
   std::set<std::string> seen;

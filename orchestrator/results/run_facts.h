@@ -93,6 +93,15 @@ bool records_variant(const nlohmann::json& doc, const std::string& variant);
 // Whether cells is an array.
 bool has_cells(const nlohmann::json& doc);
 
+// A run that did not finish: "status" is "interrupted" or "running" (results/result.h RunStatus),
+// with the number of elements of cells (0 when cells is no array).
+struct UnfinishedRun {
+  std::string status;
+  std::size_t cells = 0;
+};
+// nullopt when doc is no object or its status is absent, no string or another. Never throws.
+std::optional<UnfinishedRun> unfinished_run(const nlohmann::json& doc);
+
 // What relabelling a cell needs, per element of cells (in order; none when cells is no array).
 struct CellLabel {
   std::string variant;   // "" when absent or no string (or the cell is no object)

@@ -3,6 +3,7 @@
 // series touches, the kernel it boots, and its patches as the report lists them.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -38,5 +39,17 @@ struct PatchShown {
 // One per element of patches (an element that is no object shows nothing); empty when patches
 // is absent or no array.
 std::vector<PatchShown> patches_shown(const VariantRecord& v);
+
+// The kernel a run recorded for a variant, as a later run boots it again (a nightly's baseline,
+// pipeline/baseline.h; a resumed run): variants.<variant> of an unchecked document, each field
+// "" (patches []) when absent.
+struct RecordedKernel {
+  std::string bzimage, kernel_release, build_key;
+  nlohmann::json patches = nlohmann::json::array();
+};
+// nullopt when doc is no object or variants.<variant> is absent or no object. Throws
+// nlohmann::json::type_error (as json::value does) when a field is present with another type.
+std::optional<RecordedKernel> recorded_kernel(const nlohmann::json& doc,
+                                              const std::string& variant);
 
 }  // namespace isolab::results

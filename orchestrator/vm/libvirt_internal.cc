@@ -134,7 +134,7 @@ VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig&
                      const DomainWatch& w) {
   VmOutcome out;
   out.accel = cfg.accel;
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
@@ -148,6 +148,10 @@ VmOutcome run_domain(virConnectPtr conn, const std::string& xml, const VmConfig&
     out.detail = "libvirt virDomainCreateXML: " + sanitize_excerpt(msg, 500);
     return out;
   }
+  // The timeouts count from the guest's start: libvirt's own start of the domain (an embedded
+  // driver probes QEMU's capabilities before its first one, tens of seconds under TCG) is not
+  // the guest's time.
+  t0 = std::chrono::steady_clock::now();
   if (!cfg.vcpu_pin.empty()) out.affinity = libvirt_affinity(dom.get(), cfg, out.affinity_error);
   ConsoleProgress progress;
   for (;;) {

@@ -78,10 +78,11 @@ struct VmConfig {
   // (e.g. "host,-arch-capabilities" after a KVM MSR abort, docs/sources.md [o1], or a named model
   // such as "qemu64").
   std::string cpu_model;
-  std::filesystem::path console_log;       // receives the guest's ttyS0 (kernel console)
-  std::filesystem::path result_channel;    // receives the guest's ttyS1 (results, raw bytes)
-  std::filesystem::path qemu_log;          // QEMU's stdout+stderr ("" = console_log + ".qemu.log")
-  std::chrono::seconds wall_timeout{600};  // whole boot; 0 = none
+  std::filesystem::path console_log;     // receives the guest's ttyS0 (kernel console)
+  std::filesystem::path result_channel;  // receives the guest's ttyS1 (results, raw bytes)
+  std::filesystem::path qemu_log;        // QEMU's stdout+stderr ("" = console_log + ".qemu.log")
+  // The timeouts count from the guest's start (QEMU spawned; with libvirt, the domain created).
+  std::chrono::seconds wall_timeout{600};     // whole boot; 0 = none
   std::chrono::seconds silence_timeout{120};  // console did not grow this long -> stop; 0 = none
   std::chrono::seconds boot_timeout{60};  // no console byte at all within this -> stop; 0 = none
   // Instruction counting. With accel tcg QEMU loads the plugin: QemuBackend through -plugin,

@@ -45,7 +45,8 @@ td.name{white-space:nowrap}.gate th{font-size:11px}
 code,pre,.mono{font-family:ui-monospace,monospace;font-size:12px}
 pre{background:#f8f8f8;padding:.6em;overflow-x:auto}
 .forced{background:#fde2e2;border:2px solid #c0392b;padding:.5em}
-.summary li{margin:.2em 0}
+.summary li{margin:.2em 0}.verdict{font-size:1.15em}.method{color:#555;font-size:12px}
+details.group>summary{cursor:pointer;margin:.3em 0}
 .v-regressed{color:#c0392b;font-weight:bold}.v-improved{color:#1e8449;font-weight:bold}
 .v-no-change{color:#555}.v-changed-below{color:#7d3c98}.v-inconclusive{color:#9a6700}
 svg{display:block;overflow:visible}
@@ -76,6 +77,18 @@ window.addEventListener('error', function (e) {
   window.isolabErrors.push(String((e && e.message) || 'resource error'));
 }, true);
 window.addEventListener('load', function () {
+  var seen = [];
+  document.querySelectorAll('[data-answer]').forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    if (r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight)
+      seen.push(e.getAttribute('data-answer'));
+  });
+  document.body.setAttribute('data-first-screen', seen.join(','));
+  var folded = [];
+  document.querySelectorAll('details:not([open])').forEach(function (d) {
+    folded.push(d);
+    d.open = true;
+  });
   var plots = document.querySelectorAll('svg[data-plot]');
   plots.forEach(function (p) {
     var marks = p.querySelectorAll('[data-mark]'), rendered = 0;
@@ -86,6 +99,7 @@ window.addEventListener('load', function () {
     p.setAttribute('data-marks', marks.length);
     p.setAttribute('data-rendered', rendered);
   });
+  folded.forEach(function (d) { d.open = false; });
   document.body.setAttribute('data-plots', plots.length);
   document.body.setAttribute('data-errors', window.isolabErrors.length);
   document.body.setAttribute('data-error-text', window.isolabErrors.join(' | '));
@@ -122,21 +136,79 @@ std::string section_header(const ReportData& d) {
   return o.str();
 }
 
-std::string section_summary(const Comparison& c) {
+std::string summary_class(const SummaryLine& l) {
+  const std::string v = l.detail.value("verdict", "");
+  return v == "regressed"                  ? "v-regressed"
+         : v == "improved"                 ? "v-improved"
+         : v == "changed, below threshold" ? "v-changed-below"
+                                           : "";
+}
+
+std::string summary_item(const SummaryLine& l) {
+  const std::string cls = summary_class(l);
+  return "<li" + (cls.empty() ? "" : " class=\"" + cls + "\"") + ">" + esc(l.text) + "</li>\n";
+}
+
+const MetricSamples* samples_of(const VariantData& v, const std::string& name) {
+  auto it = v.metrics.find(name);
+  return it == v.metrics.end() ? nullptr : &it->second;
+}
+
+std::string metrics_head() {
+  return "<table>\n<tr>" + th("metric") + th("unit") + th("A and B per boot") +
+         th("change [95% CI]") + th("p") + th("verdict") + "</tr>\n";
+}
+
+// One row: its name, the per-boot plot (compare/comparison.h MetricRow), the change and verdict.
+std::string metric_row(const ReportData& d, const MetricRow& r, const std::string& answer = "") {
   std::ostringstream o;
-  o << "<h2 id=\"summary\">What changed on the isolated CPUs</h2>\n<ul class=\"summary\">\n";
-  for (const SummaryLine& l : summarize(c)) {
-    const std::string v = l.detail.value("verdict", "");
-    std::string cls = v == "regressed"                  ? "v-regressed"
-                      : v == "improved"                 ? "v-improved"
-                      : v == "changed, below threshold" ? "v-changed-below"
-                                                        : "";
-    o << "<li" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << esc(l.text) << "</li>\n";
-  }
+  o << "<tr" << (answer.empty() ? "" : " data-answer=\"" + esc(answer) + "\"") << ">"
+    << td(r.name, "mono name") << td(r.unit) << "<td>"
+    << metric_svg(r, samples_of(d.side_a, r.name), samples_of(d.side_b, r.name)) << "</td>"
+    << td(report_detail::format_change(r), "mono") << td(svg::num(r.test.p_value()), "mono")
+    << "<td class=\"" << verdict_class(r.verdict.verdict) << "\" title=\"" << esc(r.verdict.reason)
+    << "\">" << esc(verdict_name(r.verdict.verdict)) << "</td></tr>\n";
+  return o.str();
+}
+
+// The answer first (as the text's first screen): the verdict, the lines that decided it, the
+// gate, what could not be decided, the primaries with every boot, then the secondary rows that
+// changed (folded), the new build warnings and the method.
+std::string section_answer(const ReportData& d) {
+  const Comparison& c = d.loaded.comparison;
+  const std::vector<SummaryLine> lines = summarize(c);
+  const nlohmann::json& basis = lines.front().detail;
+  std::ostringstream o;
+  const int status = basis.value("exit_status", 0);
+  o << "<h2 id=\"summary\">The answer</h2>\n<p class=\"verdict"
+    << (status == 1   ? " v-regressed"
+        : status == 3 ? " v-inconclusive"
+                      : "")
+    << "\" data-answer=\"verdict\"><b>verdict: " << esc(basis.value("verdict", ""))
+    << "</b> (<code>isolab compare</code> exit status " << status
+    << ")</p>\n<ul class=\"summary\">\n";
+  if (basis.value("primary", nlohmann::json::array()).empty())
+    o << "<li>no primary metric declared (spec compare.primary or --primary)</li>\n";
+  for (const SummaryLine& l : lines)
+    if (is_answer_line(l)) o << summary_item(l);
+  if (const std::string g = gate_answer(c); !g.empty()) o << "<li>" << esc(g) << "</li>\n";
+  for (const auto& u : undecided_answers(c)) o << "<li>" << esc(u) << "</li>\n";
+  o << "</ul>\n";
+  std::string primaries;
+  for (const MetricRow& r : c.metrics)
+    if (r.primary) primaries += metric_row(d, r, "primary:" + r.name);
+  if (!primaries.empty())
+    o << "<p>The primary metrics, every boot: one point per boot (hover for the cell), a bar at "
+         "each side's median (mean for counts), the shaded box the 95% confidence interval of the "
+         "change, coloured by verdict.</p>\n"
+      << metrics_head() << primaries << "</table>\n";
+  o << "<details class=\"group\"><summary>Secondary rows that changed, and the rest</summary>"
+       "\n<ul class=\"summary\">\n";
+  for (const SummaryLine& l : lines)
+    if (!is_answer_line(l) && l.detail.value("kind", "") != "basis") o << summary_item(l);
   o << "</ul>\n<p>" << verdict_tally(c) << "; " << c.kernel_failures_b()
     << " kernel failure(s) of B; " << c.new_warnings_in_touched_files()
-    << " new build warning(s) of B in files it touches; <code>isolab compare</code> exit status "
-    << compare_exit_status(c) << ".</p>\n";
+    << " new build warning(s) of B in files it touches.</p>\n</details>\n";
   if (c.new_warnings && !c.new_warnings->empty()) {
     o << "<p>Build warnings B adds over A (matched by file, class and message):</p>\n<ul>\n";
     for (const auto& n : *c.new_warnings)
@@ -146,6 +218,7 @@ std::string section_summary(const Comparison& c) {
         << "</li>\n";
     o << "</ul>\n";
   }
+  o << "<p class=\"method\">method: " << esc(basis.value("text", "")) << "</p>\n";
   return o.str();
 }
 
@@ -196,28 +269,50 @@ std::string section_profile(const Comparison& c) {
   return o.str() + "</table>\n";
 }
 
+// "3 rows: 1 regressed, 2 no significant change", the verdicts in their order of first sight.
+std::string group_tally(const std::vector<const MetricRow*>& rows) {
+  std::vector<std::pair<std::string, int>> n;
+  for (const MetricRow* r : rows) {
+    const std::string v = verdict_name(r->verdict.verdict);
+    auto it = std::find_if(n.begin(), n.end(), [&](const auto& e) { return e.first == v; });
+    if (it == n.end())
+      n.emplace_back(v, 1);
+    else
+      ++it->second;
+  }
+  std::string s = std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows");
+  for (std::size_t i = 0; i < n.size(); ++i)
+    s += (i ? ", " : ": ") + std::to_string(n[i].second) + " " + n[i].first;
+  return s;
+}
+
+// The rows other than the primaries, grouped by workload (the name up to its first '.'), each
+// group folded.
 std::string section_metrics(const ReportData& d) {
   const Comparison& c = d.loaded.comparison;
+  std::vector<std::pair<std::string, std::vector<const MetricRow*>>> groups;
+  for (const MetricRow& r : c.metrics) {
+    if (r.primary) continue;
+    const std::string wl = r.name.substr(0, r.name.find('.'));
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == wl; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {wl, {}});
+    it->second.push_back(&r);
+  }
   std::ostringstream o;
-  o << "<h2 id=\"metrics\">Every boot, per metric</h2>\n<p>One point per boot (hover for the "
+  o << "<h2 id=\"metrics\">Every boot, per metric</h2>\n<p>The rows other than the primaries, by "
+       "workload (open a workload to see its rows). One point per boot (hover for the "
        "cell), a bar at each side's median (mean for counts); the shaded box on B's row is the "
        "95% confidence interval of the change, around A's median (A's mean plus the CI of B-A "
-       "for counts), coloured by verdict.</p>\n<table>\n<tr>"
-    << th("metric") << th("unit") << th("A and B per boot") << th("change [95% CI]") << th("p")
-    << th("verdict") << "</tr>\n";
-  auto find = [](const VariantData& v, const std::string& n) -> const MetricSamples* {
-    auto it = v.metrics.find(n);
-    return it == v.metrics.end() ? nullptr : &it->second;
-  };
-  for (const MetricRow& r : c.metrics) {
-    const std::string vc = verdict_class(r.verdict.verdict);
-    o << "<tr>" << td(r.name, "mono name") << td(r.unit) << "<td>"
-      << metric_svg(r, find(d.side_a, r.name), find(d.side_b, r.name)) << "</td>"
-      << td(report_detail::format_change(r), "mono") << td(svg::num(r.test.p_value()), "mono")
-      << "<td class=\"" << vc << "\" title=\"" << esc(r.verdict.reason) << "\">"
-      << esc(verdict_name(r.verdict.verdict)) << "</td></tr>\n";
+       "for counts), coloured by verdict.</p>\n";
+  for (const auto& [wl, rows] : groups) {
+    o << "<details class=\"group\"><summary><b>" << esc(wl) << "</b>: " << group_tally(rows)
+      << "</summary>\n"
+      << metrics_head();
+    for (const MetricRow* r : rows) o << metric_row(d, *r);
+    o << "</table>\n</details>\n";
   }
-  return o.str() + "</table>\n";
+  return o.str();
 }
 
 // Workloads with noise details in any contributing cell, in first-seen order.
@@ -418,7 +513,7 @@ std::string render_html_report(const ReportData& d) {
   const Comparison& c = d.loaded.comparison;
   std::ostringstream o;
   o << head(c) << "<body>\n"
-    << section_header(d) << section_summary(c) << section_histograms(d) << section_metrics(d)
+    << section_header(d) << section_answer(d) << section_histograms(d) << section_metrics(d)
     << section_profile(c) << section_noise(d) << section_timeline(d) << section_gate(d)
     << section_provenance(d) << section_cells(d) << section_text(c) << "</body>\n</html>\n";
   return o.str();

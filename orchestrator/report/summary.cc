@@ -386,4 +386,34 @@ std::vector<SummaryLine> summarize(const Comparison& c) {
   return lines;
 }
 
+bool is_answer_line(const SummaryLine& l) {
+  const std::string kind = l.detail.value("kind", "");
+  return kind != "basis" && kind != "secondary" && l.detail.value("role", "") != "secondary";
+}
+
+std::string gate_answer(const Comparison& c) {
+  if (c.gate.empty()) return "";
+  std::string failed;
+  for (const auto& g : c.gate)
+    if (g.a_pass < g.a_total || g.b_pass < g.b_total)
+      failed += (failed.empty() ? "" : ", ") + g.check + " (A " + gate_cell(g.a_pass, g.a_total) +
+                ", B " + gate_cell(g.b_pass, g.b_total) + ")";
+  return failed.empty() ? "isolation gate: all " + std::to_string(c.gate.size()) +
+                              " checks passed in every cell checked"
+                        : "isolation gate: failed in some cell: " + failed;
+}
+
+std::vector<std::string> undecided_answers(const Comparison& c) {
+  std::vector<std::string> out;
+  std::string names;
+  for (const auto& r : c.metrics)
+    if (r.primary && r.verdict.verdict == Verdict::inconclusive)
+      names += (names.empty() ? "" : ", ") + r.name;
+  if (!names.empty()) out.push_back("not decided: " + names + " (inconclusive: see why below)");
+  if (!c.issues.empty())
+    out.push_back("cells that did not count: " + std::to_string(c.issues.size()) +
+                  " (listed below)");
+  return out;
+}
+
 }  // namespace isolab

@@ -51,6 +51,18 @@ struct SummaryLine {
 };
 std::vector<SummaryLine> summarize(const Comparison& c);
 
+// The answer, as the first screen of the text and the top of the HTML page put it:
+// is_answer_line: a line of summarize() that answers (a primary row, what counted against B or
+// was flagged), not the basis and not a secondary row;
+bool is_answer_line(const SummaryLine& l);
+// gate_answer: the isolation gate in one line, "isolation gate: all N checks passed in every
+// cell checked" or "isolation gate: failed in some cell: <check> (A 4/5 FAIL, B 5/5 PASS), ...";
+// "" when no cell was checked;
+std::string gate_answer(const Comparison& c);
+// undecided_answers: what could not be decided, a line each when there is one: "not decided:
+// <primaries> (inconclusive: see why below)", "cells that did not count: N (listed below)".
+std::vector<std::string> undecided_answers(const Comparison& c);
+
 // "N regressed, N improved, N no significant change, N inconclusive" over the rows of one role
 // (primary true or false), or over every row when role is nullopt.
 std::string verdict_tally(const Comparison& c, std::optional<bool> primary = std::nullopt);

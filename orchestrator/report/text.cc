@@ -229,43 +229,6 @@ void cells_text(const Comparison& c, std::ostringstream& o) {
   }
 }
 
-}  // namespace
-
-namespace {
-
-// The lines of summarize() that answer: the primaries, what counted against B or was flagged.
-bool answer_line(const SummaryLine& l) {
-  const std::string kind = l.detail.value("kind", "");
-  return kind != "basis" && kind != "secondary" && l.detail.value("role", "") != "secondary";
-}
-
-// The isolation gate in one line, when no check of it was already named.
-void gate_answer(const Comparison& c, std::ostringstream& o) {
-  if (c.gate.empty()) return;
-  std::string failed;
-  for (const auto& g : c.gate)
-    if (g.a_pass < g.a_total || g.b_pass < g.b_total)
-      failed += (failed.empty() ? "" : ", ") + g.check + " (A " + gate_cell(g.a_pass, g.a_total) +
-                ", B " + gate_cell(g.b_pass, g.b_total) + ")";
-  o << wrap(failed.empty() ? "isolation gate: all " + std::to_string(c.gate.size()) +
-                                 " checks passed in every cell checked"
-                           : "isolation gate: failed in some cell: " + failed,
-            kColumns, "  ", "    ");
-}
-
-// What could not be decided: inconclusive primaries, cells that did not count.
-void undecided_answer(const Comparison& c, std::ostringstream& o) {
-  std::string names;
-  for (const auto& r : c.metrics)
-    if (r.primary && r.verdict.verdict == Verdict::inconclusive)
-      names += (names.empty() ? "" : ", ") + r.name;
-  if (!names.empty())
-    o << wrap("not decided: " + names + " (inconclusive: see why below)", kColumns, "  ", "    ");
-  if (!c.issues.empty())
-    o << wrap("cells that did not count: " + std::to_string(c.issues.size()) + " (listed below)",
-              kColumns, "  ", "    ");
-}
-
 // The first screen: the verdict and what decided it, the secondary rows that changed, the method.
 void answer_text(const Comparison& c, std::ostringstream& o) {
   const std::vector<SummaryLine> lines = summarize(c);
@@ -276,12 +239,12 @@ void answer_text(const Comparison& c, std::ostringstream& o) {
     o << wrap("no primary metric declared (spec compare.primary or --primary)", kColumns, "  ",
               "    ");
   for (const auto& l : lines)
-    if (answer_line(l)) o << wrap(l.text, kColumns, "  ", "    ");
-  gate_answer(c, o);
-  undecided_answer(c, o);
+    if (is_answer_line(l)) o << wrap(l.text, kColumns, "  ", "    ");
+  if (const std::string g = gate_answer(c); !g.empty()) o << wrap(g, kColumns, "  ", "    ");
+  for (const auto& u : undecided_answers(c)) o << wrap(u, kColumns, "  ", "    ");
   o << "\n";
   for (const auto& l : lines)
-    if (!answer_line(l) && l.detail.value("kind", "") != "basis")
+    if (!is_answer_line(l) && l.detail.value("kind", "") != "basis")
       o << wrap(l.text, kColumns, "", "    ");
   o << wrap("method: " + basis.value("text", ""), kColumns, "", "  ");
 }

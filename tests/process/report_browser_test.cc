@@ -59,15 +59,16 @@ std::vector<std::string> page_requests(const fs::path& netlog) {
 }
 
 // Opens `page` in headless Chromium with the network pointed at a closed port, after load
-// scripts ran; `mode` is "--dump-dom" or "--screenshot=FILE".
-Browser open_in_chromium(const fs::path& page, const fs::path& work, const std::string& mode) {
+// scripts ran; `mode` is "--dump-dom" or "--screenshot=FILE"; `window` is WIDTH,HEIGHT.
+Browser open_in_chromium(const fs::path& page, const fs::path& work, const std::string& mode,
+                         const std::string& window = "1280,2400") {
   const fs::path netlog = work / "netlog.json";
   fs::remove_all(work / "profile");
   ProcessResult p = run({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
                          "--user-data-dir=" + (work / "profile").string(), "--no-first-run",
                          "--disable-background-networking", "--disable-component-update",
                          "--proxy-server=127.0.0.1:9", "--log-net-log=" + netlog.string(),
-                         "--window-size=1280,2400", "--virtual-time-budget=10000", mode,
+                         "--window-size=" + window, "--virtual-time-budget=10000", mode,
                          "file://" + fs::absolute(page).string()});
   EXPECT_TRUE(p.ok()) << p.describe() << "\n" << p.err.substr(0, 2000);
   return {p.out, page_requests(netlog)};
@@ -178,6 +179,27 @@ TEST_F(ReportBrowser, EveryPlotRendersItsMarksWithoutErrorOrNetwork) {
   }
   EXPECT_GT(want.at("timeline:B:planted-r0:vmstat-idle"), 500);
   EXPECT_TRUE(b.page_requests.empty()) << b.page_requests.front();
+}
+
+// The answer first: in a laptop's window (1280x800) the page opens on the verdict and the
+// primary metric with its per-boot points, before any other row.
+TEST_F(ReportBrowser, FirstScreenShowsTheVerdictAndThePrimariesEveryBoot) {
+  const fs::path page = work_ / "first-screen.html";
+  const std::string primary = "--primary=" + kReportPrimary.at(0);
+  ASSERT_EQ(run({ISOLAB_BINARY, "report", kReportRun.string(), "-o", page.string(), primary})
+                .exit_code,
+            0);
+  const std::string metric = kReportPrimary.at(0).substr(0, kReportPrimary.at(0).find(':'));
+  const Browser b = open_in_chromium(page, work_, "--dump-dom", "1280,800");
+  const Attrs body = body_of(b.dom);
+  EXPECT_EQ(body.at("data-errors"), "0") << body.at("data-error-text");
+  EXPECT_EQ(body.at("data-first-screen"), "verdict,primary:" + metric);
+  const std::string html = read_file(page);
+  const auto answer = html.find("data-answer=\"verdict\"");
+  const auto first_plot = html.find("data-plot=\"metric:");
+  ASSERT_NE(first_plot, std::string::npos);
+  EXPECT_LT(answer, first_plot);
+  EXPECT_EQ(html.find("data-plot=\"metric:" + metric + "\""), first_plot);
 }
 
 TEST_F(ReportBrowser, ScreenshotIsAPng) {

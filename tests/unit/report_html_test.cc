@@ -61,6 +61,15 @@ TEST(ReportHtml, PlantedRunSaysWhatCompareSays) {
             std::string::npos);
   EXPECT_EQ(occurrences(html, "<script"), 1u);  // the page's own check script only
   EXPECT_EQ(occurrences(html, "data-plot=\"metric:"), d.loaded.comparison.metrics.size());
+  // The answer first: the verdict, then the primary's plot before any other row's; the other
+  // rows in one folded group per workload, after the answer's folded secondary lines.
+  const auto verdict = html.find("<b>verdict: regressed</b>");
+  const auto first_plot = html.find("data-plot=\"metric:");
+  EXPECT_LT(verdict, first_plot);
+  EXPECT_EQ(html.find("data-plot=\"metric:vmstat-idle.noise.vmstat_update_per_s\""), first_plot);
+  EXPECT_LT(first_plot, html.find("<p class=\"method\">method: exit status 1: rests on"));
+  EXPECT_EQ(occurrences(html, "<details class=\"group\">"), 1u + 3u);
+  EXPECT_NE(html.find("<b>vmstat-idle</b>: "), std::string::npos);
   EXPECT_EQ(occurrences(html, "data-plot=\"noise:"), 3u);
   EXPECT_EQ(occurrences(html, "data-plot=\"histogram:"), 1u);
   // Kernel releases, patch and the planted boot's RCU stall are shown.

@@ -186,9 +186,9 @@ TEST_F(ReportBrowser, EveryPlotRendersItsMarksWithoutErrorOrNetwork) {
 TEST_F(ReportBrowser, FirstScreenShowsTheVerdictAndThePrimariesEveryBoot) {
   const fs::path page = work_ / "first-screen.html";
   const std::string primary = "--primary=" + kReportPrimary.at(0);
-  ASSERT_EQ(run({ISOLAB_BINARY, "report", kReportRun.string(), "-o", page.string(), primary})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run({ISOLAB_BINARY, "report", kReportRun.string(), "-o", page.string(), primary}).exit_code,
+      0);
   const std::string metric = kReportPrimary.at(0).substr(0, kReportPrimary.at(0).find(':'));
   const Browser b = open_in_chromium(page, work_, "--dump-dom", "1280,800");
   const Attrs body = body_of(b.dom);

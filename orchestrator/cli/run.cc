@@ -31,6 +31,7 @@
 #include "pipeline/run_plan.h"
 #include "pipeline/timings.h"
 #include "results/result_file.h"
+#include "results/run_facts.h"
 #include "spec/spec.h"
 #include "sys/process.h"
 
@@ -199,10 +200,12 @@ struct RunCommand {
 
   // Where the run's time went (result.json "timings"), on stderr.
   static void print_timings(const fs::path& run_dir) {
-    const auto doc =
-        nlohmann::json::parse(isolab::read_file(run_dir / "result.json"), nullptr, false);
-    if (doc.is_object() && doc.contains("timings"))
-      std::cerr << isolab::timings_table(doc["timings"]);
+    try {
+      if (const auto t = isolab::results::recorded_timings(isolab::load_result(run_dir)))
+        std::cerr << isolab::timings_table(*t);
+    } catch (const isolab::Error& e) {
+      std::cerr << "isolab: no timings: " << e.what() << "\n";
+    }
   }
 
   // What the exit status cannot detect at these boots, said loudly before hours of boots

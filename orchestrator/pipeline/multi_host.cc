@@ -8,6 +8,7 @@
 #include "base/utc_time.h"
 #include "pipeline/placement.h"
 #include "results/result.h"
+#include "results/run_facts.h"
 #include "sys/process.h"
 
 namespace isolab {
@@ -70,12 +71,10 @@ json placement_json(const BlockPlan& bp, const std::vector<HostConn>& hosts) {
 // that a block is never split across hosts.
 void keep_resumed_blocks_on_their_host(RunDoc& doc, const std::vector<HostConn>& hosts,
                                        BlockPlan& bp) {
-  for (const auto& c : doc.doc()["cells"]) {
-    const std::string uri = c.value("host", json::object()).value("uri", "");
-    const std::string block = c.value("block", "");
+  for (const results::CellLabel& c : results::cell_labels(doc.doc())) {
     for (std::size_t b = 0; b < bp.blocks.size(); ++b)
       for (std::size_t h = 0; h < hosts.size(); ++h)
-        if (bp.blocks[b].key == block && hosts[h].usable && hosts[h].spec.uri == uri)
+        if (bp.blocks[b].key == c.block && hosts[h].usable && hosts[h].spec.uri == c.host_uri)
           bp.where[b] = h;
   }
 }

@@ -42,6 +42,7 @@
 #include "pipeline/timings.h"
 #include "results/host.h"
 #include "results/result.h"
+#include "results/run_facts.h"
 #include "results/variant_facts.h"
 #include "vm/backend.h"
 #include "vm/libvirt.h"
@@ -110,9 +111,9 @@ RunSummary record_interruption(RunDoc& doc) {
 // A resumed run that had been interrupted: the interruption moves to "interruptions" and the
 // run is running again.
 void reopen_interrupted(json& d) {
-  if (d.value("status", "") != "interrupted") return;
-  d["interruptions"].push_back(
-      {{"at", d.value("interrupted_at", "")}, {"by", d.value("interrupted_by", "")}});
+  const std::optional<results::Interruption> i = results::resume_facts(d).interruption;
+  if (!i) return;
+  d["interruptions"].push_back({{"at", i->at}, {"by", i->by}});
   d.erase("interrupted_at");
   d.erase("interrupted_by");
 }
@@ -250,18 +251,21 @@ json build_failed_cell(const CellPlan& cell, const std::string& error) {
                                                  cell.warmup, results::FailureClass::build, error));
 }
 
-// What the slots share while cells run: the variants by name, a read-only copy of the
-// variants' records and the variants whose kernel did not build.
+// What the slots share while cells run: the variants by name, the kernels their records name
+// and the variants whose kernel did not build.
 struct CellInputs {
   std::map<std::string, const VariantSpec*> vmap;
-  json vdocs;
+  std::map<std::string, results::RecordedKernel> kernels;
   const std::map<std::string, std::string>& build_failure;
 };
 
 CellInputs cell_inputs(const Spec& spec, RunDoc& doc,
                        const std::map<std::string, std::string>& build_failure) {
-  CellInputs in{{}, doc.doc()["variants"], build_failure};
-  for (const auto& v : spec.variants) in.vmap[v.name] = &v;
+  CellInputs in{{}, {}, build_failure};
+  for (const auto& v : spec.variants) {
+    in.vmap[v.name] = &v;
+    if (auto k = results::recorded_kernel(doc.doc(), v.name)) in.kernels[v.name] = std::move(*k);
+  }
   return in;
 }
 
@@ -272,7 +276,7 @@ json cell_result(const CellContext& cx, const CellInputs& in, const Slot& slot,
   if (auto it = in.build_failure.find(cell.variant); it != in.build_failure.end())
     return build_failed_cell(cell, it->second);
   // A boot ended by a signal is not recorded; --resume redoes it.
-  return run_cell_retrying(cx, cell, slot, *in.vmap.at(cell.variant), in.vdocs[cell.variant],
+  return run_cell_retrying(cx, cell, slot, *in.vmap.at(cell.variant), in.kernels.at(cell.variant),
                            check_interrupt);
 }
 
@@ -420,7 +424,7 @@ std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt)
   } catch (const std::exception& e) {
     throw Error("--resume " + opt.resume_dir.string() + ": cannot read result.json: " + e.what());
   }
-  if (old.value("spec_sha256", "") != sha256_hex(json_text(spec.raw)))
+  if (results::resume_facts(old).spec_sha256 != sha256_hex(json_text(spec.raw)))
     throw Error("--resume " + opt.resume_dir.string() +
                 ": the spec differs from the one this run was started with");
   reopen_interrupted(old);
@@ -471,9 +475,8 @@ std::unique_ptr<RunDoc> new_run_dir(const Spec& spec, const GuestDerivation& gue
 Spec with_boot_order(const Spec& spec, RunDoc& doc) {
   json& d = doc.doc();
   Spec seeded = spec;
-  const json recorded = d.value("boot_order", json::object()).value("seed", json());
-  if (recorded.is_number_unsigned()) {
-    seeded.boot_order_seed = recorded.get<std::uint64_t>();
+  if (const auto recorded = results::resume_facts(d).boot_order_seed) {
+    seeded.boot_order_seed = *recorded;
     return seeded;
   }
   const bool given = spec.boot_order_seed.has_value();
@@ -650,16 +653,14 @@ BaseImage guest_image(const Spec& spec, const RunOptions& opt, ProcessRunner& ru
 RunSummary finish_run(const std::map<std::string, std::string>& build_failure, RunDoc& doc,
                       double run_seconds) {
   json& d = doc.doc();
-  d["timings"] = run_timings(d.value("timings", json::object()).value("stages", json::array()),
-                             d["cells"], run_seconds);
+  d["timings"] = run_timings(results::timing_stages_json(d), results::cell_times(d), run_seconds);
   RunSummary sum;
   sum.run_dir = doc.dir();
-  for (const auto& c : d["cells"]) {
-    std::string st = c.value("status", "");
-    if (c.value("warmup", false)) continue;
-    if (st == "ok")
+  for (const results::CellLabel& c : results::cell_labels(d)) {
+    if (c.warmup) continue;
+    if (c.status == "ok")
       ++sum.cells_ok;
-    else if (st == "invalid")
+    else if (c.status == "invalid")
       ++sum.cells_invalid;
     else
       ++sum.cells_failed;

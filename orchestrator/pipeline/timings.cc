@@ -118,21 +118,20 @@ json timing_stage(const std::string& name, double seconds,
   return s;
 }
 
-json run_timings(const json& stages, const json& cells, double total_s) {
+json run_timings(const json& stages, const std::vector<results::CellTime>& cells, double total_s) {
   std::map<std::string, std::vector<double>> by_phase;
-  std::size_t count = 0;
   double wall = 0;
-  for (const auto& c : cells) {
-    if (!c.is_object() || !c.contains("wall_seconds")) continue;
-    ++count;
-    const json phases = c.value("phases", json::object());
-    wall += phases.contains("qemu") ? phases.value("image", 0.0) + phases.value("qemu", 0.0) +
-                                          phases.value("host_collect", 0.0)
-                                    : c.value("wall_seconds", 0.0);
-    for (const auto& [phase, label] : phase_labels())
-      if (phases.contains(phase) && phases[phase].is_number())
-        by_phase[phase].push_back(phases[phase].get<double>());
+  for (const results::CellTime& c : cells) {
+    const auto phase = [&c](const char* name) {
+      const auto it = c.phases.find(name);
+      return it == c.phases.end() ? 0.0 : it->second;
+    };
+    wall += c.phases.count("qemu") ? phase("image") + phase("qemu") + phase("host_collect")
+                                   : c.wall_seconds;
+    for (const auto& [name, label] : phase_labels())
+      if (c.phases.count(name)) by_phase[name].push_back(phase(name));
   }
+  const std::size_t count = cells.size();
   json median = json::object(), sum = json::object();
   for (const auto& [phase, values] : by_phase) {
     median[phase] = median_of(values);
@@ -145,9 +144,8 @@ json run_timings(const json& stages, const json& cells, double total_s) {
           {"total_s", total_s}};
 }
 
-std::string timings_table(const json& timings) {
-  const json stages = timings.value("stages", json::array());
-  if (stages.empty()) return "";
+std::string timings_table(const results::RecordedTimings& timings) {
+  if (timings.stages.empty()) return "";
   std::ostringstream out;
   out << "Timings (wall seconds):\n";
   auto row = [&out](const std::string& label, double s, const std::string& detail) {
@@ -155,25 +153,22 @@ std::string timings_table(const json& timings) {
     std::snprintf(buf, sizeof buf, "  %-28s %8.1f", label.c_str(), s);
     out << buf << (detail.empty() ? "" : "  " + detail) << "\n";
   };
-  for (const auto& s : stages) {
+  for (const results::TimingStage& s : timings.stages) {
     std::string detail;
-    for (const auto& p : s.value("parts", json::array()))
-      detail += (detail.empty() ? "" : ", ") + p.value("stage", std::string()) + " " +
-                fixed1(p.value("seconds", 0.0));
-    row(s.value("stage", std::string()), s.value("seconds", 0.0), detail);
+    for (const auto& [part, seconds] : s.parts)
+      detail += (detail.empty() ? "" : ", ") + part + " " + fixed1(seconds);
+    row(s.stage, s.seconds, detail);
   }
-  const json boots = timings.value("boots", json::object());
-  const auto n = boots.value("count", std::size_t{0});
+  const std::size_t n = timings.boot_count;
   if (n > 0) {
     std::string detail;
-    const json median = boots.value("median", json::object());
     for (const auto& [phase, label] : phase_labels())
-      if (median.contains(phase))
+      if (const auto it = timings.boot_median.find(phase); it != timings.boot_median.end())
         detail += (detail.empty() ? "median per boot: " : ", ") + std::string(label) + " " +
-                  fixed1(median[phase].get<double>());
-    row(std::to_string(n) + (n == 1 ? " boot" : " boots"), boots.value("seconds", 0.0), detail);
+                  fixed1(it->second);
+    row(std::to_string(n) + (n == 1 ? " boot" : " boots"), timings.boot_seconds, detail);
   }
-  row("total", timings.value("total_s", 0.0), "");
+  row("total", timings.total_s, "");
   return out.str();
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "guest/channel.h"
+#include "results/run_facts.h"
 
 namespace isolab {
 
@@ -42,16 +43,18 @@ nlohmann::json boot_phases(const BootPhaseInput& in);
 nlohmann::json timing_stage(const std::string& name, double seconds,
                             const std::vector<std::pair<std::string, double>>& parts = {});
 
-// The run's "timings" object from its recorded stages and its cells: {"stages": [...],
+// The run's "timings" object from its recorded stages and its cells' times
+// (results/run_facts.h cell_times): {"stages": [...],
 // "boots": {"count", "seconds" (per cell image + qemu + host_collect, or its wall_seconds
 // without phases, summed), "median": {phase: s}, "sum": {phase: s}}, "total_s"}. Cells without
 // "phases" (older results) count in "count" and "seconds" only. Retried boots (earlier_attempts)
 // are not in cells[] and so not counted.
-nlohmann::json run_timings(const nlohmann::json& stages, const nlohmann::json& cells,
-                           double total_s);
+nlohmann::json run_timings(const nlohmann::json& stages,
+                           const std::vector<results::CellTime>& cells, double total_s);
 
 // The table `isolab run` prints at its end (one line per stage, then the boots' median
-// phases), from a "timings" object of run_timings; "" for an object without stages.
-std::string timings_table(const nlohmann::json& timings);
+// phases), from the "timings" of a result.json (results/run_facts.h recorded_timings); "" when
+// there are no stages.
+std::string timings_table(const results::RecordedTimings& timings);
 
 }  // namespace isolab

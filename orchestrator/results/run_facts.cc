@@ -133,9 +133,74 @@ std::vector<CellLabel> cell_labels(const nlohmann::json& doc) {
   const nlohmann::json& cells = cells_of(doc);
   if (!cells.is_array()) return out;
   for (const auto& c : cells)
-    out.push_back(
-        {str_or(c, "variant"), field(c, "warmup") == true, str_or(field(c, "host"), "uri")});
+    out.push_back({str_or(c, "variant"), field(c, "warmup") == true,
+                   str_or(field(c, "host"), "uri"), str_or(c, "block"), str_or(c, "status")});
   return out;
+}
+
+ResumeFacts resume_facts(const nlohmann::json& doc) {
+  ResumeFacts f;
+  f.spec_sha256 = str_or(doc, "spec_sha256");
+  if (const nlohmann::json& seed = field(field(doc, "boot_order"), "seed");
+      seed.is_number_unsigned())
+    f.boot_order_seed = seed.get<std::uint64_t>();
+  if (str_or(doc, "status") == "interrupted")
+    f.interruption = Interruption{str_or(doc, "interrupted_at"), str_or(doc, "interrupted_by")};
+  return f;
+}
+
+namespace {
+
+double number_or_0(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = field(j, key);
+  return v.is_number() ? v.get<double>() : 0.0;
+}
+
+std::map<std::string, double> numbers_of(const nlohmann::json& obj) {
+  std::map<std::string, double> out;
+  if (!obj.is_object()) return out;
+  for (const auto& [k, v] : obj.items())
+    if (v.is_number()) out[k] = v.get<double>();
+  return out;
+}
+
+TimingStage timing_stage_of(const nlohmann::json& s) {
+  TimingStage t{str_or(s, "stage"), number_or_0(s, "seconds"), {}};
+  if (const nlohmann::json& parts = field(s, "parts"); parts.is_array())
+    for (const auto& p : parts) t.parts.emplace_back(str_or(p, "stage"), number_or_0(p, "seconds"));
+  return t;
+}
+
+}  // namespace
+
+std::vector<CellTime> cell_times(const nlohmann::json& doc) {
+  std::vector<CellTime> out;
+  const nlohmann::json& cells = cells_of(doc);
+  if (!cells.is_array()) return out;
+  for (const auto& c : cells)
+    if (c.is_object() && c.contains("wall_seconds"))
+      out.push_back({number_or_0(c, "wall_seconds"), numbers_of(field(c, "phases"))});
+  return out;
+}
+
+std::optional<RecordedTimings> recorded_timings(const nlohmann::json& doc) {
+  const nlohmann::json& t = field(doc, "timings");
+  if (!t.is_object()) return std::nullopt;
+  RecordedTimings r;
+  if (const nlohmann::json& stages = field(t, "stages"); stages.is_array())
+    for (const auto& s : stages) r.stages.push_back(timing_stage_of(s));
+  const nlohmann::json& boots = field(t, "boots");
+  if (const nlohmann::json& n = field(boots, "count"); n.is_number_unsigned())
+    r.boot_count = n.get<std::size_t>();
+  r.boot_seconds = number_or_0(boots, "seconds");
+  r.boot_median = numbers_of(field(boots, "median"));
+  r.total_s = number_or_0(t, "total_s");
+  return r;
+}
+
+nlohmann::json timing_stages_json(const nlohmann::json& doc) {
+  const nlohmann::json& s = field(field(doc, "timings"), "stages");
+  return s.is_array() ? s : nlohmann::json::array();
 }
 
 std::optional<UnfinishedRun> unfinished_run(const nlohmann::json& doc) {

@@ -6,6 +6,7 @@
 // the cells to relabel, the boot order), each exactly as lenient as it says.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -102,11 +103,14 @@ struct UnfinishedRun {
 // nullopt when doc is no object or its status is absent, no string or another. Never throws.
 std::optional<UnfinishedRun> unfinished_run(const nlohmann::json& doc);
 
-// What relabelling a cell needs, per element of cells (in order; none when cells is no array).
+// What relabelling, resuming and finishing a cell needs, per element of cells (in order; none
+// when cells is no array).
 struct CellLabel {
   std::string variant;   // "" when absent or no string (or the cell is no object)
   bool warmup = false;   // "warmup": true
   std::string host_uri;  // host.uri; "" when absent or no string
+  std::string block;     // the block it belongs to (pipeline/placement.h); "" as variant
+  std::string status;    // "ok", "invalid", "failed", ...; "" as variant
 };
 std::vector<CellLabel> cell_labels(const nlohmann::json& doc);
 
@@ -120,6 +124,45 @@ struct CellStart {
 };
 // Throws nlohmann::json::type_error (as json::value does) for an id that is no string.
 std::vector<CellStart> cell_starts(const nlohmann::json& doc);
+
+// What run --resume reopens of an earlier run's record (pipeline/run.cc), and the boot order
+// seed a run recorded. Never throws.
+struct Interruption {
+  std::string at, by;  // interrupted_at (UTC), interrupted_by (signal name); "" when absent
+};
+struct ResumeFacts {
+  std::string spec_sha256;                       // "" when absent or no string
+  std::optional<std::uint64_t> boot_order_seed;  // boot_order.seed when an unsigned integer
+  std::optional<Interruption> interruption;      // when status is "interrupted"
+};
+ResumeFacts resume_facts(const nlohmann::json& doc);
+
+// The time of one boot (pipeline/timings.h boot_phases), per element of cells that is an object
+// with "wall_seconds" (in order).
+struct CellTime {
+  double wall_seconds = 0;               // 0 when no number
+  std::map<std::string, double> phases;  // the numeric entries of "phases" (seconds) by name
+};
+std::vector<CellTime> cell_times(const nlohmann::json& doc);
+
+// The run's "timings" (pipeline/timings.h run_timings) as `isolab run` prints them; every
+// number 0 and string "" when absent or of another type. Never throws.
+struct TimingStage {
+  std::string stage;
+  double seconds = 0;
+  std::vector<std::pair<std::string, double>> parts;  // "parts": (stage, seconds), in order
+};
+struct RecordedTimings {
+  std::vector<TimingStage> stages;
+  std::size_t boot_count = 0;
+  double boot_seconds = 0;                    // boots.seconds
+  std::map<std::string, double> boot_median;  // boots.median's numeric entries
+  double total_s = 0;
+};
+// nullopt when doc is no object or its timings is absent or no object.
+std::optional<RecordedTimings> recorded_timings(const nlohmann::json& doc);
+// timings.stages as written; [] when absent or no array (the stages a resumed run keeps).
+nlohmann::json timing_stages_json(const nlohmann::json& doc);
 
 // Whether doc has a comparison_key (of any type, null included).
 bool has_comparison_key(const nlohmann::json& doc);

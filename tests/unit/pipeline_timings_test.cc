@@ -85,14 +85,14 @@ TEST(RunTimings, MediansAndSumsOverTheCells) {
   const json stages =
       json::array({timing_stage("host and accelerator probe", 3.0),
                    timing_stage("kernel vanilla", 500.0, {{"source", 34.0}, {"make", 417.5}})});
-  const json t = run_timings(stages, cells, 700.0);
+  const json t = run_timings(stages, results::cell_times({{"cells", cells}}), 700.0);
   EXPECT_EQ(t["boots"]["count"].get<int>(), 4);
   EXPECT_DOUBLE_EQ(t["boots"]["seconds"].get<double>(), 3 * 46.0 + 30.0);
   EXPECT_DOUBLE_EQ(t["boots"]["median"]["steps"].get<double>(), 11.0);
   EXPECT_DOUBLE_EQ(t["boots"]["sum"]["steps"].get<double>(), 33.0);
   EXPECT_DOUBLE_EQ(t["total_s"].get<double>(), 700.0);
 
-  const std::string table = timings_table(t);
+  const std::string table = timings_table(*results::recorded_timings({{"timings", t}}));
   EXPECT_THAT(table, HasSubstr("host and accelerator probe"));
   EXPECT_THAT(table, HasSubstr("kernel vanilla"));
   EXPECT_THAT(table, HasSubstr("source 34.0, make 417.5"));
@@ -102,7 +102,31 @@ TEST(RunTimings, MediansAndSumsOverTheCells) {
   EXPECT_THAT(table, HasSubstr("total"));
 }
 
-TEST(RunTimings, NoStagesNoTable) { EXPECT_EQ(timings_table(json::object()), ""); }
+TEST(RunTimings, NoStagesNoTable) { EXPECT_EQ(timings_table(results::RecordedTimings{}), ""); }
+
+// A timings object of another shape than run_timings writes reads as absent or zero, and the
+// table says no more than what it holds (results/run_facts.h recorded_timings).
+TEST(RunTimings, AMalformedTimingsObjectReadsLeniently) {
+  EXPECT_FALSE(results::recorded_timings(json::array()));
+  EXPECT_FALSE(results::recorded_timings({{"timings", "soon"}}));
+  const auto t = results::recorded_timings(
+      {{"timings",
+        {{"stages", {{{"stage", "kernel a"}, {"seconds", "long"}, {"parts", 3}}, 7}},
+         {"boots", {{"count", -2}, {"median", {{"steps", "x"}, {"setup", 4.0}}}}},
+         {"total_s", 9.0}}}});
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->stages.size(), 2u);
+  EXPECT_EQ(t->stages[0].stage, "kernel a");
+  EXPECT_EQ(t->stages[0].seconds, 0.0);
+  EXPECT_TRUE(t->stages[0].parts.empty());
+  EXPECT_EQ(t->stages[1].stage, "");
+  EXPECT_EQ(t->boot_count, 0u);
+  EXPECT_EQ(t->boot_median.size(), 1u);
+  const std::string table = timings_table(*t);
+  EXPECT_THAT(table, HasSubstr("kernel a"));
+  EXPECT_THAT(table, ::testing::Not(HasSubstr("boot")));
+  EXPECT_THAT(table, HasSubstr("9.0"));
+}
 
 }  // namespace
 }  // namespace isolab

@@ -165,5 +165,47 @@ TEST(ResultsRunFacts, CellStarts) {
   EXPECT_THROW(results::cell_starts({{"cells", json::array({{{"id", 7}}})}}), json::type_error);
 }
 
+// What run --resume and the end of a run read of their own record: the cells' blocks and
+// statuses, the spec's hash, the boot order seed, an interruption and the boots' times.
+TEST(ResultsRunFacts, ResumeAndFinishReaders) {
+  const json doc = {
+      {"status", "interrupted"},
+      {"interrupted_at", "2026-12-01T10:00:00Z"},
+      {"interrupted_by", "SIGTERM"},
+      {"spec_sha256", "abc"},
+      {"boot_order", {{"seed", std::uint64_t{42}}}},  // as parsed or written: unsigned
+      {"cells", json::array({{{"block", "r0"},
+                              {"status", "ok"},
+                              {"wall_seconds", 40.0},
+                              {"phases", {{"qemu", 39.0}, {"steps", "x"}}}},
+                             {{"block", 3}, {"status", "invalid"}},
+                             {{"status", "failed"}, {"wall_seconds", "?"}}})}};
+  const auto labels = results::cell_labels(doc);
+  ASSERT_EQ(labels.size(), 3u);
+  EXPECT_EQ(labels[0].block, "r0");
+  EXPECT_EQ(labels[0].status, "ok");
+  EXPECT_EQ(labels[1].block, "");  // no string
+  EXPECT_EQ(labels[2].status, "failed");
+  const results::ResumeFacts f = results::resume_facts(doc);
+  EXPECT_EQ(f.spec_sha256, "abc");
+  EXPECT_EQ(f.boot_order_seed, std::optional<std::uint64_t>(42));
+  ASSERT_TRUE(f.interruption);
+  EXPECT_EQ(f.interruption->at, "2026-12-01T10:00:00Z");
+  EXPECT_EQ(f.interruption->by, "SIGTERM");
+  const results::ResumeFacts none =
+      results::resume_facts({{"status", "running"}, {"boot_order", {{"seed", -1}}}});
+  EXPECT_EQ(none.spec_sha256, "");
+  EXPECT_FALSE(none.boot_order_seed);
+  EXPECT_FALSE(none.interruption);
+  EXPECT_FALSE(results::resume_facts(json::array()).interruption);
+  const auto times = results::cell_times(doc);
+  ASSERT_EQ(times.size(), 2u);  // the second cell has no wall_seconds
+  EXPECT_EQ(times[0].wall_seconds, 40.0);
+  EXPECT_EQ(times[0].phases, (std::map<std::string, double>{{"qemu", 39.0}}));
+  EXPECT_EQ(times[1].wall_seconds, 0.0);
+  EXPECT_EQ(results::timing_stages_json(doc), json::array());
+  EXPECT_EQ(results::timing_stages_json({{"timings", {{"stages", {1}}}}}), json::array({1}));
+}
+
 }  // namespace
 }  // namespace isolab

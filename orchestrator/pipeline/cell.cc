@@ -100,10 +100,11 @@ PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell,
 }
 
 VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot& slot,
-                        const PreparedCell& p, const VariantSpec& variant, const json& vdoc) {
+                        const PreparedCell& p, const VariantSpec& variant,
+                        const results::RecordedKernel& kernel) {
   VmConfig vm;
   vm.name = "isolab-" + cell.id + "-" + p.plan.nonce.substr(0, 6);
-  vm.kernel = vdoc["bzimage"].get<std::string>();
+  vm.kernel = kernel.bzimage;
   vm.initrd = p.dir / "initramfs.cpio";
   vm.cmdline = variant_guest_cmdline(cx.guest, variant, cx.opt.trace);
   vm.vcpus = cx.guest.vcpus;
@@ -120,9 +121,8 @@ VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot&
   vm.result_channel = p.dir / "results.bin";
   vm.qemu_log = p.dir / "qemu.log";
   if (cx.opt.insn_count && !cx.opt.insn_plugin.plugin.empty() && slot.local())
-    vm.insn_plugin =
-        InsnPluginConfig{cx.opt.insn_plugin.plugin, p.dir / "insn-count.txt",
-                         cx.guest.partition.isolated.cpus(), vdoc.value("system_map", ""), true};
+    vm.insn_plugin = InsnPluginConfig{cx.opt.insn_plugin.plugin, p.dir / "insn-count.txt",
+                                      cx.guest.partition.isolated.cpus(), kernel.system_map, true};
   const TimeoutSpec& t = cx.spec.timeouts;
   vm.boot_timeout = std::chrono::seconds(t.boot_s);
   vm.silence_timeout = std::chrono::seconds(std::max(t.silence_s, p.longest + 30));
@@ -238,7 +238,8 @@ json keep_latency_trace(json summary, const WorkloadSpec& w, const ChannelConten
 }
 
 // The guest's facts and the isolation gate, from what it sent before any workload.
-void record_guest(json& c, const CellContext& cx, const VariantSpec& variant, const json& vdoc,
+void record_guest(json& c, const CellContext& cx, const VariantSpec& variant,
+                  const results::RecordedKernel& kernel,
                   std::map<std::string, std::string>& facts_map) {
   GuestFacts facts = parse_guest_facts(facts_map);
   GateReport gate = evaluate_gate(cx.guest.expected, facts, expected_runtime(cx.spec, variant));
@@ -254,7 +255,7 @@ void record_guest(json& c, const CellContext& cx, const VariantSpec& variant, co
   c["topology_requested"] = to_json(cx.guest.topology);
   c["gate"] = to_json(gate);
   // The kernel release proves which build runs (LOCALVERSION carries the build key).
-  std::string want = vdoc.value("kernel_release", "");
+  const std::string& want = kernel.kernel_release;
   std::string got = facts_map["uname_r"];
   while (!got.empty() && (got.back() == '\n' || got.back() == '\r')) got.pop_back();
   c["kernel_release_match"] = want.empty() || got == want;
@@ -323,7 +324,8 @@ WorkloadVerdicts record_workloads(json& c, const CellContext& cx, const ChannelC
 // The instruction-count metrics of the cell and their record: from the TCG plugin when it
 // counted this boot (workload/insn_cell.h), on KVM from the guest PMU counts the guest tools
 // reported (workload/pmu_metrics.h; a record saying why when there are none).
-void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, const json& vdoc) {
+void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev,
+                        const results::RecordedKernel& kernel) {
   if (cx.accel.accel == Accel::kvm) {
     InsnCellOutcome o = pmu_cell_metrics({&cx.spec.workloads, &ev.channel});
     for (auto& [name, m] : o.metrics) c["metrics"][name] = m;
@@ -333,7 +335,7 @@ void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, 
   if (!ev.insn_counts) return;
   std::optional<SystemMap> map;
   try {
-    if (const std::string path = vdoc.value("system_map", ""); !path.empty())
+    if (const std::string path = kernel.system_map; !path.empty())
       map = parse_system_map(read_file(path, 64u << 20));
   } catch (const Error&) {
   }
@@ -352,19 +354,20 @@ void record_insn_counts(json& c, const CellContext& cx, const CellEvidence& ev, 
 }  // namespace
 
 json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
-              const CellEvidence& ev, const json& vdoc, json c) {
+              const CellEvidence& ev, const results::RecordedKernel& kernel, json c) {
   const ChannelContents& ch = ev.channel;
   if (!ch.problems.empty()) c["channel_problems"] = ch.problems;
   auto facts_map = ch.as_map();
   const bool reached_init = facts_map.count("uname_r") > 0;
-  if (reached_init) record_guest(c, cx, *p.variant, vdoc, facts_map);
+  if (reached_init) record_guest(c, cx, *p.variant, kernel, facts_map);
   const ConsoleReport cons = classify_console(ev.console);
   c["console_findings"] = console_report_to_json(cons);
-  if (const auto v = classify_boot(boot_facts(c, out, cons, ev.console, reached_init, vdoc)))
+  if (const auto v =
+          classify_boot(boot_facts(c, out, cons, ev.console, reached_init, kernel.kernel_release)))
     return apply_verdict(std::move(c), *v);
 
   const WorkloadVerdicts wv = record_workloads(c, cx, ch, p.dir);
-  record_insn_counts(c, cx, ev, vdoc);
+  record_insn_counts(c, cx, ev, kernel);
   RunFacts f;
   f.done = ch.done;
   f.outcome = out;
@@ -404,12 +407,12 @@ results::CellRecord cell_header(const CellContext& cx, const CellPlan& cell, con
 }  // namespace
 
 json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
-              const VariantSpec& variant, const json& vdoc, int attempt) {
+              const VariantSpec& variant, const results::RecordedKernel& kernel, int attempt) {
   const auto t_image = std::chrono::steady_clock::now();
   PreparedCell p = prepare_image(cx, cell, variant);
   const double image_s = seconds_since(t_image);
   json c = results::to_json(cell_header(cx, cell, slot, p, attempt));
-  VmConfig vm = cell_vm_config(cx, cell, slot, p, variant, vdoc);
+  VmConfig vm = cell_vm_config(cx, cell, slot, p, variant, kernel);
   c["cmdline_requested"] = vm.cmdline;
   if (cx.opt.progress)
     cx.opt.progress("cell " + cell.id + ": booting (" + accel_name(vm.accel) + ", " +
@@ -430,7 +433,7 @@ json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
   c["host_cpus"] = host_cpus_json(slot, out);
   const auto t_host = std::chrono::steady_clock::now();
   const CellEvidence ev = collect(vm, p.plan);
-  json classified = classify(cx, p, out, ev, vdoc, std::move(c));
+  json classified = classify(cx, p, out, ev, kernel, std::move(c));
   BootPhaseInput phases{image_s, out.seconds, seconds_since(t_host), &ev.channel, {}};
   for (const GuestStep& st : p.plan.steps) phases.steps.push_back(st.name);
   classified["phases"] = boot_phases(phases);
@@ -453,7 +456,7 @@ bool boots_again(const json& cell) {
 }  // namespace
 
 json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
-                       const VariantSpec& variant, const json& vdoc,
+                       const VariantSpec& variant, const results::RecordedKernel& kernel,
                        const std::function<void()>& after_boot) {
   json cj;
   json earlier = json::array();
@@ -462,7 +465,7 @@ json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& 
       earlier.push_back({{"attempt", cj.value("attempt", attempt - 1)},
                          {"failure_class", cj["failure_class"]},
                          {"reason", cj.value("reason", "")}});
-    cj = run_cell(cx, cell, slot, variant, vdoc, attempt);
+    cj = run_cell(cx, cell, slot, variant, kernel, attempt);
     if (after_boot) after_boot();
     if (!boots_again(cj)) break;
     if (cx.opt.progress && attempt < kMaxBootAttempts)

@@ -16,6 +16,7 @@
 #include "pipeline/run_options.h"
 #include "pipeline/run_plan.h"
 #include "pipeline/scheduler.h"
+#include "results/variant_facts.h"
 #include "vm/accel.h"
 #include "vm/vm.h"
 
@@ -53,7 +54,7 @@ PreparedCell prepare_image(const CellContext& cx, const CellPlan& cell, const Va
 // topology), booted on the slot's backend; the initramfs is removed afterwards.
 VmConfig cell_vm_config(const CellContext& cx, const CellPlan& cell, const Slot& slot,
                         const PreparedCell& p, const VariantSpec& variant,
-                        const nlohmann::json& vdoc);
+                        const results::RecordedKernel& kernel);
 VmOutcome boot(const Slot& slot, const VmConfig& vm);
 
 // Stage 3: what the guest left: the console text and the parsed result channel (both capped;
@@ -72,7 +73,8 @@ CellEvidence collect(const VmConfig& vm, const GuestPlan& plan);
 // workloads' records were parsed into c (metrics, notes, raw records beside the result), the
 // run rows. Never throws for what the guest sent.
 nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOutcome& out,
-                        const CellEvidence& ev, const nlohmann::json& vdoc, nlohmann::json c);
+                        const CellEvidence& ev, const results::RecordedKernel& kernel,
+                        nlohmann::json c);
 
 // The four stages. `c` starts as cell_header(). Never throws for what the guest does; the
 // slot's backend may throw (LibvirtHostLost when a remote host goes away, vm/libvirt_host.h).
@@ -81,7 +83,8 @@ nlohmann::json classify(const CellContext& cx, const PreparedCell& p, const VmOu
 // host_load_json: this machine's load averages, CPU pressure and steal time over the boot);
 // on a remote slot "host_load" is null and "host_load_note" says why.
 nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot& slot,
-                        const VariantSpec& variant, const nlohmann::json& vdoc, int attempt);
+                        const VariantSpec& variant, const results::RecordedKernel& kernel,
+                        int attempt);
 
 // run_cell with its bounded retries: at most 3 boots, booting again while the cell fails as
 // "infrastructure" (QEMU did not start, host CPU model problems, pinning, a guest the host
@@ -91,7 +94,7 @@ nlohmann::json run_cell(const CellContext& cx, const CellPlan& cell, const Slot&
 // empty) runs after each boot; whatever it throws ends the loop (run.cc: the interrupt check,
 // so a boot ended by a signal is not recorded).
 nlohmann::json run_cell_retrying(const CellContext& cx, const CellPlan& cell, const Slot& slot,
-                                 const VariantSpec& variant, const nlohmann::json& vdoc,
+                                 const VariantSpec& variant, const results::RecordedKernel& kernel,
                                  const std::function<void()>& after_boot = {});
 
 // {"index", "host", "overcommitted", "vcpus": [CPU lists], "emulator"} of a slot.

@@ -178,7 +178,8 @@ CellVerdict classify_run(const RunFacts& f) {
 }
 
 BootFacts boot_facts(const json& c, const VmOutcome& out, const ConsoleReport& cons,
-                     const std::string& console, bool reached_init, const json& vdoc) {
+                     const std::string& console, bool reached_init,
+                     const std::string& expected_release) {
   BootFacts f;
   f.accelerator = c.value("accelerator", std::string("?"));
   if (const json o = c.value("overcommitted", json()); o.is_boolean())
@@ -190,7 +191,7 @@ BootFacts boot_facts(const json& c, const VmOutcome& out, const ConsoleReport& c
   f.kernel_release_match = c.value("kernel_release_match", true);
   if (const auto g = c.find("guest"); g != c.end() && g->is_object())
     f.guest_uname_r = sanitize_excerpt(g->value("uname_r", ""), 100);
-  f.expected_release = vdoc.value("kernel_release", "");
+  f.expected_release = expected_release;
   return f;
 }
 
@@ -202,11 +203,11 @@ json apply_verdict(json c, const CellVerdict& v) {
 }
 
 bool host_starved_guest(const json& c, const ConsoleReport& cons) {
-  return is_host_starved(boot_facts(c, VmOutcome{}, cons, "", false, json::object()));
+  return is_host_starved(boot_facts(c, VmOutcome{}, cons, "", false, ""));
 }
 
 std::optional<std::string> emulator_stale_int3(const json& c, const std::string& console) {
-  const BootFacts f = boot_facts(c, VmOutcome{}, ConsoleReport{}, console, false, json::object());
+  const BootFacts f = boot_facts(c, VmOutcome{}, ConsoleReport{}, console, false, "");
   return is_stale_int3(f) ? f.int3_byte : std::nullopt;
 }
 

@@ -86,10 +86,12 @@ std::optional<CellVerdict> classify_boot(const BootFacts& f);
 CellVerdict classify_run(const RunFacts& f);
 
 // The boot facts of a cell: c is the cell's JSON so far ("accelerator", "overcommitted",
-// "kernel_release_match", "guest"."uname_r"; read only), vdoc the variant's record
-// ("kernel_release"), console the console text whose classification is cons.
+// "kernel_release_match", "guest"."uname_r"; read only), expected_release the release the
+// variant's kernel was built as ("" when unknown), console the console text whose
+// classification is cons.
 BootFacts boot_facts(const nlohmann::json& c, const VmOutcome& out, const ConsoleReport& cons,
-                     const std::string& console, bool reached_init, const nlohmann::json& vdoc);
+                     const std::string& console, bool reached_init,
+                     const std::string& expected_release);
 
 // c with the verdict written: "failed" sets "status", "failure_class" and "reason"; "invalid"
 // sets "status" and "reason"; "ok" sets "status" only (the header's "failure_class" null and

@@ -42,8 +42,9 @@ std::optional<RecordedKernel> recorded_kernel(const nlohmann::json& doc,
                                               const std::string& variant) {
   const nlohmann::json& v = field(field(doc, "variants"), variant.c_str());
   if (!v.is_object()) return std::nullopt;
-  return RecordedKernel{v.value("bzimage", ""), v.value("kernel_release", ""),
-                        v.value("build_key", ""), v.value("patches", nlohmann::json::array())};
+  return RecordedKernel{v.value("bzimage", ""), v.value("system_map", ""),
+                        v.value("kernel_release", ""), v.value("build_key", ""),
+                        v.value("patches", nlohmann::json::array())};
 }
 
 }  // namespace isolab::results

@@ -44,7 +44,7 @@ std::vector<PatchShown> patches_shown(const VariantRecord& v);
 // pipeline/baseline.h; a resumed run): variants.<variant> of an unchecked document, each field
 // "" (patches []) when absent.
 struct RecordedKernel {
-  std::string bzimage, kernel_release, build_key;
+  std::string bzimage, system_map, kernel_release, build_key;  // paths as written
   nlohmann::json patches = nlohmann::json::array();
 };
 // nullopt when doc is no object or variants.<variant> is absent or no object. Throws

@@ -126,10 +126,11 @@ class CellRetry : public ::testing::Test {
   json run(const std::vector<Boot>& boots) {
     for (Boot b : boots) backend_.queued.push_back(scripted(b));
     const CellContext cx{spec_, opt_, accel_, guest_, dir_ / "base.cpio", dir_ / "run"};
-    const json vdoc = {{"bzimage", (dir_ / "bzImage").string()},
-                       {"kernel_release", "6.1.192-test"}};
+    results::RecordedKernel kernel;
+    kernel.bzimage = (dir_ / "bzImage").string();
+    kernel.kernel_release = "6.1.192-test";
     const CellPlan cell{"vanilla-r0", "vanilla", 0, false};
-    return run_cell_retrying(cx, cell, slot_, spec_.variants[0], vdoc, [this] { ++after_boot_; });
+    return run_cell_retrying(cx, cell, slot_, spec_.variants[0], kernel, [this] { ++after_boot_; });
   }
 
   Spec spec_;

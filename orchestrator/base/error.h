@@ -1,4 +1,4 @@
-// Error types shared by every area.
+// Error types shared by every area. Header-only.
 //
 // Contract: a failure that ends the current command is thrown as isolab::Error (or a subclass)
 // with a message that names what was wrong and where; main() catches it and exits with status 2.

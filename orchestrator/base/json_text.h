@@ -1,4 +1,4 @@
-// Serializing JSON that may hold untrusted text.
+// Serializing JSON that may hold untrusted text. Header-only.
 #pragma once
 
 #include <nlohmann/json.hpp>

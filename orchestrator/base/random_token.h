@@ -1,4 +1,4 @@
-// A random lower-case alphanumeric token, for run ids and guest nonces.
+// A random lower-case alphanumeric token, for run ids and guest nonces. Header-only.
 #pragma once
 
 #include <cstddef>

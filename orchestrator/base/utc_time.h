@@ -1,5 +1,5 @@
 #pragma once
-// The current UTC time as text, for run ids and result.json timestamps.
+// The current UTC time as text, for run ids and result.json timestamps. Header-only.
 
 #include <ctime>
 #include <string>

@@ -1,6 +1,7 @@
 // How a subcommand of isolab's command line is declared: each cli/<subcommand>.h offers
 // declare_<subcommand>(sub), which declares the subcommand's options on `sub` (CLI11) and returns
 // the action that runs it with the parsed values; main.cc lists them in `isolab --help` order.
+// Header-only.
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
 // A folder of a dump that mirrors a machine's own paths (proc/, sys/, etc/ and, in a sos
 // report, sos_commands/): a sos report's top, the sysinfo.tgz of a must-gather, a copy made by
-// hand.
+// hand. Header-only.
 #pragma once
 
 #include <optional>

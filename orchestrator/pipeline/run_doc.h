@@ -1,5 +1,5 @@
 // The run's document (RUN_DIR/result.json) as a run changes it: saved atomically after every
-// change; the slots' threads add their cells at once.
+// change; the slots' threads add their cells at once. Header-only.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,5 @@
 // How `isolab run` (and bisect and the vm tests) runs a spec: where results and the cache go,
-// the accelerator and backend, the guest tools' binaries, progress (pipeline/run.h run_spec).
+// the accelerator, backend, guest tools' binaries, progress (pipeline/run.h run_spec). Header-only.
 #pragma once
 
 #include <filesystem>

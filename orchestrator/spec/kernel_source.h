@@ -1,5 +1,5 @@
 // Where a kernel comes from: the spec's "source" object (spec/spec.cc reads it, docs/spec.md
-// documents it) and the source of a kernel build request (kernel/kernel.h).
+// documents it) and the source of a kernel build request (kernel/kernel.h). Header-only.
 #pragma once
 
 #include <filesystem>

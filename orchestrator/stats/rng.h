@@ -1,4 +1,4 @@
-// Seeded, platform-independent random draws for the compare area.
+// Seeded, platform-independent random draws for the compare area. Header-only.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // A scripted VmBackend for unit tests (the VM counterpart of sys/fake_runner.h): each run()
 // takes the next scripted boot, writes its console text and result channel to the VmConfig's
 // files, as a guest would have, and returns its outcome. Records every VmConfig it was given.
-// Never starts QEMU or libvirt.
+// Never starts QEMU or libvirt. Header-only.
 #pragma once
 
 #include <deque>

@@ -45,10 +45,19 @@ void check(const std::string& value, const char* re_text, const char* what) {
     throw Error(std::string("guest plan: bad ") + what + " '" + value + "'");
 }
 
-// Keeps our "# cpu N" headers, contention_begin/end lines, the "<stack trace>" line and " => "
-// frames right after a contention_begin, and what says the buffer lost events (the
-// "entries-in-buffer" header line, "CPU:N [LOST M EVENTS]"); drops everything else.
+// One pass over every CPU's buffer for two records. kTraceKeep is a fixed-string prefilter
+// (busybox grep -F; a regular expression per line is most of a step's collection time under
+// TCG): only lines that can match a rule of kLockAwk get there. kLockAwk writes vmstat_update's
+// queue events to the file in q and keeps our "# cpu N" headers, contention_begin/end lines,
+// the "<stack trace>" line and " => " frames right after a contention_begin, and what says the
+// buffer lost events (the "entries-in-buffer" header line, "CPU:N [LOST M EVENTS]"). Only a
+// contention_begin carries a stack trace (its trigger, render_lock_contention_setup()), so the
+// lines the prefilter drops cannot change which frames are kept.
+constexpr const char* kTraceKeep =
+    "grep -F -e '# ' -e 'CPU:' -e ': contention_' -e ': <stack trace>' -e ' => ' -e "
+    "'function=vmstat_update'";
 constexpr const char* kLockAwk =
+    "/workqueue_queue_work:.*function=vmstat_update/{print > q; s=0; next} "
     "/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \\[LOST /{print; s=0; next} "
     "/: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} "
     "/: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}";
@@ -258,18 +267,14 @@ std::string render_step_trace_records(const GuestStep& s) {
         "echo \"# cpu $c\" >> " +
         s.name + ".trace; cat /tmp/trace.$c >> " + s.name + ".trace 2>/dev/null; done\n";
   // vmstat_shepherd queues vmstat_update from a housekeeping CPU: its queue events are in that
-  // CPU's buffer, with the target in cpu= (parse/trace.h vmstat_queueing()).
-  sh +=
-      "  cat /tmp/trace.* 2>/dev/null | grep "
-      "'workqueue_queue_work:.*function=vmstat_update' > " +
-      s.name + ".vmstat_queue\n";
+  // CPU's buffer, with the target in cpu= (parse/trace.h vmstat_queueing()). Lock contention of
+  // every CPU (the load runs on housekeeping CPUs): the contention events and the stack trace
+  // that follows each contention_begin (parse/trace.h lock_contention()). Both in one pass.
+  sh += "  : > " + s.name + ".vmstat_queue\n";
+  sh += "  for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done 2>/dev/null | " +
+        std::string(kTraceKeep) + " | awk -v q=" + s.name + ".vmstat_queue " + sh_quote(kLockAwk) +
+        " > " + s.name + ".lock_contention\n";
   sh += "  rec " + s.name + ".vmstat_queue 0 " + s.name + ".vmstat_queue\n";
-  // Lock contention of every CPU (the load runs on housekeeping CPUs): the contention events
-  // and the stack trace that follows each contention_begin (parse/trace.h lock_contention()).
-  sh +=
-      "  for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done "
-      "2>/dev/null | awk " +
-      sh_quote(kLockAwk) + " > " + s.name + ".lock_contention\n";
   sh += "  rec " + s.name + ".lock_contention 0 " + s.name + ".lock_contention\n";
   sh += "  rec " + s.name + ".trace 0 " + s.name +
         ".trace; rm -f /tmp/trace.*; echo 1 > $T/tracing_on; fi\n";

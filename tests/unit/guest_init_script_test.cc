@@ -149,7 +149,7 @@ TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
               std::string::npos)
         << st;
   EXPECT_NE(init.find("for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done "
-                      "2>/dev/null | awk '"),
+                      "2>/dev/null | grep -F "),
             std::string::npos);
   // Each traced step reads every CPU's buffer once (the kernel formats it on every read), and
   // the trace, the vmstat_update queue events and the lock contention are cut from the copies.
@@ -158,7 +158,11 @@ TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
        at = init.find("$T/per_cpu/", at + 1))
     ++reads;
   EXPECT_EQ(reads, 2u) << init;  // steps a and b
-  EXPECT_NE(init.find("cat /tmp/trace.* 2>/dev/null | grep"), std::string::npos);
+  // One pass over the copies gives the queue events and the lock contention.
+  for (const char* st : {"a", "b"})
+    EXPECT_NE(init.find(std::string("| awk -v q=") + st + ".vmstat_queue '"), std::string::npos)
+        << st;
+  EXPECT_EQ(init.find("cat /tmp/trace.* 2>/dev/null | grep"), std::string::npos);
   EXPECT_NE(trace_event_boot_param().find("lock:contention_begin,lock:contention_end,"),
             std::string::npos);
 

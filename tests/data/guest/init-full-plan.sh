@@ -122,9 +122,9 @@ if [ -d $T/events ]; then
   for d in $T/per_cpu/cpu*; do cat $d/trace > /tmp/trace.${d##*/cpu} 2>/dev/null; done
   : > latency.trace
   for c in $(echo 5-7 | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | while read c; do echo "# cpu $c" >> latency.trace; cat /tmp/trace.$c >> latency.trace 2>/dev/null; done
-  cat /tmp/trace.* 2>/dev/null | grep 'workqueue_queue_work:.*function=vmstat_update' > latency.vmstat_queue
+  : > latency.vmstat_queue
+  for f in /tmp/trace.*; do echo "# cpu ${f##*/trace.}"; cat $f; done 2>/dev/null | grep -F -e '# ' -e 'CPU:' -e ': contention_' -e ': <stack trace>' -e ' => ' -e 'function=vmstat_update' | awk -v q=latency.vmstat_queue '/workqueue_queue_work:.*function=vmstat_update/{print > q; s=0; next} /^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \[LOST /{print; s=0; next} /: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} /: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}' > latency.lock_contention
   rec latency.vmstat_queue 0 latency.vmstat_queue
-  for f in /tmp/trace.*; do echo "# cpu ${f##*/trace.}"; cat $f; done 2>/dev/null | awk '/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \[LOST /{print; s=0; next} /: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} /: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}' > latency.lock_contention
   rec latency.lock_contention 0 latency.lock_contention
   rec latency.trace 0 latency.trace; rm -f /tmp/trace.*; echo 1 > $T/tracing_on; fi
 echo "isolab: step latency exit $rc"

@@ -2,12 +2,14 @@
 // on a spec from tests/data/specs and read its result.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -42,12 +44,37 @@ inline nlohmann::json load_spec(const std::string& name) {
   return j;
 }
 
-// A fresh directory under the system temp dir, named after tag and the pid.
+// Removes the directories temp_dir() made for a test when the test passes; a failed test's stay
+// behind, with its runs' records, for reading.
+class TempDirCleaner : public ::testing::EmptyTestEventListener {
+ public:
+  static std::vector<std::filesystem::path>& made() {
+    static std::vector<std::filesystem::path> dirs;
+    return dirs;
+  }
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    if (test.result() != nullptr && test.result()->Passed())
+      for (const auto& d : made()) {
+        std::error_code ec;
+        std::filesystem::remove_all(d, ec);
+      }
+    made().clear();
+  }
+};
+
+// A fresh directory under the system temp dir, named after tag and the pid; removed when the
+// test that made it passes (TempDirCleaner).
 inline std::filesystem::path temp_dir(const std::string& tag) {
+  static const bool cleaner_appended = [] {
+    ::testing::UnitTest::GetInstance()->listeners().Append(new TempDirCleaner);  // gtest owns it
+    return true;
+  }();
+  (void)cleaner_appended;
   std::filesystem::path d = std::filesystem::temp_directory_path() /
                             ("isolab-vmtest-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  TempDirCleaner::made().push_back(d);
   return d;
 }
 

@@ -14,7 +14,7 @@ bool plain(std::string_view w) {
   });
 }
 
-std::string quoted(std::string_view w) {
+std::string shell_quoted(std::string_view w) {
   if (plain(w)) return std::string(w);
   std::string out = "'";
   for (const char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -25,7 +25,7 @@ std::string quoted(std::string_view w) {
 
 std::string shell_command(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& w : argv) out += (out.empty() ? "" : " ") + quoted(w);
+  for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quoted(w);
   return out;
 }
 

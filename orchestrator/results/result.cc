@@ -7,6 +7,7 @@
 #include "base/files.h"
 #include "base/json_text.h"
 #include "results/lenient.h"
+#include "results/result_file.h"
 
 using nlohmann::json;
 
@@ -376,12 +377,7 @@ RunResult result_from_json(const json& j) {
 }
 
 RunResult read_result(const std::filesystem::path& file) {
-  json j;
-  try {
-    j = json::parse(read_file(file));
-  } catch (const std::exception& e) {
-    throw Error(file.string() + ": " + e.what());
-  }
+  const json j = read_json_file(file);
   try {
     return result_from_json(j);
   } catch (const Error& e) {

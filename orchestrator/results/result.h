@@ -163,7 +163,8 @@ void write_result(const std::filesystem::path& file, const RunResult& r, int ind
 CellRecord cell_from_json(const nlohmann::json& j, const std::string& pointer);
 VariantRecord variant_from_json(const nlohmann::json& j, const std::string& pointer);
 RunResult result_from_json(const nlohmann::json& j);
-// Parses and reads `file`; errors are prefixed with the file name.
+// Parses and reads `file` (read_json_file's limits and errors, results/result_file.h); the
+// readers' errors are prefixed with the file name.
 RunResult read_result(const std::filesystem::path& file);
 
 }  // namespace isolab::results

@@ -49,7 +49,7 @@ configure() {
   . scripts/ccache-env.sh
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DISOLAB_SANITIZE=ON -DISOLAB_WERROR=ON \
-    -DISOLAB_UNIT_TEST_PROGRAMS=ON "${cmake_launcher[@]}" >/dev/null
+    -DISOLAB_UNIT_TEST_PROGRAMS=ON -DISOLAB_UNITY=OFF "${cmake_launcher[@]}" >/dev/null
 }
 
 build_unit_tests() {

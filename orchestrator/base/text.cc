@@ -36,4 +36,10 @@ std::vector<std::string_view> split_space(std::string_view s) {
   return out;
 }
 
+std::string first_line(std::string_view s) {
+  std::string l(s.substr(0, s.find('\n')));
+  while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
+  return l;
+}
+
 }  // namespace isolab

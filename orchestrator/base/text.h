@@ -1,6 +1,7 @@
 // Whitespace-separated text as the kernel prints it in /proc, sysfs and .config files.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,5 +16,9 @@ std::vector<std::string_view> text_lines(std::string_view text);
 
 // The words of s, split on runs of whitespace (std::isspace).
 std::vector<std::string_view> split_space(std::string_view s);
+
+// The text before the first "\n", without trailing "\r" and spaces (a command's one-line
+// answer: `git rev-parse`, `make kernelrelease`, a cache index file).
+std::string first_line(std::string_view s);
 
 }  // namespace isolab

@@ -19,12 +19,12 @@
 #include "results/run_facts.h"
 #include "results/variant_facts.h"
 #include "stats/rng.h"
+#include "stats/sample.h"
 
 namespace isolab {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The boot order of a run: each cell id's position, the number of cells and the source.
 struct BootOrder {
   std::map<std::string, std::size_t> position;

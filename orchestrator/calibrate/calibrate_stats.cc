@@ -15,8 +15,6 @@ namespace isolab {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 double sign(double d) { return d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0; }
 
 // What one stratum adds to the three statistics for one reordering of its values.

@@ -4,15 +4,11 @@
 #include <cctype>
 #include <cstdio>
 
+#include "cmdline/tokenize.h"
+
 namespace isolab {
 
 namespace {
-
-// The kernel's isspace() (lib/ctype.c): the C locale spaces plus 0xA0 (Latin-1 NBSP).
-bool kspace(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return u == ' ' || (u >= '\t' && u <= '\r') || u == 0xA0;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -49,7 +45,7 @@ struct Cursor {
 };
 
 bool end_of_str(char c) { return c == '\0' || c == '\n'; }
-bool end_of_region_sep(char c) { return kspace(c) || c == ','; }
+bool end_of_region_sep(char c) { return kernel_isspace(c) || c == ','; }
 bool end_of_region(char c) { return end_of_region_sep(c) || end_of_str(c); }
 
 struct Region {

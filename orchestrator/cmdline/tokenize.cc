@@ -7,14 +7,10 @@
 
 namespace isolab {
 
-namespace {
-
-bool kspace(char c) {
+bool kernel_isspace(char c) {
   const auto u = static_cast<unsigned char>(c);
   return u == ' ' || (u >= '\t' && u <= '\r') || u == 0xA0;
 }
-
-}  // namespace
 
 std::string normalize_param_name(std::string_view name) {
   std::string out(name);
@@ -49,7 +45,7 @@ std::vector<CmdlineToken> tokenize_cmdline(std::string_view line) {
   bool after_dashes = false;
 
   char* args = base;
-  while (kspace(*args)) ++args;
+  while (kernel_isspace(*args)) ++args;
   while (*args) {
     const size_t start_off = static_cast<size_t>(args - base);
     unsigned i = 0, equals = 0;
@@ -61,7 +57,7 @@ std::vector<CmdlineToken> tokenize_cmdline(std::string_view line) {
       quoted = 1;
     }
     for (i = 0; args[i]; ++i) {
-      if (kspace(args[i]) && !in_quote) break;
+      if (kernel_isspace(args[i]) && !in_quote) break;
       if (equals == 0 && args[i] == '=') equals = i;
       if (args[i] == '"') in_quote = !in_quote;
     }
@@ -84,7 +80,7 @@ std::vector<CmdlineToken> tokenize_cmdline(std::string_view line) {
     } else {
       args += i;
     }
-    while (kspace(*args)) ++args;
+    while (kernel_isspace(*args)) ++args;
 
     CmdlineToken t;
     t.name = param;

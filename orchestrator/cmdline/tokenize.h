@@ -47,6 +47,10 @@ struct CmdlineToken {
 
 std::vector<CmdlineToken> tokenize_cmdline(std::string_view line);
 
+// The kernel's isspace() (lib/ctype.c): the C locale spaces plus 0xA0 (Latin-1 NBSP), which
+// separate command-line parameters and cpulist regions.
+bool kernel_isspace(char c);
+
 // '-' -> '_' (kernel/params.c dash2underscore()).
 std::string normalize_param_name(std::string_view name);
 

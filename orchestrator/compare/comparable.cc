@@ -120,15 +120,6 @@ ComparisonRefused::ComparisonRefused(std::vector<std::string> differences,
       }()),
       differences_(std::move(differences)) {}
 
-namespace {
-
-const MetricSamples* find_samples(const VariantData& d, const std::string& name) {
-  const auto it = d.metrics.find(name);
-  return it == d.metrics.end() ? nullptr : &it->second;
-}
-
-}  // namespace
-
 std::vector<std::string> metric_source_differences(const VariantData& a, const VariantData& b) {
   std::set<std::string> names;
   for (const VariantData* d : {&a, &b})

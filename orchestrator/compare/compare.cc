@@ -119,11 +119,6 @@ void side_values(const MetricSamples* s, const std::vector<unsigned>& cpus,
   }
 }
 
-const MetricSamples* find_samples(const VariantData& d, const std::string& name) {
-  const auto it = d.metrics.find(name);
-  return it == d.metrics.end() ? nullptr : &it->second;
-}
-
 MetricRow make_row(const std::string& metric, const VariantData& a, const VariantData& b,
                    const std::vector<unsigned>& cpus) {
   const MetricSamples* sa = find_samples(a, metric);

@@ -225,4 +225,9 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
   return extract_variant(results::result_from_json(run), variant);
 }
 
+const MetricSamples* find_samples(const VariantData& d, const std::string& metric) {
+  const auto it = d.metrics.find(metric);
+  return it == d.metrics.end() ? nullptr : &it->second;
+}
+
 }  // namespace isolab

@@ -131,6 +131,9 @@ VariantData extract_variant(const nlohmann::json& run, const std::string& varian
 // malformed outside the metrics; the rest is checked here as above).
 VariantData extract_variant(const results::RunResult& run, const std::string& variant);
 
+// The samples of `metric` in d.metrics, or nullptr when the variant has none.
+const MetricSamples* find_samples(const VariantData& d, const std::string& metric);
+
 // True for the failure classes that are the kernel's fault (build, boot, panic, oops, warning,
 // rcu_stall, lockup).
 bool is_kernel_failure_class(const std::string& failure_class);

@@ -8,7 +8,7 @@ namespace isolab {
 
 namespace {
 
-void check(const std::string& value, const char* re_text, const char* what) {
+void check_setting(const std::string& value, const char* re_text, const char* what) {
   if (!std::regex_match(value, std::regex(re_text)))
     throw Error(std::string("guest runtime settings: bad ") + what + " '" + value + "'");
 }
@@ -33,8 +33,8 @@ constexpr const char* kHelpers =
 std::string sysctl_lines(const GuestRuntime& r) {
   std::string sh;
   for (const auto& [name, value] : r.sysctls) {
-    check(name, "[a-z0-9_]+(\\.[A-Za-z0-9_-]+)+", "sysctl name");
-    check(value, "[A-Za-z0-9 _.,:+=-]{1,100}", "sysctl value");
+    check_setting(name, "[a-z0-9_]+(\\.[A-Za-z0-9_-]+)+", "sysctl name");
+    check_setting(value, "[A-Za-z0-9 _.,:+=-]{1,100}", "sysctl value");
     std::string path = "/proc/sys/" + name;
     for (std::size_t i = 10; i < path.size(); ++i)
       if (path[i] == '.') path[i] = '/';
@@ -45,8 +45,8 @@ std::string sysctl_lines(const GuestRuntime& r) {
 
 std::string move_lines(const GuestRuntime& r) {
   if (r.housekeeping.empty()) return "";
-  check(r.housekeeping, "[0-9][0-9,-]*", "housekeeping cpulist");
-  check(r.housekeeping_mask, "[0-9a-f][0-9a-f,]*", "housekeeping mask");
+  check_setting(r.housekeeping, "[0-9][0-9,-]*", "housekeeping cpulist");
+  check_setting(r.housekeeping_mask, "[0-9a-f][0-9a-f,]*", "housekeeping mask");
   const std::string& l = r.housekeeping;
   const std::string& m = r.housekeeping_mask;
   return "rt_write workqueue_cpumask /sys/devices/virtual/workqueue/cpumask " + m + "\n" +

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/text.h"
 #include "kernel/build_argv.h"
 #include "kernel/build_log.h"
 #include "kernel/cache.h"
@@ -51,12 +52,6 @@ std::string safe_name(const std::string& s) {
     out +=
         (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   return out.empty() ? "kernel" : out;
-}
-
-std::string first_line(const std::string& s) {
-  std::string l = s.substr(0, s.find('\n'));
-  while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
-  return l;
 }
 
 // Prefixes every error thrown inside with "variant <name>: <step>: ".

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 #include "kernel/build_argv.h"
 #include "kernel/source.h"
 
@@ -39,12 +40,6 @@ std::string host_build_arch() {
 }
 
 namespace {
-
-std::string first_line(const std::string& s) {
-  std::string l = s.substr(0, s.find('\n'));
-  while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
-  return l;
-}
 
 ProcessResult run_argv(ProcessRunner& runner, std::vector<std::string> argv) {
   ProcessSpec spec;

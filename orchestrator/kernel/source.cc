@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/text.h"
 #include "kernel/build_log.h"
 #include "kernel/file_lock.h"
 #include "sys/proc_io.h"
@@ -148,12 +149,6 @@ std::optional<double> archive_mib(const SourceContext& ctx, const fs::path& tarb
     if (f.size() > 4) return std::strtod(f[4].c_str(), nullptr) / kMiB;
   }
   return std::nullopt;
-}
-
-std::string first_line(const std::string& s) {
-  std::string l = s.substr(0, s.find('\n'));
-  while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.pop_back();
-  return l;
 }
 
 std::string rev_parse(const SourceContext& ctx, const fs::path& repo, const std::string& rev) {

@@ -5,25 +5,16 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/text.h"
+#include "machine/decimal.h"
 
 namespace isolab {
 
 namespace {
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-unsigned to_unsigned(std::string_view s) {
-  unsigned n = 0;
-  for (char c : s) n = n * 10 + static_cast<unsigned>(c - '0');
-  return n;
-}
-
 // "49153-edge", "1-fasteoi": the hardware IRQ and its trigger.
 bool is_hwirq(std::string_view w) {
   const size_t dash = w.find('-');
-  return dash != std::string_view::npos && all_digits(w.substr(0, dash));
+  return dash != std::string_view::npos && small_decimal(w.substr(0, dash)).has_value();
 }
 
 }  // namespace
@@ -36,7 +27,7 @@ std::map<unsigned, std::string> parse_interrupt_names(std::string_view text,
   const size_t ncpu = split_space(lines.front()).size();
   for (size_t i = 1; i < lines.size(); ++i) {
     const auto w = split_space(lines[i]);
-    if (w.empty() || w[0].back() != ':' || !all_digits(w[0].substr(0, w[0].size() - 1)))
+    if (w.empty() || w[0].back() != ':' || !small_decimal(w[0].substr(0, w[0].size() - 1)))
       continue;  // NMI:, LOC:, ERR: and the other per-CPU rows have no affinity
     if (w.size() < 1 + ncpu)
       throw Error(file + ":" + std::to_string(i + 1) + ": IRQ " + std::string(w[0]) + " has " +
@@ -46,7 +37,7 @@ std::map<unsigned, std::string> parse_interrupt_names(std::string_view text,
     if (k < w.size() && is_hwirq(w[k])) ++k;
     std::string name;
     for (; k < w.size(); ++k) name += (name.empty() ? "" : " ") + std::string(w[k]);
-    names[to_unsigned(w[0].substr(0, w[0].size() - 1))] = name;
+    names[*small_decimal(w[0].substr(0, w[0].size() - 1))] = name;
   }
   return names;
 }

@@ -17,7 +17,6 @@ constexpr std::size_t kExcerptLineBytes = 200;
 constexpr std::size_t kLinesBefore = 3;
 constexpr int kLinesAfter = 8;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
 }
@@ -76,22 +75,22 @@ std::optional<ConsoleFinding> classify_line(std::string_view line) {
   if (contains(msg, "rcu") &&
       (contains(msg, "self-detected stall") || contains(msg, "detected stall")))
     return make("rcu_stall", "RCU stall", true);
-  if (starts_with(msg, "INFO: task ") && contains(msg, "blocked for more than"))
+  if (msg.starts_with("INFO: task ") && contains(msg, "blocked for more than"))
     return make("hung_task", "hung task", false);
-  if (starts_with(msg, "Oops")) {
+  if (msg.starts_with("Oops")) {
     std::string_view rest = msg.substr(4);
-    if (starts_with(rest, ":") || starts_with(rest, " -") || starts_with(rest, " ["))
+    if (rest.starts_with(":") || rest.starts_with(" -") || rest.starts_with(" ["))
       return make("oops", "Oops", true);
   }
-  if (starts_with(msg, "kernel BUG at ")) {
+  if (msg.starts_with("kernel BUG at ")) {
     make("oops", "kernel BUG", true);
     f.location = location_after_at(msg);
     return f;
   }
-  if (starts_with(msg, "general protection fault"))
+  if (msg.starts_with("general protection fault"))
     return make("oops", "general protection fault", true);
-  if (starts_with(msg, "BUG: ")) return make("oops", "BUG", true);
-  if (starts_with(msg, "WARNING: ")) {
+  if (msg.starts_with("BUG: ")) return make("oops", "BUG", true);
+  if (msg.starts_with("WARNING: ")) {
     make("warning", "WARNING", true);
     f.location = location_after_at(msg);
     return f;

@@ -19,8 +19,6 @@ namespace {
 
 using namespace trace_text;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // Frames of the lock and tracing machinery, skipped before classifying (prefixes).
 bool is_machinery_frame(std::string_view f) {
   static constexpr std::string_view kPrefixes[] = {"queued_spin_lock_slowpath",
@@ -41,7 +39,7 @@ bool is_machinery_frame(std::string_view f) {
                                                    "perf_trace",
                                                    "__traceiter"};
   return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
-                     [&](std::string_view p) { return starts_with(f, p); });
+                     [&](std::string_view p) { return f.starts_with(p); });
 }
 
 // See classify_lock_stack() in lock_contention.h for where each name comes from.
@@ -99,7 +97,7 @@ struct LockState {
 
 // The hashed address: the first word of the body ("(____ptrval____)" early in boot).
 std::string lock_addr(std::string_view body) {
-  body = trim(body);
+  body = trim_blanks(body);
   return clean_name(body.substr(0, std::min(body.find(' '), body.size())));
 }
 

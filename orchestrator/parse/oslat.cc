@@ -84,12 +84,12 @@ nlohmann::json oslat_histograms_json(const OslatResult& r, const std::string& na
 
 namespace {
 
-using Field = std::optional<double> OslatThread::*;
+using ThreadField = std::optional<double> OslatThread::*;
 
 struct MetricRow {
   const char* name;
   const char* aggregate;
-  Field field;
+  ThreadField field;
 };
 
 constexpr MetricRow kMetrics[] = {{"oslat_min_us", "min", &OslatThread::min_us},

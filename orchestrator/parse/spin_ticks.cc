@@ -45,7 +45,7 @@ std::string dependency(std::string_view body) {
 // The "# cpu N" header's N; nullopt for any other line.
 std::optional<int> section_cpu(std::string_view line) {
   if (line.substr(0, 6) != "# cpu ") return std::nullopt;
-  const auto n = to_ll(trim(line.substr(6)));
+  const auto n = to_ll(trim_blanks(line.substr(6)));
   if (!n || *n < 0 || *n > kMaxCpu) return -1;  // a malformed header ends the section
   return static_cast<int>(*n);
 }
@@ -53,7 +53,7 @@ std::optional<int> section_cpu(std::string_view line) {
 // One event line of the CPU's section into s (and the open interval, once a marker opened it).
 void read_event(SpinTicks& s, std::optional<Interval>& open, const TraceLine& t) {
   if (t.event == "tracing_mark_write" && t.body.substr(0, kMarker.size()) == kMarker) {
-    const auto n = to_ll(trim(t.body.substr(kMarker.size())));
+    const auto n = to_ll(trim_blanks(t.body.substr(kMarker.size())));
     if (!n || *n != s.markers) s.markers_in_order = false;
     s.markers++;
     if (open) close_interval(s, *open);

@@ -65,7 +65,7 @@ std::optional<Stamp> parse_stamp(std::string_view head) {
   } else if ((k > 0 && head[k - 1] == '.') || frac_len > 20) {
     return std::nullopt;
   }
-  st.flags = trim(head.substr(0, begin));
+  st.flags = trim_blanks(head.substr(0, begin));
   if (st.flags.size() > 16 ||
       std::any_of(st.flags.begin(), st.flags.end(), [](char c) { return is_space(c); }))
     return std::nullopt;
@@ -74,11 +74,11 @@ std::optional<Stamp> parse_stamp(std::string_view head) {
 
 // "<task>-<pid> [(<tgid>) ]" before the "[cpu]" at i.
 bool parse_task(std::string_view pre, TraceLine& out) {
-  pre = trim(pre);
+  pre = trim_blanks(pre);
   if (!pre.empty() && pre.back() == ')') {
     std::size_t open = pre.rfind('(');
     if (open == std::string_view::npos) return false;
-    pre = trim(pre.substr(0, open));
+    pre = trim_blanks(pre.substr(0, open));
   }
   std::size_t dash = pre.rfind('-');
   if (dash == std::string_view::npos || dash == 0) return false;
@@ -86,7 +86,7 @@ bool parse_task(std::string_view pre, TraceLine& out) {
   if (pid.empty() || pid.size() > 10 || !std::all_of(pid.begin(), pid.end(), is_digit))
     return false;
   out.pid = static_cast<long>(*to_ll(pid));
-  out.task = trim(pre.substr(0, dash));
+  out.task = trim_blanks(pre.substr(0, dash));
   return !out.task.empty();
 }
 
@@ -95,7 +95,7 @@ bool parse_task(std::string_view pre, TraceLine& out) {
 // after the timestamp (runtime, noise, % available, max single, then the interference counters
 // HW NMI IRQ SIRQ THREAD).
 bool is_osnoise_summary(std::string_view tail) {
-  const auto words = parse_detail::split_ws(trim(tail));
+  const auto words = parse_detail::split_ws(trim_blanks(tail));
   return words.size() == 9 && std::all_of(words.begin(), words.end(), [](std::string_view w) {
            return parse_detail::to_double(w).has_value();
          });
@@ -112,18 +112,18 @@ std::optional<TraceLine> parse_at(std::string_view line, std::size_t lb) {
   std::string_view rest = line.substr(rb + 1);
   std::size_t colon = rest.find(": ");
   if (colon == std::string_view::npos) return std::nullopt;
-  auto stamp = parse_stamp(trim(rest.substr(0, colon)));
+  auto stamp = parse_stamp(trim_blanks(rest.substr(0, colon)));
   if (!stamp) return std::nullopt;
   t.flags = stamp->flags;
   t.ts_ns = stamp->ns;
   std::string_view tail = rest.substr(colon + 2);
-  if (trim(tail) == kStackHeader) {
+  if (trim_blanks(tail) == kStackHeader) {
     t.event = kStackHeader;
     return t;
   }
   if (is_osnoise_summary(tail)) {
     t.event = kOsnoiseSummary;
-    t.body = trim(tail);
+    t.body = trim_blanks(tail);
     return t;
   }
   std::size_t ev_end = tail.find(':');
@@ -173,7 +173,8 @@ std::string pair_key(const PairSpec& p, std::string_view body) {
 // irq_handler_entry "irq=%d name=%s": the name is the rest of the line.
 std::string irq_name(std::string_view body) {
   std::size_t at = body.find("name=");
-  return at == std::string_view::npos ? std::string() : clean_name(trim(body.substr(at + 5)));
+  return at == std::string_view::npos ? std::string()
+                                      : clean_name(trim_blanks(body.substr(at + 5)));
 }
 
 std::string entry_name(const PairSpec& p, std::string_view body) {
@@ -250,7 +251,7 @@ constexpr OsnoiseNoise kOsnoiseNoise[] = {{"irq_noise", "irq"},
 
 // The name before the last ':' of the body's first word ("local_timer" of "local_timer:236").
 std::string_view osnoise_source(std::string_view body) {
-  std::string_view w = trim(body);
+  std::string_view w = trim_blanks(body);
   w = w.substr(0, std::min(w.find(" start "), w.size()));
   return w.substr(0, std::min(w.rfind(':'), w.size()));
 }

@@ -7,7 +7,7 @@ namespace isolab::trace_text {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -33,13 +33,13 @@ bool is_lost_line(std::string_view line) {
 
 std::string_view stack_frame(std::string_view line) {
   if (line.substr(0, 4) != " => ") return {};
-  std::string_view f = trim(line.substr(4));
+  std::string_view f = trim_blanks(line.substr(4));
   return f.substr(0, std::min(f.find('+'), f.size()));
 }
 
 void read_comment(TraceHeaders& h, std::string_view line) {
   if (line.substr(0, 6) == "# cpu ") {
-    auto n = to_ll(trim(line.substr(6)));
+    auto n = to_ll(trim_blanks(line.substr(6)));
     if (n && *n >= 0 && *n <= kMaxCpu && h.seen.insert(static_cast<int>(*n)).second)
       h.cpus.push_back(static_cast<int>(*n));
     return;

@@ -21,7 +21,7 @@ inline constexpr std::string_view kStackHeader = "<stack trace>";
 bool is_space(char c);  // ' ' or '\t'
 
 // Without leading spaces and tabs, and without trailing ones or a '\r'.
-std::string_view trim(std::string_view s);
+std::string_view trim_blanks(std::string_view s);
 
 // A whole-token decimal integer (std::from_chars); nullopt on anything else.
 std::optional<long long> to_ll(std::string_view s);

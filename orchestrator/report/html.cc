@@ -165,7 +165,7 @@ std::string metric_row(const ReportData& d, const MetricRow& r, const std::strin
   o << "<tr" << (answer.empty() ? "" : " data-answer=\"" + esc(answer) + "\"") << ">"
     << td(r.name, "mono name") << td(r.unit) << "<td>"
     << metric_svg(r, samples_of(d.side_a, r.name), samples_of(d.side_b, r.name)) << "</td>"
-    << td(report_detail::format_change(r), "mono") << td(svg::num(r.test.p_value()), "mono")
+    << td(report_detail::format_change(r), "mono") << td(svg::axis_num(r.test.p_value()), "mono")
     << "<td class=\"" << verdict_class(r.verdict.verdict) << "\" title=\"" << esc(r.verdict.reason)
     << "\">" << esc(verdict_name(r.verdict.verdict)) << "</td></tr>\n";
   return o.str();
@@ -264,8 +264,8 @@ std::string section_profile(const Comparison& c) {
     << th("step") << th("CPU") << th("function") << th("A") << th("B") << th("B - A") << "</tr>\n";
   for (const ProfileChange& p : c.profile_changes)
     o << "<tr>" << td(p.step) << td(std::to_string(p.cpu)) << td(p.function, "mono")
-      << td(svg::num(p.a), "mono") << td(svg::num(p.b), "mono") << td(svg::num(p.diff()), "mono")
-      << "</tr>\n";
+      << td(svg::axis_num(p.a), "mono") << td(svg::axis_num(p.b), "mono")
+      << td(svg::axis_num(p.diff()), "mono") << "</tr>\n";
   return o.str() + "</table>\n";
 }
 
@@ -359,7 +359,7 @@ std::string section_timeline(const ReportData& d) {
       o << "<p>No timeline: " << esc(t.missing) << "</p>\n";
       continue;
     }
-    o << "<p>" << t.marks.size() << " interruptions in " << svg::num(t.window_s) << " s";
+    o << "<p>" << t.marks.size() << " interruptions in " << svg::axis_num(t.window_s) << " s";
     if (t.dropped > 0) o << " (" << t.dropped << " more not drawn)";
     o << ".</p>\n" << timeline_svg(t);
   }
@@ -496,7 +496,7 @@ std::string section_cells(const ReportData& d) {
       o << "<tr>" << td(c.side) << td(c.id, "mono") << td(status, status == "ok" ? "pass" : "fail")
         << td(j.failure_class_name()) << td(shown(j.reason.value_or("")))
         << td(shown(j.accelerator.value_or(""))) << td(shown(notes.guest_uname_r), "mono")
-        << td(shown(notes.gate_reason)) << td(svg::num(notes.wall_seconds)) << "</tr>\n";
+        << td(shown(notes.gate_reason)) << td(svg::axis_num(notes.wall_seconds)) << "</tr>\n";
     }
   }
   return o.str() + "</table>\n";

@@ -17,7 +17,7 @@ namespace isolab {
 
 namespace {
 
-using svg::num;
+using svg::axis_num;
 
 std::string side_class(const std::string& side) { return side == "A" ? "a" : "b"; }
 
@@ -196,7 +196,7 @@ void metric_points(svg::Svg& s, const MetricSamples* m, const std::string& side,
     const std::string cell = i < m->cell_ids.size() ? m->cell_ids[i] : "?";
     s.circle_mark(x(m->values[i]), yy + (static_cast<double>(i % 3) - 1) * 3, 4,
                   "pt " + side_class(side),
-                  side + " " + cell + ": " + num(m->values[i]) + " " + unit);
+                  side + " " + cell + ": " + axis_num(m->values[i]) + " " + unit);
   }
 }
 
@@ -223,9 +223,9 @@ std::string metric_svg(const MetricRow& r, const MetricSamples* a, const MetricS
   const std::string vc = verdict_class(r.verdict.verdict);
   if (ci) {
     s.rect_mark(x(ci->first), yb - 8, std::max(2.0, x(ci->second) - x(ci->first)), 16, "ci " + vc,
-                "B: confidence interval of the change, " + num(ci->first) + " to " +
-                    num(ci->second) + " " + r.unit + " (" + report_detail::format_change(r) + ", " +
-                    verdict_name(r.verdict.verdict) + ")");
+                "B: confidence interval of the change, " + axis_num(ci->first) + " to " +
+                    axis_num(ci->second) + " " + r.unit + " (" + report_detail::format_change(r) +
+                    ", " + verdict_name(r.verdict.verdict) + ")");
   }
   const char* what = r.kind == MetricKind::count ? "mean" : "median";
   for (const auto& [side, st, yy] :
@@ -233,8 +233,8 @@ std::string metric_svg(const MetricRow& r, const MetricSamples* a, const MetricS
     if (st->n == 0) continue;
     const double v = r.kind == MetricKind::count ? st->mean : st->median;
     s.line_mark(x(v), yy - 9, x(v), yy + 9, "med " + side_class(side),
-                side + " " + what + " " + num(v) + " " + r.unit + " over " + std::to_string(st->n) +
-                    " boots");
+                side + " " + what + " " + axis_num(v) + " " + r.unit + " over " +
+                    std::to_string(st->n) + " boots");
   }
   metric_points(s, a, "A", ya, x, r.unit);
   metric_points(s, b, "B", yb, x, r.unit);
@@ -317,9 +317,9 @@ std::string noise_svg(const std::string& wl, const std::vector<ReportCell>& cell
         }
         s.rect_mark(x + 1, y + 1, cw - 2, rh - 2, "heat",
                     cells[j].side + " " + cells[j].id + " CPU " + std::to_string(cpu) + " " +
-                        cause + ": " + num(*v) + "/s",
+                        cause + ": " + axis_num(*v) + "/s",
                     heat(*v, top));
-        s.text(x + cw / 2, y + rh - 5, num(*v), *v > top * 0.3 ? "cell-val hot" : "cell-val",
+        s.text(x + cw / 2, y + rh - 5, axis_num(*v), *v > top * 0.3 ? "cell-val hot" : "cell-val",
                "middle");
       }
     }

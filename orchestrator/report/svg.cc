@@ -64,7 +64,7 @@ std::vector<double> ticks(double lo, double hi, int n, bool log) {
   return t;
 }
 
-std::string num(double v) {
+std::string axis_num(double v) {
   if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "inf" : "-inf");
   char buf[32];
   const double a = std::abs(v);
@@ -127,7 +127,7 @@ void Svg::x_axis(const Scale& s, double y, const std::vector<double>& tv,
   line(std::min(s.r0, s.r1), y, std::max(s.r0, s.r1), y, "axis");
   for (double t : tv) {
     line(s(t), y, s(t), y + 4, "axis");
-    text(s(t), y + 15, num(t), "tick", "middle");
+    text(s(t), y + 15, axis_num(t), "tick", "middle");
   }
   text((s.r0 + s.r1) / 2, y + 30, label, "axis-label", "middle");
 }
@@ -137,7 +137,7 @@ void Svg::y_axis(const Scale& s, double x, const std::vector<double>& tv,
   line(x, std::min(s.r0, s.r1), x, std::max(s.r0, s.r1), "axis");
   for (double t : tv) {
     line(x - 4, s(t), x, s(t), "axis");
-    text(x - 6, s(t) + 4, num(t), "tick", "end");
+    text(x - 6, s(t) + 4, axis_num(t), "tick", "end");
   }
   body_ << "<text class=\"axis-label\" text-anchor=\"middle\" transform=\"translate(" << f(x - 45)
         << "," << f((s.r0 + s.r1) / 2) << ") rotate(-90)\">" << xml_escape(label) << "</text>\n";

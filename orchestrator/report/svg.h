@@ -27,7 +27,7 @@ std::vector<double> ticks(double lo, double hi, int n, bool log);
 
 // A number for an axis or a tooltip: 4 significant digits below 1000, whole numbers from 1000,
 // an exponent below 1e-3 and from 1e7 ("0.0123", "1.04", "15000", "2.5e+08").
-std::string num(double v);
+std::string axis_num(double v);
 
 class Svg {
  public:

@@ -11,7 +11,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::optional<double> number(const json& j) {
+std::optional<double> finite_number(const json& j) {
   if (!j.is_number() || !std::isfinite(j.get<double>())) return std::nullopt;
   return j.get<double>();
 }
@@ -21,12 +21,12 @@ const json& spec_field(const json& doc, const char* key) { return field(field(do
 BudgetValue value_at(const json& m, const json& values, const json& cpus, std::size_t i) {
   BudgetValue v;
   if (cpus.is_array() && i < cpus.size() && cpus[i].is_number_integer()) v.cpu = cpus[i].get<int>();
-  v.value = number(values[i]);
-  v.window_s = number(field(m, "window_s"));
+  v.value = finite_number(values[i]);
+  v.window_s = finite_number(field(m, "window_s"));
   v.window_recorded = v.window_s.has_value();
   const json& ws = field(m, "windows_s");
   if (!v.window_recorded && ws.is_array() && i < ws.size())
-    v.window_s = number(ws[i]), v.window_recorded = true;
+    v.window_s = finite_number(ws[i]), v.window_recorded = true;
   return v;
 }
 
@@ -80,19 +80,19 @@ std::vector<BudgetHistogram> BudgetCell::histograms() const {
     BudgetHistogram b;
     b.name = name;
     b.unit = str_or(h, "unit");
-    b.bucket_ns = number(field(h, "bucket_ns"));
+    b.bucket_ns = finite_number(field(h, "bucket_ns"));
     const json& counts = field(h, "counts");
     b.counts_object = counts.is_object();
     if (b.counts_object)
-      for (const auto& [key, c] : counts.items()) b.counts.emplace_back(key, number(c));
-    b.overflows = number(field(h, "overflows")).value_or(0);
+      for (const auto& [key, c] : counts.items()) b.counts.emplace_back(key, finite_number(c));
+    b.overflows = finite_number(field(h, "overflows")).value_or(0);
     out.push_back(std::move(b));
   }
   return out;
 }
 
 std::optional<double> BudgetCell::noise_window_s(const std::string& workload) const {
-  return number(field(field(field(*cell_, "noise"), workload.c_str()), "window_s"));
+  return finite_number(field(field(field(*cell_, "noise"), workload.c_str()), "window_s"));
 }
 
 std::optional<std::map<std::string, double>> BudgetCell::noise_cause_counts(
@@ -105,7 +105,7 @@ std::optional<std::map<std::string, double>> BudgetCell::noise_cause_counts(
     const json& causes = field(c, "causes");
     if (causes.is_object())
       for (const auto& [cause, v] : causes.items())
-        if (auto n = number(field(v, "count"))) counts[cause] = *n;
+        if (auto n = finite_number(field(v, "count"))) counts[cause] = *n;
     return counts;
   }
   return std::nullopt;
@@ -120,14 +120,14 @@ std::optional<std::vector<BudgetCell>> budget_cells(const nlohmann::json& doc) {
 }
 
 std::optional<double> imported_window_s(const nlohmann::json& doc) {
-  return number(field(spec_field(doc, "imported"), "window_s"));
+  return finite_number(field(spec_field(doc, "imported"), "window_s"));
 }
 
 std::optional<double> workload_duration_s(const nlohmann::json& doc, const std::string& workload) {
   const json& ws = spec_field(doc, "workloads");
   if (!ws.is_array()) return std::nullopt;
   for (const auto& w : ws)
-    if (field(w, "name") == workload) return number(field(w, "duration_s"));
+    if (field(w, "name") == workload) return finite_number(field(w, "duration_s"));
   return std::nullopt;
 }
 

@@ -15,8 +15,6 @@ namespace isolab {
 
 namespace {
 
-std::vector<double> to_vector(std::span<const double> s) { return {s.begin(), s.end()}; }
-
 // C(n, k) in floating point (exact for the sizes compare sees, C(60, 30) ~ 1.2e17 within 1 ulp
 // of the true value; only compared with limits and used in ratios).
 double binomial(std::size_t n, std::size_t k) {
@@ -74,7 +72,7 @@ PermutationMeanResult permutation_test_mean(std::span<const double> a, std::span
   PermutationMeanResult r;
   const std::size_t na = a.size(), nb = b.size(), n = na + nb;
   if (na == 0 || nb == 0) return r;
-  std::vector<double> pooled = to_vector(a);
+  std::vector<double> pooled(a.begin(), a.end());
   pooled.insert(pooled.end(), b.begin(), b.end());
   std::vector<double> sorted = pooled;
   std::sort(sorted.begin(), sorted.end());

@@ -15,8 +15,6 @@ namespace isolab {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 double sorted_median(const std::vector<double>& s) {
   if (s.empty()) return kNaN;
   const std::size_t n = s.size();
@@ -54,8 +52,6 @@ std::vector<std::int64_t> mann_whitney_counts(std::size_t n_a, std::size_t n_b) 
   return poly;
 }
 
-std::vector<double> to_vector(std::span<const double> s) { return {s.begin(), s.end()}; }
-
 }  // namespace
 
 SampleStats describe(std::span<const double> values) {
@@ -68,7 +64,7 @@ SampleStats describe(std::span<const double> values) {
   for (double v : values) {
     if (!std::isfinite(v)) throw Error("statistics: sample value is not a finite number");
   }
-  std::vector<double> s = to_vector(values);
+  std::vector<double> s(values.begin(), values.end());
   std::sort(s.begin(), s.end());
   st.median = sorted_median(s);
   st.min = s.front();
@@ -90,7 +86,7 @@ SampleStats describe(std::span<const double> values) {
 }
 
 double median_of(std::span<const double> values) {
-  std::vector<double> v = to_vector(values);
+  std::vector<double> v(values.begin(), values.end());
   return median_inplace(v);
 }
 
@@ -224,7 +220,7 @@ double permutation_test_median(std::span<const double> a, std::span<const double
                                std::size_t resamples, std::uint64_t seed) {
   const std::size_t na = a.size(), nb = b.size(), n = na + nb;
   if (na == 0 || nb == 0) return 1;
-  std::vector<double> pooled = to_vector(a);
+  std::vector<double> pooled(a.begin(), a.end());
   pooled.insert(pooled.end(), b.begin(), b.end());
   const double observed = std::fabs(median_of(b) - median_of(a));
   const double tol = 1e-12 * std::max(1.0, std::fabs(observed));
@@ -305,7 +301,7 @@ double count_relative_change(double mean_a, double mean_b) {
 double percentile_nearest_rank(std::span<const double> values, double pct) {
   if (values.empty()) return kNaN;
   if (!(pct > 0 && pct <= 100)) throw Error("percentile: pct must be in (0, 100]");
-  std::vector<double> s = to_vector(values);
+  std::vector<double> s(values.begin(), values.end());
   std::sort(s.begin(), s.end());
   auto rank = static_cast<std::size_t>(std::ceil(pct / 100.0 * static_cast<double>(s.size())));
   rank = std::clamp<std::size_t>(rank, 1, s.size());

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -19,6 +20,10 @@
 #include <vector>
 
 namespace isolab {
+
+// The value of a statistic the data cannot define (fewer values than it needs, a zero
+// denominator): a quiet NaN, as every function below returns it.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Per-metric descriptive statistics of one variant's cell values.
 struct SampleStats {

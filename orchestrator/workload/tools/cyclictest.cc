@@ -12,6 +12,7 @@
 
 namespace isolab {
 
+namespace tool_cyclictest {
 namespace {
 
 // kernel/trace/ftrace.c function_stat_show(): seq_printf(m, "  %-30.30s  %10lu", ...).
@@ -283,15 +284,16 @@ std::vector<std::string> metric_names(const WorkloadSpec& w) {
 }
 
 }  // namespace
+}  // namespace tool_cyclictest
 
 const WorkloadTool& cyclictest_tool() {
   static const WorkloadTool t{.name = "cyclictest",
                               .takes_load = true,
                               .own_fields = {"latency_tracer", "count_calls"},
-                              .read_fields = read_fields,
-                              .step = step,
-                              .parse = parse,
-                              .metric_names = metric_names,
+                              .read_fields = tool_cyclictest::read_fields,
+                              .step = tool_cyclictest::step,
+                              .parse = tool_cyclictest::parse,
+                              .metric_names = tool_cyclictest::metric_names,
                               .guest_binary = "/usr/bin/cyclictest",
                               .binary_always = true};
   return t;

@@ -6,6 +6,7 @@
 
 namespace isolab {
 
+namespace tool_madvise_pressure {
 namespace {
 
 // Pinned with taskset; prints load.json, its errors to load.out.
@@ -33,15 +34,16 @@ std::vector<std::string> metric_names(const WorkloadSpec&) {
 }
 
 }  // namespace
+}  // namespace tool_madvise_pressure
 
 const WorkloadTool& madvise_pressure_tool() {
   static const WorkloadTool t{.name = "madvise-pressure",
                               .as_workload = false,
                               .as_load = true,
                               .read_fields = read_iteration_fields,
-                              .load_script = load_script,
-                              .parse_load = parse_load,
-                              .metric_names = metric_names,
+                              .load_script = tool_madvise_pressure::load_script,
+                              .parse_load = tool_madvise_pressure::parse_load,
+                              .metric_names = tool_madvise_pressure::metric_names,
                               .guest_binary = "madvise-pressure"};
   return t;
 }

@@ -15,6 +15,7 @@
 
 namespace isolab {
 
+namespace tool_oslat {
 namespace {
 
 // More CPUs than any guest has (a CPU number beyond it is not one oslat ran on).
@@ -128,15 +129,16 @@ std::vector<std::string> metric_names(const WorkloadSpec&) {
 }
 
 }  // namespace
+}  // namespace tool_oslat
 
 const WorkloadTool& oslat_tool() {
   static const WorkloadTool t{.name = "oslat",
                               .min_duration_s = 1,
                               .own_fields = {"oslat_workload"},
-                              .read_fields = read_fields,
-                              .step = step,
-                              .parse = parse,
-                              .metric_names = metric_names,
+                              .read_fields = tool_oslat::read_fields,
+                              .step = tool_oslat::step,
+                              .parse = tool_oslat::parse,
+                              .metric_names = tool_oslat::metric_names,
                               .guest_binary = "/usr/bin/oslat"};
   return t;
 }

@@ -10,6 +10,7 @@
 
 namespace isolab {
 
+namespace tool_page_fault_bench {
 namespace {
 
 // warmup_iterations: untimed batches per worker (default 20).
@@ -167,17 +168,18 @@ void plugin_metrics(const WorkloadSpec& w, const InsnStep& step, const ChannelRe
 }
 
 }  // namespace
+}  // namespace tool_page_fault_bench
 
 const WorkloadTool& page_fault_bench_tool() {
   static const WorkloadTool t{.name = "page-fault-bench",
                               .default_cpus = "all",
                               .default_duration_s = 2,
                               .min_duration_s = 1,
-                              .read_fields = read_fields,
-                              .step = step,
-                              .parse = parse,
-                              .metric_names = metric_names,
-                              .plugin_metrics = plugin_metrics,
+                              .read_fields = tool_page_fault_bench::read_fields,
+                              .step = tool_page_fault_bench::step,
+                              .parse = tool_page_fault_bench::parse,
+                              .metric_names = tool_page_fault_bench::metric_names,
+                              .plugin_metrics = tool_page_fault_bench::plugin_metrics,
                               .guest_binary = "page-fault-bench"};
   return t;
 }

@@ -6,6 +6,7 @@
 
 namespace isolab {
 
+namespace tool_rtla {
 namespace {
 
 bool is_timerlat(const WorkloadSpec& w) { return w.tool == "rtla-timerlat"; }
@@ -72,14 +73,15 @@ WorkloadTool rtla_tool(const char* name) {
 }
 
 }  // namespace
+}  // namespace tool_rtla
 
 const WorkloadTool& rtla_osnoise_tool() {
-  static const WorkloadTool t = rtla_tool("rtla-osnoise");
+  static const WorkloadTool t = tool_rtla::rtla_tool("rtla-osnoise");
   return t;
 }
 
 const WorkloadTool& rtla_timerlat_tool() {
-  static const WorkloadTool t = rtla_tool("rtla-timerlat");
+  static const WorkloadTool t = tool_rtla::rtla_tool("rtla-timerlat");
   return t;
 }
 

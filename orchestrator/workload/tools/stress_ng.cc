@@ -6,6 +6,7 @@
 
 namespace isolab {
 
+namespace tool_stress_ng {
 namespace {
 
 // stressors: one instance per selected CPU of "cpu" when the spec names none.
@@ -118,17 +119,18 @@ std::vector<std::string> metric_names(const WorkloadSpec& w) {
 }
 
 }  // namespace
+}  // namespace tool_stress_ng
 
 const WorkloadTool& stress_ng_tool() {
   static const WorkloadTool t{.name = "stress-ng",
                               .as_load = true,
                               .default_cpus = "housekeeping",
-                              .read_fields = read_fields,
-                              .step = step,
-                              .load_script = load_script,
-                              .parse = parse,
-                              .parse_load = parse_load,
-                              .metric_names = metric_names,
+                              .read_fields = tool_stress_ng::read_fields,
+                              .step = tool_stress_ng::step,
+                              .load_script = tool_stress_ng::load_script,
+                              .parse = tool_stress_ng::parse,
+                              .parse_load = tool_stress_ng::parse_load,
+                              .metric_names = tool_stress_ng::metric_names,
                               .guest_binary = "/usr/bin/stress-ng",
                               .binary_always = true};
   return t;

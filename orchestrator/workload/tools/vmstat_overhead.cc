@@ -13,6 +13,7 @@
 
 namespace isolab {
 
+namespace tool_vmstat_overhead {
 namespace {
 
 const char* const kSpinEvents[] = {"fault", "fault+cputimer", "cputimer+fault", "fault+mlock"};
@@ -208,16 +209,17 @@ void plugin_metrics(const WorkloadSpec& w, const InsnStep& step, const ChannelRe
 }
 
 }  // namespace
+}  // namespace tool_vmstat_overhead
 
 const WorkloadTool& vmstat_overhead_tool() {
   static const WorkloadTool t{.name = "vmstat-overhead",
                               .default_duration_s = 0,
                               .own_fields = {"touch_pages", "sleep_us", "rate_hz", "event"},
-                              .read_fields = read_fields,
-                              .step = step,
-                              .parse = parse,
-                              .metric_names = metric_names,
-                              .plugin_metrics = plugin_metrics,
+                              .read_fields = tool_vmstat_overhead::read_fields,
+                              .step = tool_vmstat_overhead::step,
+                              .parse = tool_vmstat_overhead::parse,
+                              .metric_names = tool_vmstat_overhead::metric_names,
+                              .plugin_metrics = tool_vmstat_overhead::plugin_metrics,
                               .guest_binary = "vmstat-overhead",
                               .binary_always = true};
   return t;

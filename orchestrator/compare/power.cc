@@ -160,9 +160,13 @@ std::optional<double> smallest_change(double baseline, bool increase, const Coun
   return hi;
 }
 
+// The fewest boots a side up to 40 with the asked power, each at its own level; a size whose best
+// p cannot reach its level has power 0 and is not simulated.
 std::optional<std::size_t> boots_needed(const DetectTarget& d, bool increase, CountPowerPlan p) {
   for (std::size_t n = 2; n <= 40; ++n) {
     p.per_side = n;
+    if (n < p.level_by_per_side.size()) p.level = p.level_by_per_side[n];
+    if (best_one_sided_p(n) >= p.level) continue;
     if (count_power(d.baseline, d.change, increase, p) >= p.power) return n;
   }
   return std::nullopt;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "spec/primary.h"
 
@@ -33,10 +34,14 @@ double exact_count_p(std::span<const long> a, std::span<const long> b, bool grea
 
 // What the plan gives a count primary.
 struct CountPowerPlan {
-  double window_s = 1;         // the step's window per boot, s (1 for a count per boot)
-  std::size_t cpus = 1;        // CPUs whose values are averaged into the boot's value
-  std::size_t per_side = 5;    // boots per variant
-  double level = 0.05;         // the step-down's per-hypothesis level (alpha / m)
+  double window_s = 1;       // the step's window per boot, s (1 for a count per boot)
+  std::size_t cpus = 1;      // CPUs whose values are averaged into the boot's value
+  std::size_t per_side = 5;  // boots per variant
+  double level = 0.05;       // the step-down's per-hypothesis level (alpha / m)
+  // The level at each number of boots a side (index: boots a side) where it depends on it, as
+  // when the range rule's share of alpha shrinks with more boots; boots_needed reads it. Empty:
+  // `level` at every number of boots.
+  std::vector<double> level_by_per_side;
   double threshold_pct = 2.0;  // the regressed rule's threshold, percent of A's mean
   double floor = 0.1;          // the count floor, in the metric's unit
   double power = 0.8;          // the power asked
@@ -62,7 +67,8 @@ struct CountPowerReport {
   // when none up to 100 x the baseline (increase) or the baseline itself (decrease) is.
   std::optional<double> smallest_increase, smallest_decrease;
   // For the declared change, in the direction of a regression (increase when higher is bad):
-  // the fewest boots per variant (up to 40) at this window, and the shortest window (up to
+  // the fewest boots per variant (up to 40; each at its level of level_by_per_side) at this
+  // window, and the shortest window (up to
   // 3600 s, for a rate) at these boots, that reach the asked power; nullopt when none does.
   std::optional<std::size_t> boots_needed;
   std::optional<double> window_needed_s;

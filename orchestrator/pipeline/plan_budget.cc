@@ -1,5 +1,7 @@
 #include "pipeline/plan_budget.h"
 
+#include <algorithm>
+
 #include "base/number_text.h"
 #include "compare/power.h"
 #include "compare/verdict_rules.h"
@@ -18,7 +20,27 @@ const WorkloadSpec* workload_of(const Spec& spec, const std::string& metric) {
   return nullptr;
 }
 
-// The detect line of a count primary: its window from the workload's duration_s.
+// The range rule's calibration of a primary when the rule can apply at `per_side` boots a side
+// (a calibrated jitter, and at least 2 boots a side: stats/range_rule.h), else nullptr.
+const MetricCalibrationFacts* range_facts(const CompareSettings& s, const PrimaryMetric& p,
+                                          std::size_t per_side) {
+  const MetricCalibrationFacts* f = s.calibrated(p.metric);
+  return f && f->jitter && per_side >= 2 ? f : nullptr;
+}
+
+// The step-down's first level at `per_side` boots a side: alpha less the range rows' shares
+// (range_rule_bound at that size), over the number of primaries.
+double per_hypothesis_at(const CompareSettings& s, std::size_t per_side) {
+  double share = 0;
+  for (const auto& p : s.primary)
+    if (const MetricCalibrationFacts* f = range_facts(s, p, per_side))
+      share += range_rule_bound(per_side, per_side, f->runs);
+  const double level = std::max(0.0, s.alpha - share);
+  return s.primary.empty() ? level : level / static_cast<double>(s.primary.size());
+}
+
+// The detect line of a count primary: its window from the workload's duration_s; the boots it
+// needs each at the level of that many boots.
 std::string power_line(const Spec& spec, const PrimaryMetric& p, const CompareSettings& s,
                        double per_hypothesis) {
   const bool rate = p.metric.size() > 6 && p.metric.compare(p.metric.size() - 6, 6, "_per_s") == 0;
@@ -30,6 +52,7 @@ std::string power_line(const Spec& spec, const PrimaryMetric& p, const CompareSe
   plan.floor = s.count_floor_for(unit);
   plan.cpus = p.cpus.empty() ? 1 : p.cpus.size();
   plan.replicates = 300;
+  for (std::size_t n = 0; n <= 40; ++n) plan.level_by_per_side.push_back(per_hypothesis_at(s, n));
   if (rate) {
     const WorkloadSpec* w = workload_of(spec, p.metric);
     if (!w || w->duration_s <= 0)
@@ -55,8 +78,7 @@ PlanBudget plan_budget(const Spec& spec) {
     PlannedPrimary pp;
     pp.row = p.row_name();
     pp.best_p = best_p;
-    const MetricCalibrationFacts* f = s.calibrated(p.metric);
-    if (f && f->jitter) {
+    if (const MetricCalibrationFacts* f = range_facts(s, p, b.per_side)) {
       pp.range = true;
       pp.range_bound = range_rule_bound(b.per_side, b.per_side, f->runs);
       b.range_share += pp.range_bound;
@@ -81,12 +103,15 @@ PlanBudget plan_budget(const Spec& spec) {
     else if (pp.power.find("CANNOT REACH ALPHA") != std::string::npos)
       b.warnings.push_back(pp.power);
   }
+  for (std::size_t n = 1; n <= 40 && !b.fewest_per_side; ++n)
+    if (best_one_sided_p(n) < per_hypothesis_at(s, n)) b.fewest_per_side = n;
   b.none_reachable = !b.primaries.empty() && reachable == 0;
   if (b.none_reachable)
-    b.warnings.push_back("no primary metric can reach alpha at " + std::to_string(b.per_side) +
-                         " boots a side: compare will exit 3 (nothing could be detected) unless "
-                         "rows turn out constant or something else is counted against B; raise "
-                         "repetitions");
+    b.warnings.push_back(
+        "no primary metric can reach alpha at " + std::to_string(b.per_side) +
+        " boots a side: compare will exit 3 (nothing could be detected) unless rows turn out "
+        "constant or something else is counted against B; raise repetitions" +
+        (b.fewest_per_side ? " to at least " + std::to_string(*b.fewest_per_side) : ""));
   return b;
 }
 
@@ -116,6 +141,9 @@ std::string plan_budget_text(const PlanBudget& b) {
     s += "\n";
     if (!p.power.empty()) s += "      " + p.power + "\n";
   }
+  if (b.fewest_per_side && *b.fewest_per_side > b.per_side)
+    s += "  every primary's exact test can reach its level from " +
+         std::to_string(*b.fewest_per_side) + " boots a side\n";
   for (const auto& w : b.warnings)
     if (w.rfind("no primary metric", 0) == 0) s += "  WARNING: " + w + "\n";
   return s;
@@ -136,6 +164,8 @@ nlohmann::json to_json(const PlanBudget& b) {
           {"level", b.level},
           {"per_hypothesis", b.per_hypothesis},
           {"none_reachable", b.none_reachable},
+          {"fewest_per_side",
+           b.fewest_per_side ? nlohmann::json(*b.fewest_per_side) : nlohmann::json(nullptr)},
           {"warnings", b.warnings},
           {"primaries", primaries}};
 }

@@ -32,6 +32,9 @@ struct PlanBudget {
   double per_hypothesis = 0.05;  // level / m: the first level when every primary can reach it
   std::vector<PlannedPrimary> primaries;
   bool none_reachable = false;  // primaries declared and none can reach (compare would exit 3)
+  // The fewest boots a side (up to 40) at which every primary's exact test can reach the first
+  // level of that many boots; nullopt when none up to 40 can.
+  std::optional<std::size_t> fewest_per_side;
   std::vector<std::string> warnings;  // one line per primary that cannot reach, and the total
 };
 
@@ -42,8 +45,10 @@ PlanBudget plan_budget(const Spec& spec);
 // The dry run's lines for it (each ends with a newline, indented by two).
 std::string plan_budget_text(const PlanBudget& b);
 
-// {"per_side","alpha","range_share","level","per_hypothesis","none_reachable","warnings",
-//  "primaries":[{"row","range","range_bound","best_p","reachable","power"}]} (`run --dry-run
+// {"per_side","alpha","range_share","level","per_hypothesis","none_reachable",
+//  "fewest_per_side" (null: none up to
+//  40),"warnings","primaries":[{"row","range","range_bound","best_p","reachable","power"}]} (`run
+//  --dry-run
 // --json`'s "budget").
 nlohmann::json to_json(const PlanBudget& b);
 

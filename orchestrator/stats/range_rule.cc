@@ -9,7 +9,7 @@
 namespace isolab {
 
 double range_rule_bound(std::size_t n_a, std::size_t n_b, std::size_t runs) {
-  if (n_a == 0 || n_b == 0) return 1;
+  if (n_a < 2 || n_b < 2) return 0;  // the rule never applies: no false alarm
   const double c = std::exp(log_choose(n_a + n_b, n_b));
   return 1.0 / (static_cast<double>(std::max<std::size_t>(runs, 1) + 1) * std::round(c));
 }

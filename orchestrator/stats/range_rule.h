@@ -32,7 +32,8 @@ struct RangeRule {
   double bound = 1;          // one-sided false-alarm bound b
 };
 
-// b above; 1 when n_a or n_b is 0. runs >= 1.
+// b above; 0 when n_a or n_b is below 2 (the rule does not apply, so it spends nothing of alpha).
+// runs >= 1.
 double range_rule_bound(std::size_t n_a, std::size_t n_b, std::size_t runs);
 
 // The rule for one metric: values finite; jitter >= 0 in the metric's unit.

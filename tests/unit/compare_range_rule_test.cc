@@ -24,7 +24,10 @@ TEST(RangeRule, BoundIsOneOverKPlusOneTimesTheLabellings) {
   EXPECT_NEAR(range_rule_bound(4, 4, 3), 1.0 / 280, 1e-15);   // 0.00357
   EXPECT_NEAR(range_rule_bound(5, 5, 3), 1.0 / 1008, 1e-15);  // 0.000992
   EXPECT_NEAR(range_rule_bound(2, 2, 3), 1.0 / 24, 1e-15);    // 0.0417
-  EXPECT_DOUBLE_EQ(range_rule_bound(0, 3, 3), 1);
+  // Below 2 boots a side the rule never applies: it spends nothing.
+  EXPECT_DOUBLE_EQ(range_rule_bound(0, 3, 3), 0);
+  EXPECT_DOUBLE_EQ(range_rule_bound(1, 1, 3), 0);
+  EXPECT_DOUBLE_EQ(range_rule_bound(5, 1, 3), 0);
 }
 
 TEST(RangeRule, AppliesOnlyWhileEachSideAgreesWithinTheJitter) {

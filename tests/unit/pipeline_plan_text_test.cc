@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
 
 #include "base/error.h"
 #include "base/progress.h"
@@ -95,7 +97,8 @@ Verdict (isolab compare; exit status 1 on a regression, 3 when no primary metric
   at 2 boots a side each exact test gives at best p = 0.167:
     idle.noise.vmstat_update_per_s[cpu2]: CANNOT REACH ALPHA
     lat.latency_max_us: CANNOT REACH ALPHA
-  WARNING: no primary metric can reach alpha at 2 boots a side: compare will exit 3 (nothing could be detected) unless rows turn out constant or something else is counted against B; raise repetitions
+  every primary's exact test can reach its level from 5 boots a side
+  WARNING: no primary metric can reach alpha at 2 boots a side: compare will exit 3 (nothing could be detected) unless rows turn out constant or something else is counted against B; raise repetitions to at least 5
   also counted against B, each as B's rate against A's in the same budget: kernel failure classes (build, boot, panic, oops, warning, RCU stall, lockup), isolation-gate checks, retried boots; and new build warnings in files B's patches touch
   every other metric is secondary: reported with a Westfall-Young family-wise p, never setting the exit status
 
@@ -167,7 +170,46 @@ Spec six_primaries(int boots) {
   return parse_spec(doc, ".");
 }
 
+// six_primaries with the two path lengths calibrated (range rule rows, 3 runs each).
+Spec six_primaries_calibrated(int boots) {
+  Spec spec = six_primaries(boots);
+  spec.compare["calibration"] = {{"metrics",
+                                  {{"s.insns_per_syscall", {{"jitter", 0.5}, {"runs", 3}}},
+                                   {"i.insns_per_idle_loop", {{"jitter", 246}, {"runs", 3}}}}}};
+  return spec;
+}
+
+// The number N of "a regression of 0.4/s needs N boots a side" or "it needs N boots a side".
+std::string boots_needed_in(const std::string& power) {
+  std::smatch m;
+  if (!std::regex_search(power, m, std::regex("needs ([0-9]+|more than 40) boots a side")))
+    return "none in: " + power;
+  return m[1];
+}
+
 }  // namespace
+
+// One boot a side: the range rule needs 2 a side, so its rows take no share of alpha (their bound
+// at 1, 0.125 each, once took all of it) and no exact test reaches 0.05 / 6; what the plan says
+// is needed is worked out at each size's own level, the number the plan at 5 boots gives too.
+TEST(PlanBudget, BootsNeededAreCountedAtTheLevelOfThatManyBoots) {
+  const PlanBudget one = plan_budget(six_primaries_calibrated(1));
+  const PlanBudget five = plan_budget(six_primaries_calibrated(5));
+  EXPECT_EQ(one.range_share, 0);
+  EXPECT_NEAR(one.per_hypothesis, 0.05 / 6, 1e-12);
+  EXPECT_TRUE(one.none_reachable);
+  ASSERT_TRUE(one.fewest_per_side);
+  EXPECT_EQ(*one.fewest_per_side, 5U);
+  EXPECT_NE(one.warnings.back().find("raise repetitions to at least 5"), std::string::npos)
+      << one.warnings.back();
+  const std::string at_one = boots_needed_in(one.primaries.back().power);
+  EXPECT_EQ(at_one, boots_needed_in(five.primaries.back().power));
+  EXPECT_NE(at_one, "more than 40");
+  EXPECT_NE(plan_budget_text(one).find("every primary's exact test can reach its level from 5 "
+                                       "boots a side"),
+            std::string::npos);
+  EXPECT_EQ(plan_budget_text(five).find("can reach its level from"), std::string::npos);
+}
 
 // The review: 4 boots a side over six primaries can never reach alpha (1/70 x 6 = 0.086); the
 // plan says so before anything is built, and `run` warns with the same lines.

@@ -78,5 +78,25 @@ TEST(KernelLookup, TarballHashedButNeverUnpackedIsToBuildNotAnError) {
   EXPECT_THAT(read_file(cache / "src" / "tarball-hashes.json"), HasSubstr("linux.tar.xz"));
 }
 
+// The cache's own records are input too: a hash memo and a source record nested 150 000 deep
+// (300 KB each) are read as absent records. nlohmann parses and destroys such a document without
+// recursion, but copies it recursively (base/json_document.h): a reader that copied one would
+// overflow the stack here.
+TEST(KernelLookup, CacheRecordsNestedTooDeepAreReadAsAbsent) {
+  TempDir dir;
+  const std::string tarball_text = "not really a tarball";
+  write_file_atomic(dir.path / "linux.tar.xz", tarball_text);
+  FakeRunner runner = gcc_runner();
+  const fs::path cache = dir.path / "cache";
+  fs::create_directories(cache / "src");
+  const std::string deep = std::string(150000, '[') + std::string(150000, ']');
+  write_file_atomic(cache / "src" / "tarball-hashes.json", deep);
+  write_file_atomic(cache / "src" / (sha256_hex(tarball_text).substr(0, 16) + ".json"), deep);
+  const KernelLookup k =
+      lookup_kernel(tarball_request(dir.path / "linux.tar.xz"), {cache, runner, false});
+  EXPECT_EQ(k.state, KernelLookup::State::to_build);
+  EXPECT_THAT(k.why, HasSubstr("linux.tar.xz is not unpacked in the cache yet"));
+}
+
 }  // namespace
 }  // namespace isolab

@@ -52,6 +52,7 @@ inline void make_hostile(const fs::path& dir) {
     c["insn_counts"]["profile"]["vmstat-idle"]["6"] = {{{"function", a + s}, {"insns", 1}}};
     if (c["status"] != "ok") c["reason"] = a + s;
   }
+  run["fidelity"] = {{{"fact", s}, {"customer", a}, {"guest", s}, {"fidelity", a}, {"why", s}}};
   write_file_atomic(dir / "result.json", run.dump());
   const fs::path trace = dir / "cells/planted-r0/records/vmstat-idle.trace";
   std::string text = read_file(trace);

@@ -393,6 +393,37 @@ std::string gate_cell(const ReportCell& c, const std::string& check) {
   return "<td>-</td>";
 }
 
+// One run's fidelity table (results::fidelity_facts), with the fidelity and its reason in one
+// cell as the dry run words it; "" when the run has none.
+std::string fidelity_table(const results::RunResult& r) {
+  const std::vector<results::FidelityFact> rows = results::fidelity_facts(r);
+  if (rows.empty()) return "";
+  std::ostringstream o;
+  o << "<table>\n<tr>" << th("fact") << th("customer") << th("guest") << th("fidelity")
+    << "</tr>\n";
+  for (const auto& f : rows)
+    o << "<tr>" << td(f.fact, "name") << td(f.customer, "wrap") << td(f.guest, "wrap")
+      << td(f.why.empty() ? f.fidelity : f.fidelity + " (" + f.why + ")",
+            f.fidelity == "same" ? "" : "wrap")
+      << "</tr>\n";
+  return o.str() + "</table>\n";
+}
+
+// How faithfully the guests stood for the customer's machine: B's run's table, and A's when A
+// is another run whose table differs; "" for runs without a customer machine.
+std::string section_fidelity(const ReportData& d) {
+  const std::string a = fidelity_table(d.loaded.result_a);
+  const std::string b = fidelity_table(d.loaded.result_b);
+  if (a.empty() && b.empty()) return "";
+  std::string s =
+      "<h2 id=\"fidelity\">The customer's machine</h2>\n<p>How faithfully the guest stands for "
+      "the customer's machine, fact by fact: same, scaled (by the rule named) or not reproduced "
+      "(and why).</p>\n";
+  if (a == b || a.empty()) return s + b;
+  if (b.empty()) return s + "<p>A's run</p>\n" + a;
+  return s + "<p>A's run</p>\n" + a + "<p>B's run</p>\n" + b;
+}
+
 std::string section_gate(const ReportData& d) {
   std::vector<const ReportCell*> cells;
   for (const auto* v : {&d.all_a, &d.all_b})
@@ -514,8 +545,9 @@ std::string render_html_report(const ReportData& d) {
   std::ostringstream o;
   o << head(c) << "<body>\n"
     << section_header(d) << section_answer(d) << section_histograms(d) << section_metrics(d)
-    << section_profile(c) << section_noise(d) << section_timeline(d) << section_gate(d)
-    << section_provenance(d) << section_cells(d) << section_text(c) << "</body>\n</html>\n";
+    << section_profile(c) << section_noise(d) << section_timeline(d) << section_fidelity(d)
+    << section_gate(d) << section_provenance(d) << section_cells(d) << section_text(c)
+    << "</body>\n</html>\n";
   return o.str();
 }
 

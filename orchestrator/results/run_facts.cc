@@ -82,6 +82,17 @@ std::string accelerator_reason(const RunResult& r) {
   return scalar_text(field(or_null(r.host), "accelerator_reason"));
 }
 
+std::vector<FidelityFact> fidelity_facts(const RunResult& r) {
+  std::vector<FidelityFact> out;
+  const nlohmann::json& rows = field(r.rest, "fidelity");
+  if (!rows.is_array()) return out;
+  for (const auto& row : rows)
+    if (row.is_object())
+      out.push_back({str_or(row, "fact"), str_or(row, "customer"), str_or(row, "guest"),
+                     str_or(row, "fidelity"), str_or(row, "why")});
+  return out;
+}
+
 double SpecWorkloads::duration_s(const std::string& name) const {
   double window_s = 0;
   for (const auto& w : list)

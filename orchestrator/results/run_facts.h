@@ -73,6 +73,18 @@ struct SpecWorkloads {
 // Throws nlohmann::json::type_error (as json::value does) when spec is present and no object.
 SpecWorkloads spec_workloads(const RunResult& r);
 
+// One row of "fidelity" (pipeline/fidelity.h FidelityRow, docs/RESULT_SCHEMA.md): how the guest
+// stands for one fact of the customer's machine. Each field as written; "" when absent or no
+// string.
+struct FidelityFact {
+  std::string fact, customer, guest;
+  std::string fidelity;  // "same", "scaled" or "not reproduced"
+  std::string why;       // the rule (scaled) or the reason (not reproduced); "" for same
+};
+// The rows of "fidelity" that are objects, in order; empty when the run has none (no customer
+// machine) or it is no array. Never throws.
+std::vector<FidelityFact> fidelity_facts(const RunResult& r);
+
 // ---- readers of an unchecked document (before or without result_from_json)
 
 // run_id; "" when doc is no object or run_id is absent or no string. Never throws.

@@ -118,6 +118,35 @@ TEST(ReportHtml, MissingTraceIsSaidNotFatal) {
   EXPECT_TRUE(t.marks.empty());
 }
 
+// A run of a customer's machine carries the fidelity table (the dry run's for CM1, put into a
+// copy of the planted run): the report shows it row by row; a run without one has no section.
+TEST(ReportHtml, TheCustomersMachineIsShownFactByFact) {
+  EXPECT_EQ(render_html_report(gather(kRun)).find("id=\"fidelity\""), std::string::npos);
+  const fs::path dir =
+      fs::temp_directory_path() / ("isolab-report-fidelity-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = load_result(dir);
+  run["fidelity"] = nlohmann::json::parse(read_file(kRun.parent_path() / "cm1-fidelity.json"));
+  write_file_atomic(dir / "result.json", run.dump());
+  const std::string html = render_html_report(gather(dir));
+  fs::remove_all(dir);
+  const auto at = html.find("<h2 id=\"fidelity\">The customer's machine</h2>");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = html.substr(at, html.find("<h2", at + 1) - at);
+  EXPECT_EQ(occurrences(section, "<tr>"), 22u);  // the header and the 21 rows
+  EXPECT_NE(section.find("<td class=\"name\">CPUs</td><td class=\"wrap\">0-3 (4), online "
+                         "0-1</td><td class=\"wrap\">0-1 (2)</td><td class=\"wrap\">scaled "
+                         "(online CPUs only: CPUs 2-3 offline: not booted)</td>"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("<td>same</td>"), std::string::npos);
+  EXPECT_NE(section.find(">not reproduced (the guest boots the kernels under test"),
+            std::string::npos);
+  // One run compared with itself: one table.
+  EXPECT_EQ(occurrences(section, "<table>"), 1u);
+}
+
 TEST(ReportHtml, HostileStringsAreEscaped) {
   const fs::path dir =
       fs::temp_directory_path() / ("isolab-report-hostile-" + std::to_string(::getpid()));

@@ -250,6 +250,7 @@ VmOutcome LibvirtBackend::run(const VmConfig& cfg) {
   const std::string xml = libvirt_domain_xml(cfg);  // validates
   prepare_output_files(cfg);
   ConnHandle conn = open_connection(uri_);
+  write_domain_files(conn.get(), xml, cfg);
   DomainWatch w;
   w.console_bytes = [&] { return file_size_or_zero(cfg.console_log); };
   w.log_tail = [&] { return domain_log_tail(uri_, cfg.name); };

@@ -362,7 +362,9 @@ VmOutcome LibvirtHostBackend::run(const VmConfig& cfg) {
   w.check_alive = [&](const std::string& message) { host_.check_alive(message); };
   w.poll = poll_;
   w.create_flags = VIR_DOMAIN_START_AUTODESTROY;
-  VmOutcome out = run_domain(host_.impl().conn.get(), libvirt_domain_xml(remote), remote, w);
+  const std::string xml = libvirt_domain_xml(remote);
+  write_domain_files(host_.impl().conn.get(), xml, cfg);
+  VmOutcome out = run_domain(host_.impl().conn.get(), xml, remote, w);
   host_.download(console, cfg.console_log, 64u << 20);
   host_.download(results, cfg.result_channel, 512u << 20);
   return out;

@@ -35,6 +35,20 @@ void ensure_event_loop() {
 // libvirt prints every error to stderr by default; we report them ourselves.
 void quiet_libvirt_errors(void*, virErrorPtr) {}
 
+void write_domain_files(virConnectPtr conn, const std::string& xml, const VmConfig& cfg) {
+  write_file_atomic(cfg.console_log.parent_path() / "domain.xml", xml);
+  char* native = virConnectDomainXMLToNative(conn, "qemu-argv", xml.c_str(), 0);
+  if (native == nullptr) return;
+  const std::string argv = native;
+  std::free(native);  // NOLINT(cppcoreguidelines-no-malloc): libvirt's string, freed as it says
+  write_file_atomic(qemu_command_file(cfg),
+                    "#!/bin/sh\n# The QEMU command libvirt derives from domain.xml "
+                    "(virConnectDomainXMLToNative, qemu-argv). libvirt\n# runs it with its own "
+                    "monitor socket and private directories: `virsh create domain.xml`\n# on the "
+                    "same host boots this guest again through libvirt.\n" +
+                        argv + "\n");
+}
+
 std::string last_error() {
   const char* m = virGetLastErrorMessage();
   return m ? m : "unknown libvirt error";

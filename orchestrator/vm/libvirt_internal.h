@@ -47,6 +47,14 @@ void ensure_event_loop();
 // "9.0.0" for libvirt's encoded version 9000000.
 std::string version_string(unsigned long v);
 
+// Writes what a person needs to boot the domain again by hand beside cfg.console_log:
+// domain.xml (xml as given, which `virsh create domain.xml` on the connection's host starts) and
+// qemu-command.sh (libvirt's own rendering of it as a QEMU command line,
+// virConnectDomainXMLToNative "qemu-argv", with a comment saying that libvirt adds its monitor
+// socket and private directories when it runs it). qemu-command.sh is left out when libvirt
+// cannot render the domain. Throws isolab::Error when a file cannot be written.
+void write_domain_files(virConnectPtr conn, const std::string& xml, const VmConfig& cfg);
+
 // What run_domain watches besides the domain itself.
 struct DomainWatch {
   std::function<std::uint64_t()> console_bytes;  // current size of the guest console, bytes

@@ -205,6 +205,11 @@ TEST_F(VmBoot, LibvirtTcgTwoCpusPowersOff) {
   VmConfig c = config(kInit, 2);
   LibvirtBackend lb(private_libvirt_uri());
   expect_good_boot(c, lb.run(c), 2);
+  // What boots it again by hand: the domain, and libvirt's QEMU command line for it.
+  EXPECT_THAT(read_file(dir_ / "domain.xml"), HasSubstr("<kernel>" + kernel_.string()));
+  const std::string command = read_file(dir_ / "qemu-command.sh");
+  EXPECT_THAT(command, HasSubstr("qemu-system-x86_64"));
+  EXPECT_THAT(command, HasSubstr("-kernel " + kernel_.string()));
 }
 
 // docs/sources.md [o3]: a missing init with no root device panics; panic=-1 and -no-reboot end QEMU

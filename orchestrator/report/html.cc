@@ -242,11 +242,13 @@ std::string section_histograms(const ReportData& d) {
     o << "<h3>" << esc(t.histogram) << "</h3>\n"
       << histogram_svg(t, find(d.side_a), find(d.side_b), d.cells) << "<table><tr>" << th("")
       << th("samples") << th("overflows") << th("p99 (" + t.unit + ")")
-      << th("p99.9 (" + t.unit + ")") << th("max (" + t.unit + ")") << "</tr>\n";
+      << th("p99.9 (" + t.unit + ")") << th("p99.999 (" + t.unit + ")")
+      << th("max (" + t.unit + ")") << "</tr>\n";
     for (const auto& [side, h] : {std::pair{"A", &t.a}, std::pair{"B", &t.b}}) {
       o << "<tr>" << td(side) << td(std::to_string(h->samples)) << td(std::to_string(h->overflows))
         << td(tail_text(h->p99, h->overflows)) << td(tail_text(h->p99_9, h->overflows))
-        << td(tail_text(h->max, h->overflows)) << "</tr>\n";
+        << td(tail_text(h->p99_999, h->overflows)) << td(tail_text(h->max, h->overflows))
+        << "</tr>\n";
     }
     o << "</table>\n";
   }

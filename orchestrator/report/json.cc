@@ -133,11 +133,9 @@ nlohmann::json metric_json(const MetricRow& r, const CompareSettings& s) {
 
 nlohmann::json tails_json(const Comparison& c) {
   auto tail = [](const HistogramTail& h) {
-    return nlohmann::json{{"samples", h.samples},
-                          {"overflows", h.overflows},
-                          {"p99", jbucket(h.p99)},
-                          {"p99_9", jbucket(h.p99_9)},
-                          {"max", jbucket(h.max)}};
+    return nlohmann::json{{"samples", h.samples},          {"overflows", h.overflows},
+                          {"p99", jbucket(h.p99)},         {"p99_9", jbucket(h.p99_9)},
+                          {"p99_999", jbucket(h.p99_999)}, {"max", jbucket(h.max)}};
   };
   nlohmann::json out = nlohmann::json::array();
   for (const auto& t : c.tails)

@@ -77,14 +77,16 @@ void tables_markdown(const Comparison& c, std::ostringstream& o) {
 void tails_markdown(const Comparison& c, std::ostringstream& o) {
   if (c.tails.empty()) return;
   o << "\nTails of merged histograms (nearest rank, informational):\n\n";
-  o << "| histogram | unit | p99 A | p99 B | p99.9 A | p99.9 B | max A | max B |\n";
-  o << "|---|---|---:|---:|---:|---:|---:|---:|\n";
+  o << "| histogram | unit | p99 A | p99 B | p99.9 A | p99.9 B | p99.999 A | p99.999 B | max A "
+       "| max B |\n";
+  o << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& t : c.tails) {
     o << "| " << md_escape(t.histogram) << " | " << md_escape(t.unit) << " | "
       << opt_bucket(t.a.p99, t.a.overflows) << " | " << opt_bucket(t.b.p99, t.b.overflows) << " | "
       << opt_bucket(t.a.p99_9, t.a.overflows) << " | " << opt_bucket(t.b.p99_9, t.b.overflows)
-      << " | " << opt_bucket(t.a.max, t.a.overflows) << " | " << opt_bucket(t.b.max, t.b.overflows)
-      << " |\n";
+      << " | " << opt_bucket(t.a.p99_999, t.a.overflows) << " | "
+      << opt_bucket(t.b.p99_999, t.b.overflows) << " | " << opt_bucket(t.a.max, t.a.overflows)
+      << " | " << opt_bucket(t.b.max, t.b.overflows) << " |\n";
   }
 }
 

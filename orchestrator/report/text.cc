@@ -170,9 +170,10 @@ void tails_text(const Comparison& c, std::ostringstream& o) {
     o << "  " << t.histogram << " (" << t.unit << "): p99 A " << opt_bucket(t.a.p99, t.a.overflows)
       << " B " << opt_bucket(t.b.p99, t.b.overflows) << "; p99.9 A "
       << opt_bucket(t.a.p99_9, t.a.overflows) << " B " << opt_bucket(t.b.p99_9, t.b.overflows)
-      << "; max A " << opt_bucket(t.a.max, t.a.overflows) << " B "
-      << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B " << t.b.samples
-      << "\n";
+      << "; p99.999 A " << opt_bucket(t.a.p99_999, t.a.overflows) << " B "
+      << opt_bucket(t.b.p99_999, t.b.overflows) << "; max A " << opt_bucket(t.a.max, t.a.overflows)
+      << " B " << opt_bucket(t.b.max, t.b.overflows) << "; samples A " << t.a.samples << " B "
+      << t.b.samples << "\n";
   }
 }
 

@@ -323,7 +323,7 @@ std::optional<std::int64_t> histogram_percentile(const Histogram& h, double pct)
   if (!(pct > 0 && pct <= 100)) throw Error("percentile: pct must be in (0, 100]");
   const std::uint64_t total = h.total();
   if (total == 0) return std::nullopt;
-  // ceil(pct/100 * total) in integer arithmetic where possible (pct given to 0.1 precision).
+  // ceil(pct/100 * total) in integer arithmetic where possible (pct given to 0.001 precision).
   const long double exact = static_cast<long double>(pct) / 100.0L * total;
   auto rank = static_cast<std::uint64_t>(std::ceil(exact - 1e-9L));
   rank = std::clamp<std::uint64_t>(rank, 1, total);
@@ -341,6 +341,7 @@ HistogramTail histogram_tail(const Histogram& h) {
   t.overflows = h.overflows;
   t.p99 = histogram_percentile(h, 99.0);
   t.p99_9 = histogram_percentile(h, 99.9);
+  t.p99_999 = histogram_percentile(h, 99.999);
   if (h.overflows == 0) {
     for (auto it = h.counts.rbegin(); it != h.counts.rend(); ++it) {
       if (it->second > 0) {

@@ -144,6 +144,9 @@ struct HistogramTail {
   std::uint64_t overflows = 0;
   std::optional<std::int64_t> p99;
   std::optional<std::int64_t> p99_9;
+  // The tail the field gates on beside the maximum (oslat and cyclictest budgets: p99.999 in
+  // ns or us). Below 100 000 samples the nearest rank of p99.999 is the highest sample.
+  std::optional<std::int64_t> p99_999;
   std::optional<std::int64_t> max;  // highest non-empty bucket; nullopt when overflows > 0
 };
 HistogramTail histogram_tail(const Histogram& h);

@@ -66,6 +66,10 @@ TEST_F(ImportOslatCli, TwoImportsCompareWithPerCpuRowsAndTails) {
       EXPECT_EQ(t["a"]["overflows"], 2 * 494);
       EXPECT_EQ(t["b"]["overflows"], 2 * 198);
       EXPECT_EQ(t["a"]["samples"], 2 * 121999687LL);
+      // p99.999 by nearest rank over the merged counts (the 988 overflows lie above it): 16 us,
+      // as the counts of the two imports give it by hand; B's rank lies among its overflows.
+      EXPECT_EQ(t["a"]["p99_999"], 16);
+      EXPECT_TRUE(t["b"]["p99_999"].is_null()) << t.dump();
     }
   EXPECT_TRUE(tail) << cmp.out;
 }

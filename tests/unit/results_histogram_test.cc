@@ -29,6 +29,8 @@ TEST(Histogram, NearestRankTailAndMerge) {
   EXPECT_EQ(t.samples, 10000u);
   EXPECT_EQ(t.p99, 1);
   EXPECT_EQ(t.p99_9, 2);
+  // p99.999 -> rank 9999.9, so 10000: the highest sample, as below 100 000 samples it is.
+  EXPECT_EQ(t.p99_999, 40);
   EXPECT_EQ(t.max, 40);
   EXPECT_EQ(histogram_percentile(merged, 99.91), 17);
   EXPECT_EQ(histogram_percentile(merged, 100), 40);

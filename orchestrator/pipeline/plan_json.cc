@@ -3,12 +3,34 @@
 #include <filesystem>
 #include <vector>
 
+#include "guest/init_script.h"
 #include "pipeline/fidelity.h"
+#include "vm/vm.h"
 #include "workload/step.h"
 
 using nlohmann::json;
 
 namespace isolab {
+
+namespace {
+
+// What isolab adds to the guest's line beyond the spec's, and when (the dry run's text says the
+// same in words): vm/vm.h full_kernel_cmdline and insn_count_params, guest/init_script.h
+// trace_event_boot_param.
+json added_params_json() {
+  json insn = json::array();
+  for (const AddedParam& p : insn_count_params())
+    insn.push_back({{"param", p.param}, {"reason", p.reason}});
+  return {{"every_boot", kEveryBootParams},
+          {"tcg", kTcgBootParams},
+          {"tracing",
+           {{"bytes", trace_event_boot_param().size()},
+            {"params", {"trace_event=...", "trace_clock=global"}},
+            {"when", "unless --no-trace"}}},
+          {"insn_count", insn}};
+}
+
+}  // namespace
 
 json describe_plan(const Spec& spec, const GuestDerivation& guest) {
   json j;
@@ -22,7 +44,8 @@ json describe_plan(const Spec& spec, const GuestDerivation& guest) {
                 {"housekeeping", guest.partition.housekeeping.to_list()},
                 {"expect_sysfs_isolated", guest.expect_isolated},
                 {"expect_sysfs_nohz_full", guest.expect_nohz_full},
-                {"analysis", guest.analysis}};
+                {"analysis", guest.analysis},
+                {"added_params", added_params_json()}};
   if (!spec.numa_nodes.empty()) {
     j["guest"]["numa_nodes"] = json::array();
     for (const auto& n : spec.numa_nodes)

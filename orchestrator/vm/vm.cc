@@ -185,7 +185,8 @@ std::string full_kernel_cmdline(const VmConfig& cfg) {
   // TCG only: a KVM guest kernel sets no_timer_check itself (arch/x86/kernel/kvm.c,
   // paravirt_ops_setup); under emulation on a loaded host the IO-APIC timer check can miss its
   // ticks and panic ("IO-APIC + timer doesn't work!", seen here under TCG at load 8).
-  return s + "console=ttyS0 panic=-1" + (cfg.accel == Accel::tcg ? " no_timer_check" : "") +
+  return s + kEveryBootParams +
+         (cfg.accel == Accel::tcg ? std::string(" ") + kTcgBootParams : std::string()) +
          insn_count_cmdline(cfg);
 }
 

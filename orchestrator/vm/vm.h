@@ -123,6 +123,11 @@ void validate_vm_config(const VmConfig& cfg);
 // trimmed.
 std::string full_kernel_cmdline(const VmConfig& cfg);
 
+// What every boot's backend adds to the line, and what a TCG boot adds after it
+// (full_kernel_cmdline, below it says why).
+inline constexpr const char* kEveryBootParams = "console=ttyS0 panic=-1";
+inline constexpr const char* kTcgBootParams = "no_timer_check";
+
 // What a boot the instruction-counting plugin counts adds to the line ("" otherwise, pure):
 // " nokaslr" (the plugin names functions from the kernel's System.map, which a relocated kernel
 // no longer matches), " clocksource=tsc" unless cfg.cmdline has a clocksource= of its own, and

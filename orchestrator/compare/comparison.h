@@ -137,6 +137,10 @@ struct Comparison {
   std::vector<CellIssue> issues;
   std::vector<UntrustedValues> untrusted;  // A's then B's, in cell order; not tested
   std::vector<GateSummaryRow> gate;        // in the order the checks first appear
+  // The budgets' verdict each run recorded over A's and B's cells (results::
+  // recorded_budget_verdict); "" when that run judged no budgets. Shown, never tested: the exit
+  // status of compare does not rest on it (docs/verdicts.md "Budgets").
+  std::string budget_a, budget_b;
   // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
   std::optional<std::vector<NewBuildWarning>> new_warnings;
   std::vector<LatencyTraceRow> latency_traces;  // A cells then B cells, in cell order

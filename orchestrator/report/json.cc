@@ -327,6 +327,7 @@ nlohmann::json render_json(const Comparison& c) {
   j["profile_changes"] = profile_changes_json(c);
   j["latency_traces"] = latency_traces_json(c);
   j["gate"] = gate_json(c);
+  j["budgets"] = {{"a", c.budget_a}, {"b", c.budget_b}};
   j["failures"] = failures_json(c);
   j["budget"] = budget_json(c);
   j["issues"] = issues_json(c);

@@ -403,6 +403,13 @@ std::string gate_answer(const Comparison& c) {
                         : "isolation gate: failed in some cell: " + failed;
 }
 
+std::string budget_answer(const Comparison& c) {
+  if (c.budget_a.empty() && c.budget_b.empty()) return "";
+  auto side = [](const std::string& v) { return v.empty() ? std::string("none judged") : v; };
+  return "budgets (as the run judged them; not in compare's exit status): A " + side(c.budget_a) +
+         ", B " + side(c.budget_b);
+}
+
 std::vector<std::string> undecided_answers(const Comparison& c) {
   std::vector<std::string> out;
   std::string names;

@@ -59,6 +59,10 @@ bool is_answer_line(const SummaryLine& l);
 // cell checked" or "isolation gate: failed in some cell: <check> (A 4/5 FAIL, B 5/5 PASS), ...";
 // "" when no cell was checked;
 std::string gate_answer(const Comparison& c);
+// budget_answer: the budgets the runs judged, in one line, "budgets (as the run judged them; not
+// in compare's exit status): A within budget, B over budget on CPU 3 by ..."; "" when neither
+// run judged any;
+std::string budget_answer(const Comparison& c);
 // undecided_answers: what could not be decided, a line each when there is one: "not decided:
 // <primaries> (inconclusive: see why below)", "cells that did not count: N (listed below)".
 std::vector<std::string> undecided_answers(const Comparison& c);

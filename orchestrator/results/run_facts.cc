@@ -93,6 +93,10 @@ std::vector<FidelityFact> fidelity_facts(const RunResult& r) {
   return out;
 }
 
+std::string recorded_budget_verdict(const RunResult& r, const std::string& variant) {
+  return str_or(field(field(r.rest, "budgets"), "variants"), variant.c_str());
+}
+
 double SpecWorkloads::duration_s(const std::string& name) const {
   double window_s = 0;
   for (const auto& w : list)

@@ -85,6 +85,11 @@ struct FidelityFact {
 // machine) or it is no array. Never throws.
 std::vector<FidelityFact> fidelity_facts(const RunResult& r);
 
+// The budgets' verdict the run recorded over one variant's cells (result.json
+// budgets.variants.<variant>, budgets/judge.h: "within budget", "over budget on CPU 3 by ...");
+// "" when the run judged no budgets or the entry is no string. Never throws.
+std::string recorded_budget_verdict(const RunResult& r, const std::string& variant);
+
 // ---- readers of an unchecked document (before or without result_from_json)
 
 // run_id; "" when doc is no object or run_id is absent or no string. Never throws.

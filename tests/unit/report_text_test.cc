@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "budgets/judge.h"
 #include "compare/request.h"
 #include "report/format.h"
 #include "report/json.h"
@@ -59,6 +60,40 @@ TEST(TextReport, TheAnswerFitsTheFirstScreen) {
   // The method follows the answer; the settings come last.
   EXPECT_LT(first.find("verdict:"), first.find("method: exit status 1: rests on 1 primary"));
   EXPECT_THAT(first, Not(HasSubstr("settings:")));
+}
+
+// A run that judged budgets (here the planted run, judged by the budgets' own code against
+// vmstat_update below 0.5/s on the isolated CPUs and recorded as `isolab run` records it): the
+// answer says each side's verdict, as the run's, apart from compare's exit status.
+TEST(TextReport, TheBudgetsTheRunJudgedAreInTheAnswer) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("isolab-report-budgets-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kReportRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = load_result(dir);
+  const auto budgets = parse_budgets(
+      nlohmann::json::parse(
+          R"([{"workload": "vmstat-idle", "metric": "vmstat_update_per_s", "below": 0.5}])"),
+      "/budgets");
+  run["budgets"] = to_json(judge_budgets(budgets, run));
+  write_file_atomic(dir / "result.json", run.dump());
+  CompareRequest r;
+  r.run_dirs = {dir};
+  r.primary = kReportPrimary;
+  std::ostringstream err;
+  const Comparison c = load_comparison(r, err).comparison;
+  fs::remove_all(dir);
+  EXPECT_EQ(c.budget_a, "within budget");
+  EXPECT_THAT(c.budget_b, testing::StartsWith("over budget on CPU "));
+  const std::vector<std::string> lines = lines_of(render_text(c));
+  std::string first;
+  for (std::size_t i = 0; i < 24 && i < lines.size(); ++i) first += lines[i] + "\n";
+  const std::string screen = unwrapped(first);
+  EXPECT_THAT(screen, HasSubstr("budgets (as the run judged them; not in compare's exit status): "
+                                "A within budget, B over budget on CPU "));
+  EXPECT_THAT(screen, HasSubstr("verdict: regressed (exit status 1)"));
+  // Without a recorded judgement there is no such line.
+  EXPECT_THAT(render_text(planted()), Not(HasSubstr("budgets (as the run")));
 }
 
 TEST(TextReport, OnlyTheRowsThatChangedUnlessAll) {

@@ -85,9 +85,12 @@ touched_files() {
     return 1
   fi
   grep -E '^orchestrator/.*\.cc$' "$work/changed" | while read -r f; do [ -f "$f" ] && echo "$f"; done
+  # ninja records a header as the compiler named it (BUILD_DIR/../orchestrator/x.h): each
+  # "dir/../" collapses before the lookup.
   sed "s|^|$root/|" "$work/changed-headers" | awk -F'\t' "$src_of"'
     FNR == NR { h[$1]; next }
-    $2 in h   { print src_of($1) }' - "$work/deps"
+              { d = $2; while (sub(/\/[^\/]+\/\.\.\//, "/", d)) {} }
+    d in h    { print src_of($1) }' - "$work/deps"
 }
 
 if (($#)); then

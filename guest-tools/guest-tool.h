@@ -1,6 +1,7 @@
 /*
  * guest-tool.h: the helpers the timing guest tools (page-fault-bench.c, vmstat-overhead.c)
- * share: the cycle counter, CPU pinning, and the parsing of numeric and --counter arguments.
+ * share: the cycle counter, CPU pinning, the parsing of numeric and --counter arguments, and a
+ * run without address-space randomization.
  * Header-only (static inline), so each tool stays one static binary built from one .c file
  * (CMakeLists.txt; the initramfs packs the built binaries, see orchestrator/pipeline/run.cc).
  *
@@ -33,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define HAVE_TSC 1
@@ -133,6 +136,24 @@ static inline void pin(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   if (sched_setaffinity(0, sizeof(set), &set)) die_errno("sched_setaffinity");
+}
+
+/* Returns 1 when this process runs without address-space randomization, re-executing it once
+ * with ADDR_NO_RANDOMIZE (what `setarch -R` does; the flag is inherited across exec and fork)
+ * when it does not; 0 when the kernel refuses the personality (a seccomp filter may) or the
+ * exec fails, and the process goes on randomized. Why: the kernel looks a VMA up in the mm's
+ * maple tree, and that walk's length follows where randomization put the mappings; a path
+ * length that moves with a random layout is no path length (docs/instruction-counts.md).
+ * Call it first in main(), before anything is written to stdout. */
+static inline int without_aslr(char** argv) {
+  const int current = personality(0xffffffff);
+
+  if (current == -1) return 0;
+  if (current & ADDR_NO_RANDOMIZE) return 1;
+  if (personality((unsigned long)current | ADDR_NO_RANDOMIZE) == -1) return 0;
+  execv("/proc/self/exe", argv);
+  personality((unsigned long)current); /* the exec failed: go on as we are */
+  return 0;
 }
 
 #endif /* ISOLAB_GUEST_TOOL_H */

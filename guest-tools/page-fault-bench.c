@@ -45,15 +45,21 @@
  *
  * Output: one JSON object on stdout, e.g.
  *   {"tool":"page-fault-bench","version":1,"counter":"tsc","page_size":4096,
- *    "pages_per_batch":64,"duration_s":2,"warmup_batches":20,
+ *    "pages_per_batch":64,"duration_s":2,"warmup_batches":20,"address_randomization":true,
  *    "phases":[{"name":"single","elapsed_ns":2000123456,
  *               "vmstat_before":{"numa_hit":123,...},"vmstat_after":{"numa_hit":456,...},
  *               "workers":[{"cpu":0,"node":0,"batches":100,"pages":6400,
  *                           "fault_total":1234567,"free_total":234567,
  *                           "min_batch_fault":9000,"max_batch_fault":90000,
- *                           "marked_batches":100}]},
+ *                           "marked_batches":100,"region_address":"0x7ffff7ff7000"}]},
  *              {"name":"per_cpu",...}]}
- * "node" is the NUMA node of the CPU the worker ran on (getcpu()), -1 if unknown.
+ * "node" is the NUMA node of the CPU the worker ran on (getcpu()), -1 if unknown;
+ * "region_address" where mmap put its region. "address_randomization" is false when the bench
+ * ran with ADDR_NO_RANDOMIZE (--fixed-layout, see without_aslr() in guest-tool.h, or inherited).
+ * A fault's instruction count depends on the VMA tree's shape, which follows the layout, and on
+ * the state of the per-CPU page lists, which follows the process's history; neither option
+ * makes every run count the same (docs/instruction-counts.md), and randomized runs agree more
+ * often, so randomization stays the default.
  * Exit status: 0 success, 2 bad usage or a failing system call (message on stderr).
  */
 #define _GNU_SOURCE
@@ -72,7 +78,7 @@
 #include <unistd.h>
 
 #define TOOL_NAME "page-fault-bench"
-#include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter() */
+#include "guest-tool.h" /* counter, pin(), die(), parse_count(), parse_counter(), without_aslr() */
 #include "insn-marker.h"
 
 #define MAX_WORKERS 1024
@@ -85,6 +91,7 @@ struct worker {
   int done; /* set by the worker when its numbers are final */
   uint64_t batches, pages, fault_total, free_total, min_batch, max_batch;
   uint64_t marked_batches; /* batches bracketed with region markers */
+  uintptr_t region;        /* the address mmap gave the worker's region */
 };
 
 struct shared {
@@ -102,6 +109,7 @@ static void usage(FILE* out) {
           "  --pages N         pages per batch (default 64)\n"
           "  --warmup N        untimed batches per worker first (default 20)\n"
           "  --counter tsc|ns  cycle counter (default tsc on x86) or CLOCK_MONOTONIC ns\n"
+          "  --fixed-layout    run without address-space randomization (default: with)\n"
           "  --help            this text\n"
           "Prints one JSON object; exit status 2 on bad usage or a failing system call.\n");
 }
@@ -211,6 +219,7 @@ static void worker_main(struct shared* sh, int idx, batch_fn timed, size_t page_
   region =
       mmap(NULL, pages * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (region == MAP_FAILED) die_errno("mmap of the region");
+  w->region = (uintptr_t)region;
   for (unsigned long i = 0; i < warmup; i++) batch_unmarked(region, page_size, pages, &f, &r);
   w->node = current_node();
   w->min_batch = UINT64_MAX;
@@ -275,9 +284,10 @@ static void run_phase(struct shared* sh, const char* name, batch_fn timed, const
 
     printf("%s{\"cpu\":%d,\"node\":%d,\"batches\":%" PRIu64 ",\"pages\":%" PRIu64
            ",\"fault_total\":%" PRIu64 ",\"free_total\":%" PRIu64 ",\"min_batch_fault\":%" PRIu64
-           ",\"max_batch_fault\":%" PRIu64 ",\"marked_batches\":%" PRIu64 "}",
+           ",\"max_batch_fault\":%" PRIu64 ",\"marked_batches\":%" PRIu64
+           ",\"region_address\":\"0x%" PRIxPTR "\"}",
            i ? "," : "", w->cpu, w->node, w->batches, w->pages, w->fault_total, w->free_total,
-           w->min_batch, w->max_batch, w->marked_batches);
+           w->min_batch, w->max_batch, w->marked_batches, w->region);
   }
   printf("]}");
 }
@@ -287,6 +297,7 @@ int main(int argc, char** argv) {
   int ncpus = 0;
   unsigned long duration_s = 2, pages = 64, warmup = 20;
   const char* counter = HAVE_TSC ? "tsc" : "ns";
+  int fixed = 0, randomized, persona;
   struct shared* sh;
   size_t page_size;
   long ps;
@@ -298,6 +309,10 @@ int main(int argc, char** argv) {
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       usage(stdout);
       return 0;
+    }
+    if (!strcmp(arg, "--fixed-layout")) {
+      fixed = 1;
+      continue;
     }
     if (!strcmp(arg, "--cpus")) {
       ncpus = val ? parse_cpulist(val, cpus, MAX_WORKERS) : -1;
@@ -330,6 +345,9 @@ int main(int argc, char** argv) {
         return 2;
       }
   }
+  if (fixed) without_aslr(argv);
+  persona = personality(0xffffffff);
+  randomized = persona == -1 || !(persona & ADDR_NO_RANDOMIZE);
   start_counter(counter);
   ps = sysconf(_SC_PAGESIZE);
   page_size = ps > 0 ? (size_t)ps : 4096;
@@ -338,8 +356,9 @@ int main(int argc, char** argv) {
 
   printf(
       "{\"tool\":\"page-fault-bench\",\"version\":1,\"counter\":\"%s\",\"page_size\":%zu,"
-      "\"pages_per_batch\":%lu,\"duration_s\":%lu,\"warmup_batches\":%lu,\"phases\":[",
-      counter, page_size, pages, duration_s, warmup);
+      "\"pages_per_batch\":%lu,\"duration_s\":%lu,\"warmup_batches\":%lu,"
+      "\"address_randomization\":%s,\"phases\":[",
+      counter, page_size, pages, duration_s, warmup, randomized ? "true" : "false");
   fflush(stdout); /* the workers are forked: nothing buffered may be written twice */
   run_phase(sh, "single", batch_single, cpus, 1, page_size, pages, warmup,
             duration_s * 1000000000ULL, 1);

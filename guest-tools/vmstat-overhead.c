@@ -87,7 +87,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/personality.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,18 +156,6 @@ static void one_pair(void* page, size_t len) {
 }
 
 #include "vmstat-spin.h" /* the spin mode: run_spin() */
-
-/* Runs the program again with address space randomization off (once: the flag is inherited),
- * so that every boot lays out the same mappings and the kernel walks the same VMA tree in each
- * mlock()/munlock(): a path length that moves with a random layout is no path length. Falls
- * through (randomized) when the kernel refuses. */
-static void without_aslr(char** argv) {
-  const int p = personality(0xffffffff);
-
-  if (p == -1 || (p & ADDR_NO_RANDOMIZE)) return;
-  if (personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1) return;
-  execv("/proc/self/exe", argv);
-}
 
 /* The PMU regions of one kind (timed or empty): per-region counts for the medians, sums for
  * the means. */

@@ -6,9 +6,18 @@
 // plugin's count per fault moves by 50 of about 6200 (under compare's 1% instruction threshold:
 // no significant change), the count without rep-string executions by 50 of about 2000
 // (regressed). Both are the spec's primary metrics.
+//
+// A boot's count can sit in another regime: the VMA lookup's maple-tree walk follows where
+// address-space randomization put the mappings, and the page allocator's per-CPU lists follow
+// the boot's history (one boot in ten once counted 62 fewer per fault, all of it in
+// mtree_range_walk; docs/instruction-counts.md). The 50 are exact between the two kernels'
+// median boots.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <vector>
 
 #include "vm/isolab_run.h"
 
@@ -25,14 +34,27 @@ const json& compared(const json& cmp, const std::string& name) {
   return none;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 TEST(WorkloadInsnRep, PlantedFaultPathIsCaughtWithoutRepIterationsOnly) {
   auto dir = temp_dir("insn-rep");
   IsolabRun r = run_isolab(load_spec("planted-fault-short.json"), dir, {}, {"--accel", "tcg"});
   ASSERT_EQ(r.proc.exit_code, 0) << read_file(dir / "isolab.stderr", 20000);
   std::size_t ok = 0;
+  std::map<std::string, std::vector<double>> all_by_variant, norep_by_variant;
   for (const json& c : r.result["cells"]) {
     if (c.value("status", "") != "ok") continue;
     ++ok;
+    const std::string variant = c.value("variant", "");
+    all_by_variant[variant].push_back(
+        metric(c, "faults.insns_per_page_fault")["values"][0].get<double>());
+    norep_by_variant[variant].push_back(
+        metric(c, "faults.norep_insns_per_page_fault")["values"][0].get<double>());
     // The planted NOPs are exactly 50 instructions; the page clear's rep executions are the
     // same in both kernels, a page's 4096 bytes and the final check at the least.
     EXPECT_GE(metric(c, "faults.rep_iters_per_page_fault")["values"][0].get<double>(), 4097);
@@ -48,9 +70,9 @@ TEST(WorkloadInsnRep, PlantedFaultPathIsCaughtWithoutRepIterationsOnly) {
   const json& all = compared(j, "faults.insns_per_page_fault");
   const json& norep = compared(j, "faults.norep_insns_per_page_fault");
   ASSERT_TRUE(all.is_object() && norep.is_object()) << cmp.out.substr(0, 4000);
-  EXPECT_NEAR(norep["count"]["diff"].get<double>(), 50, 0.5);
-  EXPECT_NEAR(all["count"]["diff"].get<double>(), 50, 0.5);
-  // The full count sees the 50 instructions (every boot of each kernel agrees) but they are
+  EXPECT_NEAR(median(norep_by_variant["planted"]) - median(norep_by_variant["vanilla"]), 50, 0.5);
+  EXPECT_NEAR(median(all_by_variant["planted"]) - median(all_by_variant["vanilla"]), 50, 0.5);
+  // The full count sees the 50 instructions (between the median boots) but they are
   // under 1% of it: below the instruction threshold, not a regression (docs/verdicts.md).
   EXPECT_EQ(all["verdict"], "changed, below threshold") << all.dump();
   EXPECT_EQ(norep["verdict"], "regressed") << norep.dump();

@@ -472,6 +472,8 @@ Comparison compare_runs(const results::RunResult& ra, const std::string& variant
   add_latency_traces(rb, variant_b, 1, cmp.latency_traces);
   cmp.budget_a = results::recorded_budget_verdict(ra, variant_a);
   cmp.budget_b = results::recorded_budget_verdict(rb, variant_b);
+  cmp.fidelity_a = results::fidelity_summary(ra);
+  cmp.fidelity_b = results::fidelity_summary(rb);
   cmp.settings = settings;
   cmp.calibration_note =
       check_calibration(cmp.settings, results::run_facts(ra), results::run_facts(rb));

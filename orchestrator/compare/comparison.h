@@ -141,6 +141,9 @@ struct Comparison {
   // recorded_budget_verdict); "" when that run judged no budgets. Shown, never tested: the exit
   // status of compare does not rest on it (docs/verdicts.md "Budgets").
   std::string budget_a, budget_b;
+  // How each run's guest stood for the customer's machine (results::fidelity_summary of A's and
+  // B's run); "" for a run without a customer machine. Shown, never tested.
+  std::string fidelity_a, fidelity_b;
   // Warnings B's build adds over A's; nullopt when either side recorded none (not comparable).
   std::optional<std::vector<NewBuildWarning>> new_warnings;
   std::vector<LatencyTraceRow> latency_traces;  // A cells then B cells, in cell order

@@ -193,6 +193,7 @@ std::string section_answer(const ReportData& d) {
     if (is_answer_line(l)) o << summary_item(l);
   if (const std::string g = gate_answer(c); !g.empty()) o << "<li>" << esc(g) << "</li>\n";
   if (const std::string b = budget_answer(c); !b.empty()) o << "<li>" << esc(b) << "</li>\n";
+  if (const std::string f = fidelity_answer(c); !f.empty()) o << "<li>" << esc(f) << "</li>\n";
   for (const auto& u : undecided_answers(c)) o << "<li>" << esc(u) << "</li>\n";
   o << "</ul>\n";
   std::string primaries;

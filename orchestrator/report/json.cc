@@ -328,6 +328,7 @@ nlohmann::json render_json(const Comparison& c) {
   j["latency_traces"] = latency_traces_json(c);
   j["gate"] = gate_json(c);
   j["budgets"] = {{"a", c.budget_a}, {"b", c.budget_b}};
+  j["fidelity"] = {{"a", c.fidelity_a}, {"b", c.fidelity_b}};
   j["failures"] = failures_json(c);
   j["budget"] = budget_json(c);
   j["issues"] = issues_json(c);

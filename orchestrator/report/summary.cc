@@ -410,6 +410,14 @@ std::string budget_answer(const Comparison& c) {
          ", B " + side(c.budget_b);
 }
 
+std::string fidelity_answer(const Comparison& c) {
+  if (c.fidelity_a.empty() && c.fidelity_b.empty()) return "";
+  const std::string head = "the customer's machine (the report's table has each fact): ";
+  if (c.fidelity_a == c.fidelity_b) return head + c.fidelity_a;
+  auto side = [](const std::string& v) { return v.empty() ? std::string("none") : v; };
+  return head + "A " + side(c.fidelity_a) + "; B " + side(c.fidelity_b);
+}
+
 std::vector<std::string> undecided_answers(const Comparison& c) {
   std::vector<std::string> out;
   std::string names;

@@ -243,6 +243,7 @@ void answer_text(const Comparison& c, std::ostringstream& o) {
     if (is_answer_line(l)) o << wrap(l.text, kColumns, "  ", "    ");
   if (const std::string g = gate_answer(c); !g.empty()) o << wrap(g, kColumns, "  ", "    ");
   if (const std::string b = budget_answer(c); !b.empty()) o << wrap(b, kColumns, "  ", "    ");
+  if (const std::string f = fidelity_answer(c); !f.empty()) o << wrap(f, kColumns, "  ", "    ");
   for (const auto& u : undecided_answers(c)) o << wrap(u, kColumns, "  ", "    ");
   o << "\n";
   for (const auto& l : lines)

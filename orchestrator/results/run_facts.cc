@@ -93,6 +93,27 @@ std::vector<FidelityFact> fidelity_facts(const RunResult& r) {
   return out;
 }
 
+std::string fidelity_summary(const RunResult& r) {
+  static constexpr std::pair<const char*, bool> kGroups[] = {
+      {"same", false}, {"scaled", true}, {"not reproduced", true}};
+  const std::vector<FidelityFact> rows = fidelity_facts(r);
+  std::string out;
+  for (const auto& [fidelity, named] : kGroups) {
+    std::size_t n = 0;
+    std::string facts;
+    for (const auto& row : rows)
+      if (row.fidelity == fidelity) {
+        ++n;
+        facts += (facts.empty() ? "" : ", ") + row.fact;
+      }
+    if (n == 0) continue;
+    const char* noun = !out.empty() ? " " : n == 1 ? " fact " : " facts ";
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + noun +
+           (named ? fidelity + std::string(" (") + facts + ")" : std::string("the ") + fidelity);
+  }
+  return out;
+}
+
 std::string recorded_budget_verdict(const RunResult& r, const std::string& variant) {
   return str_or(field(field(r.rest, "budgets"), "variants"), variant.c_str());
 }

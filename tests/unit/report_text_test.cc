@@ -12,6 +12,7 @@
 #include "compare/request.h"
 #include "report/format.h"
 #include "report/json.h"
+#include "report/summary.h"
 #include "report/text.h"
 #include "report_hostile.h"
 #include "unwrapped.h"
@@ -94,6 +95,41 @@ TEST(TextReport, TheBudgetsTheRunJudgedAreInTheAnswer) {
   EXPECT_THAT(screen, HasSubstr("verdict: regressed (exit status 1)"));
   // Without a recorded judgement there is no such line.
   EXPECT_THAT(render_text(planted()), Not(HasSubstr("budgets (as the run")));
+}
+
+// A run of a customer's machine (the fidelity rows of examples/customer-cm1.json's dry run):
+// the answer says how the guest stood for it, the facts that are not the same named, once when
+// A and B are the same run; JSON holds each side's summary.
+TEST(TextReport, HowTheGuestStoodForTheCustomersMachineIsInTheAnswer) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("isolab-report-fidelity-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kReportRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = load_result(dir);
+  run["fidelity"] =
+      nlohmann::json::parse(read_file(kReportRun.parent_path() / "cm1-fidelity.json"));
+  write_file_atomic(dir / "result.json", run.dump());
+  CompareRequest r;
+  r.run_dirs = {dir};
+  r.primary = kReportPrimary;
+  std::ostringstream err;
+  const Comparison c = load_comparison(r, err).comparison;
+  fs::remove_all(dir);
+  const std::string summary =
+      "16 facts the same, 2 scaled (CPUs, kernel command line), 3 not reproduced (kernel, TuneD "
+      "profile, IRQs on isolated CPUs)";
+  EXPECT_EQ(c.fidelity_a, summary);
+  EXPECT_EQ(c.fidelity_b, summary);
+  const std::string screen = unwrapped(render_text(c));
+  EXPECT_THAT(screen,
+              HasSubstr("the customer's machine (the report's table has each fact): " + summary));
+  EXPECT_EQ(render_json(c)["fidelity"]["b"], summary);
+  // A run without a customer's machine has no such line, and A and B apart are each named.
+  EXPECT_THAT(render_text(planted()), Not(HasSubstr("the customer's machine")));
+  Comparison apart = c;
+  apart.fidelity_a.clear();
+  EXPECT_EQ(fidelity_answer(apart),
+            "the customer's machine (the report's table has each fact): A none; B " + summary);
 }
 
 TEST(TextReport, OnlyTheRowsThatChangedUnlessAll) {

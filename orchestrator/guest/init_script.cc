@@ -123,15 +123,19 @@ if [ -d /sys/devices/system/node/node0 ]; then
   done > /tmp/fact
   rec numa_nodes 0 /tmp/fact
 fi
-for d in /proc/irq/[0-9]*; do
-  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
-done > /tmp/fact
-rec irq_affinity 0 /tmp/fact
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
   t=$d/topology
   echo "${d##*/cpu} $(cat $t/physical_package_id) $(cat $t/core_id) $(cat $t/thread_siblings_list)"
 done > /tmp/fact 2>/dev/null
 rec cpu_topology 0 /tmp/fact
+)INIT";
+
+// Where each IRQ is delivered (effective_affinity_list), read after the customer's runtime
+// settings have moved the IRQs, so that the gate sees the placement the workloads run with.
+constexpr const char* kIrqAffinityFact = R"INIT(for d in /proc/irq/[0-9]*; do
+  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
+done > /tmp/fact
+rec irq_affinity 0 /tmp/fact
 )INIT";
 
 // Writes each sysctl, reads it back and sends the lines as record "sysctls".
@@ -319,7 +323,7 @@ std::vector<std::pair<std::string, std::string>> render_plan_files(const GuestPl
   std::string init = kInitHead;
   init.insert(init.find("echo \"isolab: init started\""), "NONCE=" + p.nonce + "\n");
   init += render_tick_check(p) + render_precheck(p) + render_runtime_settings(p.runtime) +
-          render_sysctls(p.sysctls);
+          render_sysctls(p.sysctls) + kIrqAffinityFact;
   if (!p.before_steps.empty()) init += p.before_steps + "\n";
   init += render_lock_contention_setup(p.steps);
   init += "if [ $skip = 0 ]; then\ncd /tmp/out\n";

@@ -128,6 +128,23 @@ TEST(Plan, SysctlsAreWrittenAndReadBackBeforeTheSteps) {
   EXPECT_THROW(render_plan_files(p), std::exception);
 }
 
+// The customer's runtime settings move the IRQs to the housekeeping CPUs; where each IRQ is
+// delivered is read after that, so that the gate sees the placement the steps run with.
+TEST(Plan, IrqPlacementIsReadAfterTheRuntimeSettingsMoveTheIrqs) {
+  GuestPlan p;
+  p.nonce = "abcdef123456";
+  p.runtime.housekeeping = "0-1";
+  p.runtime.housekeeping_mask = "3";
+  p.steps.push_back({"pf", "page-fault-bench", {}, 30, ""});
+  const std::string init = render_plan_files(p)[0].second;
+  const auto move = init.find("> $d/smp_affinity_list");
+  const auto read = init.find("rec irq_affinity 0 /tmp/fact");
+  ASSERT_NE(move, std::string::npos) << init;
+  ASSERT_NE(read, std::string::npos) << init;
+  EXPECT_LT(move, read);
+  EXPECT_LT(read, init.find("sh /isolab/steps/pf.sh"));
+}
+
 // A traced step arms the lock contention trigger once, before the steps, sends what
 // the trigger file says, and sends the contention lines of every CPU; an untraced plan does not.
 TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {

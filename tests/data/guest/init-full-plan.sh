@@ -59,10 +59,6 @@ if [ -d /sys/devices/system/node/node0 ]; then
   done > /tmp/fact
   rec numa_nodes 0 /tmp/fact
 fi
-for d in /proc/irq/[0-9]*; do
-  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
-done > /tmp/fact
-rec irq_affinity 0 /tmp/fact
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
   t=$d/topology
   echo "${d##*/cpu} $(cat $t/physical_package_id) $(cat $t/core_id) $(cat $t/thread_siblings_list)"
@@ -97,6 +93,10 @@ echo '1' > /proc/sys/kernel/timer_migration; w=$?
 printf '%s\t%s\t%s\n' kernel.timer_migration $w "$(cat /proc/sys/kernel/timer_migration 2>/dev/null | tr '\t\n' '  ')" >> /tmp/sysctls
 echo "isolab: sysctl kernel.timer_migration = $(cat /proc/sys/kernel/timer_migration 2>/dev/null)"
 rec sysctls 0 /tmp/sysctls
+for d in /proc/irq/[0-9]*; do
+  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
+done > /tmp/fact
+rec irq_affinity 0 /tmp/fact
 echo injected
 L=/sys/kernel/tracing/events/lock/contention_begin
 if [ "$(cat $L/enable 2>/dev/null)" = 1 ]; then echo 'flags == 1 || flags == 8' > $L/filter; echo 'stacktrace if flags == 1 || flags == 8' > $L/trigger; fi

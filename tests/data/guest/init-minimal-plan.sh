@@ -59,10 +59,6 @@ if [ -d /sys/devices/system/node/node0 ]; then
   done > /tmp/fact
   rec numa_nodes 0 /tmp/fact
 fi
-for d in /proc/irq/[0-9]*; do
-  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
-done > /tmp/fact
-rec irq_affinity 0 /tmp/fact
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
   t=$d/topology
   echo "${d##*/cpu} $(cat $t/physical_package_id) $(cat $t/core_id) $(cat $t/thread_siblings_list)"
@@ -82,6 +78,10 @@ iso=$(cat /sys/devices/system/cpu/isolated 2>/dev/null)
 [ "$iso" = '' ] || { echo "isolab: precheck: isolated '$iso', expected ''"; ok=0; }
 skip=0
 echo $ok > /tmp/fact; rec precheck $((1-ok)) /tmp/fact
+for d in /proc/irq/[0-9]*; do
+  echo "${d##*/} $(cat $d/effective_affinity_list 2>/dev/null)"
+done > /tmp/fact
+rec irq_affinity 0 /tmp/fact
 if [ $skip = 0 ]; then
 cd /tmp/out
 echo "isolab: step only start"

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -63,27 +64,36 @@ TEST(TextReport, TheAnswerFitsTheFirstScreen) {
   EXPECT_THAT(first, Not(HasSubstr("settings:")));
 }
 
-// A run that judged budgets (here the planted run, judged by the budgets' own code against
-// vmstat_update below 0.5/s on the isolated CPUs and recorded as `isolab run` records it): the
-// answer says each side's verdict, as the run's, apart from compare's exit status.
-TEST(TextReport, TheBudgetsTheRunJudgedAreInTheAnswer) {
+// The planted run copied, its result.json changed by `edit`, compared A against B.
+Comparison compare_edited_copy(const std::string& tag,
+                               const std::function<void(nlohmann::json&)>& edit) {
   const fs::path dir =
-      fs::temp_directory_path() / ("isolab-report-budgets-" + std::to_string(::getpid()));
+      fs::temp_directory_path() / ("isolab-report-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(kReportRun, dir, fs::copy_options::recursive);
   nlohmann::json run = load_result(dir);
-  const auto budgets = parse_budgets(
-      nlohmann::json::parse(
-          R"([{"workload": "vmstat-idle", "metric": "vmstat_update_per_s", "below": 0.5}])"),
-      "/budgets");
-  run["budgets"] = to_json(judge_budgets(budgets, run));
+  edit(run);
   write_file_atomic(dir / "result.json", run.dump());
   CompareRequest r;
   r.run_dirs = {dir};
   r.primary = kReportPrimary;
   std::ostringstream err;
-  const Comparison c = load_comparison(r, err).comparison;
+  Comparison c = load_comparison(r, err).comparison;
   fs::remove_all(dir);
+  return c;
+}
+
+// A run that judged budgets (here the planted run, judged by the budgets' own code against
+// vmstat_update below 0.5/s on the isolated CPUs and recorded as `isolab run` records it): the
+// answer says each side's verdict, as the run's, apart from compare's exit status.
+TEST(TextReport, TheBudgetsTheRunJudgedAreInTheAnswer) {
+  const Comparison c = compare_edited_copy("budgets", [](nlohmann::json& run) {
+    const auto budgets = parse_budgets(
+        nlohmann::json::parse(
+            R"([{"workload": "vmstat-idle", "metric": "vmstat_update_per_s", "below": 0.5}])"),
+        "/budgets");
+    run["budgets"] = to_json(judge_budgets(budgets, run));
+  });
   EXPECT_EQ(c.budget_a, "within budget");
   EXPECT_THAT(c.budget_b, testing::StartsWith("over budget on CPU "));
   const std::vector<std::string> lines = lines_of(render_text(c));
@@ -101,20 +111,10 @@ TEST(TextReport, TheBudgetsTheRunJudgedAreInTheAnswer) {
 // the answer says how the guest stood for it, the facts that are not the same named, once when
 // A and B are the same run; JSON holds each side's summary.
 TEST(TextReport, HowTheGuestStoodForTheCustomersMachineIsInTheAnswer) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("isolab-report-fidelity-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::copy(kReportRun, dir, fs::copy_options::recursive);
-  nlohmann::json run = load_result(dir);
-  run["fidelity"] =
-      nlohmann::json::parse(read_file(kReportRun.parent_path() / "cm1-fidelity.json"));
-  write_file_atomic(dir / "result.json", run.dump());
-  CompareRequest r;
-  r.run_dirs = {dir};
-  r.primary = kReportPrimary;
-  std::ostringstream err;
-  const Comparison c = load_comparison(r, err).comparison;
-  fs::remove_all(dir);
+  const Comparison c = compare_edited_copy("fidelity", [](nlohmann::json& run) {
+    run["fidelity"] =
+        nlohmann::json::parse(read_file(kReportRun.parent_path() / "cm1-fidelity.json"));
+  });
   const std::string summary =
       "16 facts the same, 2 scaled (CPUs, kernel command line), 3 not reproduced (kernel, TuneD "
       "profile, IRQs on isolated CPUs)";

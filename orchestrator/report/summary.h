@@ -65,7 +65,7 @@ std::string gate_answer(const Comparison& c);
 std::string budget_answer(const Comparison& c);
 // fidelity_answer: how the guest stood for the customer's machine, in one line, "the customer's
 // machine (the report's table has each fact): 16 facts the same, 2 scaled (...), ..." for one
-// run, or "... : A <summary>, B <summary>" when A's and B's differ ("none" for a run without
+// run, or "...: A <summary>; B <summary>" when A's and B's differ ("none" for a run without
 // one); "" when neither run reproduced a customer's machine;
 std::string fidelity_answer(const Comparison& c);
 // undecided_answers: what could not be decided, a line each when there is one: "not decided:

@@ -84,8 +84,8 @@ struct FidelityFact {
 // The rows of "fidelity" that are objects, in order; empty when the run has none (no customer
 // machine) or it is no array. Never throws.
 std::vector<FidelityFact> fidelity_facts(const RunResult& r);
-// The fidelity table in one phrase, by fidelity in the order same, scaled, not reproduced, each
-// with the facts it holds unless they are the same ones: "16 facts the same, 2 scaled (CPUs,
+// The fidelity table in one phrase, by fidelity in the order same, scaled, not reproduced, the
+// scaled and not reproduced facts named: "16 facts the same, 2 scaled (CPUs,
 // kernel command line), 3 not reproduced (kernel, TuneD profile, IRQs on isolated CPUs)"; a
 // group with no fact is left out; "" when the run has no fidelity rows. Never throws.
 std::string fidelity_summary(const RunResult& r);

@@ -14,11 +14,11 @@
 // median boots.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <vector>
 
+#include "stats/sample.h"
 #include "vm/isolab_run.h"
 
 namespace isolab {
@@ -32,13 +32,6 @@ const json& compared(const json& cmp, const std::string& name) {
   for (const json& m : cmp["metrics"])
     if (m.value("name", "") == name) return m;
   return none;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 TEST(WorkloadInsnRep, PlantedFaultPathIsCaughtWithoutRepIterationsOnly) {
@@ -70,8 +63,9 @@ TEST(WorkloadInsnRep, PlantedFaultPathIsCaughtWithoutRepIterationsOnly) {
   const json& all = compared(j, "faults.insns_per_page_fault");
   const json& norep = compared(j, "faults.norep_insns_per_page_fault");
   ASSERT_TRUE(all.is_object() && norep.is_object()) << cmp.out.substr(0, 4000);
-  EXPECT_NEAR(median(norep_by_variant["planted"]) - median(norep_by_variant["vanilla"]), 50, 0.5);
-  EXPECT_NEAR(median(all_by_variant["planted"]) - median(all_by_variant["vanilla"]), 50, 0.5);
+  EXPECT_NEAR(median_of(norep_by_variant["planted"]) - median_of(norep_by_variant["vanilla"]), 50,
+              0.5);
+  EXPECT_NEAR(median_of(all_by_variant["planted"]) - median_of(all_by_variant["vanilla"]), 50, 0.5);
   // The full count sees the 50 instructions (between the median boots) but they are
   // under 1% of it: below the instruction threshold, not a regression (docs/verdicts.md).
   EXPECT_EQ(all["verdict"], "changed, below threshold") << all.dump();

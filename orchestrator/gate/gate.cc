@@ -109,13 +109,13 @@ void check_online(const ExpectedIsolation& e, const GuestFacts& f, GateRows& row
 
 void check_isolated(const ExpectedIsolation& e, const GuestFacts& f, GateRows& rows) {
   if (!f.isolated) {
-    add_row(rows, "isolated", list_or_none(e.isolated), "(unknown)", false,
+    add_row(rows, "isolated (isolcpus domain)", list_or_none(e.isolated), "(unknown)", false,
             "no /sys/devices/system/cpu/isolated record");
     return;
   }
   const bool ok = *f.isolated == e.isolated;
-  add_row(rows, "isolated", list_or_none(e.isolated), list_or_none(*f.isolated), ok,
-          ok ? "" : "/sys/devices/system/cpu/isolated differs (isolcpus domain CPUs)");
+  add_row(rows, "isolated (isolcpus domain)", list_or_none(e.isolated), list_or_none(*f.isolated),
+          ok, ok ? "" : "/sys/devices/system/cpu/isolated differs");
 }
 
 // The nohz_full sysfs file (absent without CONFIG_NO_HZ_FULL; docs/sources.md [o4]), when nohz_full

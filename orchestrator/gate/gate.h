@@ -2,7 +2,9 @@
 //
 // Contract:
 //  evaluate_gate() is pure. Its rows, one per check in this order (a check with nothing to
-//  say adds no row): guest records (only with problems), cmdline, online CPUs, isolated,
+//  say adds no row): guest records (only with problems), cmdline, online CPUs, "isolated
+//  (isolcpus domain)" (/sys/devices/system/cpu/isolated: the CPUs isolcpus= took out of the
+//  scheduler domains, not nohz_full's; the fidelity table's "isolated (any means)" counts both),
 //  nohz_full, CONFIG_NO_HZ_FULL (only after "Housekeeping: nohz unsupported"), RCU offload,
 //  irq default affinity, irq effective affinity, workqueue cpumask, dmesg isolation messages,
 //  tick stopped, clock. GateReport::reason names the first three failed rows. The tick check: for

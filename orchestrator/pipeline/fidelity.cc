@@ -120,7 +120,7 @@ void list_row(const CustomerSpec& c, const char* fact, const std::optional<Fact<
 
 void isolation_rows(const CustomerSpec& c, const GuestDerivation& g, Rows& rows) {
   const ExpectedIsolation& e = g.expected;
-  list_row(c, "isolated", c.facts.isolated, e.isolated | e.nohz_full, rows);
+  list_row(c, "isolated (any means)", c.facts.isolated, e.isolated | e.nohz_full, rows);
   list_row(c, "nohz_full", c.facts.nohz_full, e.nohz_full, rows);
   list_row(c, "rcu_nocbs", c.facts.rcu_nocbs, e.rcu_offload.value_or(CpuSet(g.vcpus)), rows);
   list_row(c, "housekeeping", c.facts.housekeeping, g.partition.housekeeping, rows);

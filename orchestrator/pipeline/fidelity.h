@@ -6,8 +6,10 @@
 //
 // Rows, in this order (a fact the dump does not give has no row, except where said):
 //  kernel; CPUs (all, and which are online); topology (sockets x cores x threads); NUMA nodes;
-//  kernel command line; isolated, nohz_full, rcu_nocbs, housekeeping (the customer's facts
-//  against what the guest's line gives, cmdline/analyze.h, turned into guest numbering);
+//  kernel command line; "isolated (any means)" (the machine's `isolated`: isolcpus= with any
+//  flags, nohz_full=, the profile's isolated_cores; against the guest's isolcpus= and nohz_full=
+//  CPUs), nohz_full, rcu_nocbs, housekeeping (the customer's facts against what the guest's line
+//  gives, cmdline/analyze.h, turned into guest numbering);
 //  TuneD; one row per customer sysctl (and per one left out); workqueue cpumask, IRQ default
 //  affinity, kernel threads (TuneD's moves, or one row saying why nothing is moved); IRQs on
 //  isolated CPUs.

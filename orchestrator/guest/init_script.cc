@@ -47,16 +47,21 @@ void check(const std::string& value, const char* re_text, const char* what) {
 
 // One pass over every CPU's buffer for two records. kTraceKeep is a fixed-string prefilter
 // (busybox grep -F; a regular expression per line is most of a step's collection time under
-// TCG): only lines that can match a rule of kLockAwk get there. kLockAwk writes vmstat_update's
+// TCG) that reads the CPUs' copies itself and prefixes each line with its file (-H, no cat per
+// CPU): only lines that can match a rule of kLockAwk get there. kLockAwk takes the prefix off,
+// writes "# cpu N" where the file changes (a CPU none of whose lines passed has no header: each
+// buffer's own "# tracer" header lines always pass), writes vmstat_update's
 // queue events to the file in q and keeps our "# cpu N" headers, contention_begin/end lines,
 // the "<stack trace>" line and " => " frames right after a contention_begin, and what says the
 // buffer lost events (the "entries-in-buffer" header line, "CPU:N [LOST M EVENTS]"). Only a
 // contention_begin carries a stack trace (its trigger, render_lock_contention_setup()), so the
 // lines the prefilter drops cannot change which frames are kept.
 constexpr const char* kTraceKeep =
-    "grep -F -e '# ' -e 'CPU:' -e ': contention_' -e ': <stack trace>' -e ' => ' -e "
+    "grep -F -H -e '# ' -e 'CPU:' -e ': contention_' -e ': <stack trace>' -e ' => ' -e "
     "'function=vmstat_update'";
 constexpr const char* kLockAwk =
+    "{i=index($0, \":\"); f=substr($0, 1, i-1); $0=substr($0, i+1)} "
+    "f != cur {cur=f; print \"# cpu \" substr(f, index(f, \"trace.\")+6); s=0} "
     "/workqueue_queue_work:.*function=vmstat_update/{print > q; s=0; next} "
     "/^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \\[LOST /{print; s=0; next} "
     "/: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} "
@@ -138,6 +143,29 @@ done > /tmp/fact
 rec irq_affinity 0 /tmp/fact
 )INIT";
 
+// "5-7,9" -> "5 6 7 9": a cpulist as the words of a shell loop, so that the guest runs no tr or
+// seq for it. Throws Error on a part that is not N or N-M with N <= M < 4096.
+std::string expanded_cpulist(const std::string& cpulist, const char* what) {
+  static const std::regex part_re("([0-9]{1,4})(-([0-9]{1,4}))?");
+  std::string words;
+  std::size_t at = 0;
+  while (at < cpulist.size()) {
+    std::size_t end = cpulist.find(',', at);
+    if (end == std::string::npos) end = cpulist.size();
+    const std::string part = cpulist.substr(at, end - at);
+    std::smatch m;
+    if (!std::regex_match(part, m, part_re))
+      throw Error(std::string("guest plan: bad ") + what + " '" + cpulist + "'");
+    const int lo = std::stoi(m[1]);
+    const int hi = m[3].matched ? std::stoi(m[3]) : lo;
+    if (hi < lo || hi >= 4096)
+      throw Error(std::string("guest plan: bad ") + what + " '" + cpulist + "'");
+    for (int c = lo; c <= hi; ++c) words += (words.empty() ? "" : " ") + std::to_string(c);
+    at = end + 1;
+  }
+  return words;
+}
+
 // Writes each sysctl, reads it back and sends the lines as record "sysctls".
 std::string render_sysctls(const std::vector<std::pair<std::string, std::string>>& sysctls) {
   if (sysctls.empty()) return "";
@@ -162,12 +190,8 @@ std::string render_tick_check(const GuestPlan& p) {
   std::string sh;
   if (!p.busy_cpus.empty()) {
     sh += "pids=\n";
-    sh += "for c in $(echo " + p.busy_cpus +
-          " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done > "
-          "/tmp/busy\n";
-    sh +=
-        "for c in $(cat /tmp/busy); do taskset -c $c sh -c 'while :; do :; done' & pids=\"$pids "
-        "$!\"; done\n";
+    sh += "for c in " + expanded_cpulist(p.busy_cpus, "busy cpulist") +
+          "; do taskset -c $c sh -c 'while :; do :; done' & pids=\"$pids $!\"; done\n";
     // The first snapshot waits a second for the loops to settle: starting them (fork, exec,
     // migration) runs with two tasks on the CPU and so with its tick.
     sh += "sleep 1\n";
@@ -245,11 +269,9 @@ std::string render_step_run(const GuestStep& s, const std::string& path) {
   sh += "read w1 rest < /proc/uptime\n";
   sh += "cat /proc/interrupts > " + s.name + ".interrupts_after\n";
   sh += "echo \"$w0 $w1\" > " + s.name + ".window\n";
-  // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers).
-  sh +=
-      "pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; "
-      "pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; "
-      "pkill -KILL -x page-fault-bench 2>/dev/null\n";
+  // timeout(1) kills only the step's shell: end what it left behind (stress-ng workers), in one
+  // process (a fork and exec costs about 10 ms under TCG).
+  sh += "killall -q -KILL stress-ng cyclictest vmstat-overhead rtla page-fault-bench\n";
   return sh;
 }
 
@@ -262,22 +284,16 @@ std::string render_step_trace_records(const GuestStep& s) {
   if (s.trace_cpus.empty()) return "";
   std::string sh =
       "if [ -d $T/events ]; then\n"
-      "  for d in $T/per_cpu/cpu*; do cat $d/trace > /tmp/trace.${d##*/cpu} 2>/dev/null; done\n"
-      "  : > " +
-      s.name + ".trace\n";
-  sh += "  for c in $(echo " + s.trace_cpus +
-        " | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | "
-        "while read c; do "
-        "echo \"# cpu $c\" >> " +
-        s.name + ".trace; cat /tmp/trace.$c >> " + s.name + ".trace 2>/dev/null; done\n";
+      "  for d in $T/per_cpu/cpu*; do cat $d/trace > /tmp/trace.${d##*/cpu} 2>/dev/null; done\n";
+  sh += "  for c in " + expanded_cpulist(s.trace_cpus, "trace cpulist") +
+        "; do echo \"# cpu $c\"; cat /tmp/trace.$c 2>/dev/null; done > " + s.name + ".trace\n";
   // vmstat_shepherd queues vmstat_update from a housekeeping CPU: its queue events are in that
   // CPU's buffer, with the target in cpu= (parse/trace.h vmstat_queueing()). Lock contention of
   // every CPU (the load runs on housekeeping CPUs): the contention events and the stack trace
   // that follows each contention_begin (parse/trace.h lock_contention()). Both in one pass.
   sh += "  : > " + s.name + ".vmstat_queue\n";
-  sh += "  for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done 2>/dev/null | " +
-        std::string(kTraceKeep) + " | awk -v q=" + s.name + ".vmstat_queue " + sh_quote(kLockAwk) +
-        " > " + s.name + ".lock_contention\n";
+  sh += "  " + std::string(kTraceKeep) + " /tmp/trace.* 2>/dev/null | awk -v q=" + s.name +
+        ".vmstat_queue " + sh_quote(kLockAwk) + " > " + s.name + ".lock_contention\n";
   sh += "  rec " + s.name + ".vmstat_queue 0 " + s.name + ".vmstat_queue\n";
   sh += "  rec " + s.name + ".lock_contention 0 " + s.name + ".lock_contention\n";
   sh += "  rec " + s.name + ".trace 0 " + s.name +

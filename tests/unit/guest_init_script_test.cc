@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/error.h"
 #include "base/files.h"
 #include "guest/init_script.h"
 
@@ -95,6 +96,33 @@ TEST(Plan, InitSendsFactsRunsStepsAndPowersOff) {
   EXPECT_NE(init.find("poweroff -f"), std::string::npos);
   EXPECT_NE(init.find("expected '5-7'"), std::string::npos);
   EXPECT_EQ(files[1].first, "/isolab/steps/lat.sh");
+  // The busy loops start on each listed CPU, and what a step left behind ends in one process.
+  EXPECT_NE(init.find("for c in 5 6 7; do taskset -c $c sh -c 'while :; do :; done' &"),
+            std::string::npos)
+      << init;
+  EXPECT_NE(init.find("killall -q -KILL stress-ng cyclictest vmstat-overhead rtla "
+                      "page-fault-bench\n"),
+            std::string::npos);
+}
+
+// A CPU list the guest would loop over is N or N-M with N <= M, each part; anything else is
+// refused with the list named, before a guest boots.
+TEST(Plan, RejectsCpuListsItCannotExpand) {
+  for (const char* bad : {"7-5", "5-", "-", "1,,2", "1--2", "99999"}) {
+    GuestPlan p;
+    p.nonce = "abcdef123456";
+    p.steps.push_back({"s", "true", {}, 10, bad});
+    try {
+      render_plan_files(p);
+      ADD_FAILURE() << "trace cpulist '" << bad << "' was taken";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("guest plan: bad trace cpulist '") + bad + "'");
+    }
+    GuestPlan q;
+    q.nonce = "abcdef123456";
+    q.busy_cpus = bad;
+    EXPECT_THROW(render_plan_files(q), Error) << bad;
+  }
 }
 
 TEST(Plan, RejectsUnsafeNames) {
@@ -165,9 +193,17 @@ TEST(Plan, LockContentionIsArmedOnceAndSentPerTracedStep) {
     EXPECT_NE(init.find(std::string("rec ") + st + ".lock_contention 0 " + st + ".lock_contention"),
               std::string::npos)
         << st;
-  EXPECT_NE(init.find("for f in /tmp/trace.*; do echo \"# cpu ${f##*/trace.}\"; cat $f; done "
-                      "2>/dev/null | grep -F "),
-            std::string::npos);
+  // grep reads the copies itself, each line prefixed with its file: no cat per CPU.
+  EXPECT_NE(init.find("'function=vmstat_update' /tmp/trace.* 2>/dev/null | awk -v q="),
+            std::string::npos)
+      << init;
+  EXPECT_EQ(init.find("cat $f"), std::string::npos);
+  // The traced CPUs 2-3 are the loop's words, no tr or seq in the guest.
+  EXPECT_NE(init.find("for c in 2 3; do echo \"# cpu $c\"; cat /tmp/trace.$c 2>/dev/null; done > "
+                      "a.trace\n"),
+            std::string::npos)
+      << init;
+  EXPECT_EQ(init.find("seq "), std::string::npos);
   // Each traced step reads every CPU's buffer once (the kernel formats it on every read), and
   // the trace, the vmstat_update queue events and the lock contention are cut from the copies.
   std::size_t reads = 0;

@@ -65,8 +65,7 @@ for d in /sys/devices/system/cpu/cpu[0-9]*; do
 done > /tmp/fact 2>/dev/null
 rec cpu_topology 0 /tmp/fact
 pids=
-for c in $(echo 5-7 | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done > /tmp/busy
-for c in $(cat /tmp/busy); do taskset -c $c sh -c 'while :; do :; done' & pids="$pids $!"; done
+for c in 5 6 7; do taskset -c $c sh -c 'while :; do :; done' & pids="$pids $!"; done
 sleep 1
 cat /proc/interrupts > /tmp/int0
 sleep 3
@@ -117,13 +116,12 @@ isolab-mark step-end 2>/dev/null
 read w1 rest < /proc/uptime
 cat /proc/interrupts > latency.interrupts_after
 echo "$w0 $w1" > latency.window
-pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; pkill -KILL -x page-fault-bench 2>/dev/null
+killall -q -KILL stress-ng cyclictest vmstat-overhead rtla page-fault-bench
 if [ -d $T/events ]; then
   for d in $T/per_cpu/cpu*; do cat $d/trace > /tmp/trace.${d##*/cpu} 2>/dev/null; done
-  : > latency.trace
-  for c in $(echo 5-7 | tr ',' ' '); do case $c in *-*) seq ${c%-*} ${c#*-};; *) echo $c;; esac; done | while read c; do echo "# cpu $c" >> latency.trace; cat /tmp/trace.$c >> latency.trace 2>/dev/null; done
+  for c in 5 6 7; do echo "# cpu $c"; cat /tmp/trace.$c 2>/dev/null; done > latency.trace
   : > latency.vmstat_queue
-  for f in /tmp/trace.*; do echo "# cpu ${f##*/trace.}"; cat $f; done 2>/dev/null | grep -F -e '# ' -e 'CPU:' -e ': contention_' -e ': <stack trace>' -e ' => ' -e 'function=vmstat_update' | awk -v q=latency.vmstat_queue '/workqueue_queue_work:.*function=vmstat_update/{print > q; s=0; next} /^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \[LOST /{print; s=0; next} /: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} /: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}' > latency.lock_contention
+  grep -F -H -e '# ' -e 'CPU:' -e ': contention_' -e ': <stack trace>' -e ' => ' -e 'function=vmstat_update' /tmp/trace.* 2>/dev/null | awk -v q=latency.vmstat_queue '{i=index($0, ":"); f=substr($0, 1, i-1); $0=substr($0, i+1)} f != cur {cur=f; print "# cpu " substr(f, index(f, "trace.")+6); s=0} /workqueue_queue_work:.*function=vmstat_update/{print > q; s=0; next} /^# (cpu |entries-in-buffer)/{print; s=0; next} /^CPU:[0-9]+ \[LOST /{print; s=0; next} /: contention_(begin|end): /{s=($0 ~ /contention_begin/); print; next} /: <stack trace>/{if (s) print; next} /^ => /{if (s) print; next} {s=0}' > latency.lock_contention
   rec latency.vmstat_queue 0 latency.vmstat_queue
   rec latency.lock_contention 0 latency.lock_contention
   rec latency.trace 0 latency.trace; rm -f /tmp/trace.*; echo 1 > $T/tracing_on; fi
@@ -146,7 +144,7 @@ isolab-mark step-end 2>/dev/null
 read w1 rest < /proc/uptime
 cat /proc/interrupts > vmstat-idle.interrupts_after
 echo "$w0 $w1" > vmstat-idle.window
-pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; pkill -KILL -x page-fault-bench 2>/dev/null
+killall -q -KILL stress-ng cyclictest vmstat-overhead rtla page-fault-bench
 echo "isolab: step vmstat-idle exit $rc"
 rec vmstat-idle.stdout $rc vmstat-idle.stdout
 rec vmstat-idle.stderr $rc vmstat-idle.stderr

@@ -95,7 +95,7 @@ isolab-mark step-end 2>/dev/null
 read w1 rest < /proc/uptime
 cat /proc/interrupts > only.interrupts_after
 echo "$w0 $w1" > only.window
-pkill -KILL -x stress-ng 2>/dev/null; pkill -KILL -x cyclictest 2>/dev/null; pkill -KILL -x vmstat-overhead 2>/dev/null; pkill -KILL -x rtla 2>/dev/null; pkill -KILL -x page-fault-bench 2>/dev/null
+killall -q -KILL stress-ng cyclictest vmstat-overhead rtla page-fault-bench
 echo "isolab: step only exit $rc"
 rec only.stdout $rc only.stdout
 rec only.stderr $rc only.stderr

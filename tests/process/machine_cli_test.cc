@@ -1,5 +1,5 @@
 // process tier: the built `isolab machine` on the customer machines of tests/data/machine
-// (docs/sources.md [cm1]-[cm6]) as directories and as tarballs made from them (tar), and on
+// (docs/sources.md [cm1]-[cm7]) as directories and as tarballs made from them (tar), and on
 // bad input: a truncated tarball, YAML that does not read; exit status 2 naming the file.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

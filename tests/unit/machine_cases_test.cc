@@ -1,4 +1,4 @@
-// docs/sources.md [cm1]-[cm6]: customers' machines as the customers handed them over
+// docs/sources.md [cm1]-[cm7]: customers' machines as the customers handed them over
 // (tests/data/machine/, see its README), each read by read_machine() and held to the right
 // answer its source shows.
 #include <gmock/gmock.h>
@@ -134,6 +134,61 @@ TEST(MachineCases, Cm2BareMetalWithSmtOffAndNoIsolation) {
   EXPECT_TRUE(m.irqs_on_isolated->value.empty());
   EXPECT_THAT(not_read(m, "tuned"), HasSubstr("no TuneD active profile"));
   EXPECT_THAT(not_read(m, "sysctls"), HasSubstr("no sysctl -a output"));
+}
+
+// CM7: two more nodes of CM2's must-gather, which no case here describes: the master, 112 CPUs
+// (2 sockets x 28 cores x 2 threads) without isolation, and the worker-cnf node, 80 CPUs with
+// the RT kernel and isolcpus=managed_irq / nohz_full / rcu_nocbs on all but CPUs 5-10. The
+// right answer is the vendor tool's own reading (EXPECTED/ppc-expected-info: cpus_count,
+// smt_enabled, numa_cells), the line's `tuned.non_isolcpus=000007e0` (bits 5-10) and
+// `systemd.cpu_affinity=5,6,7,8,9,10`.
+std::string even_or_odd(unsigned first, unsigned count) {
+  std::string out;
+  for (unsigned c = first; c < count; c += 2) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
+TEST(MachineCases, Cm7MasterOf112CpusAndIsolatedWorkerOf80) {
+  const std::string dump = data("cm7-ocp-mg-bm-master-worker1");
+  EXPECT_THROW(read_machine(dump), Error);  // two nodes: --node chooses
+  const MachineFacts master = read_machine(dump, {.node = "master.internal"});
+  EXPECT_EQ(list(master.cpus), "0-111");
+  EXPECT_EQ(list(master.online), "0-111");
+  ASSERT_TRUE(master.sockets && master.cores_per_socket && master.threads_per_core);
+  EXPECT_EQ(master.sockets->value * master.cores_per_socket->value * master.threads_per_core->value,
+            112u);
+  EXPECT_EQ(master.threads_per_core->value, 2u);  // smt_enabled
+  EXPECT_EQ(master.sockets->value, 2u);
+  ASSERT_TRUE(master.numa_nodes);
+  ASSERT_EQ(master.numa_nodes->value.size(), 2u);
+  EXPECT_EQ(master.numa_nodes->value[0].cpus.to_list(), even_or_odd(0, 112));
+  EXPECT_EQ(master.numa_nodes->value[1].cpus.to_list(), even_or_odd(1, 112));
+  EXPECT_EQ(list(master.isolated), "");
+  EXPECT_EQ(list(master.housekeeping), "0-111");
+
+  const MachineFacts worker = read_machine(dump, {.node = "worker1.internal"});
+  ASSERT_TRUE(worker.kernel_release);
+  EXPECT_EQ(worker.kernel_release->value, "5.14.0-427.59.1.el9_4.x86_64+rt");
+  EXPECT_EQ(list(worker.cpus), "0-79");
+  ASSERT_TRUE(worker.sockets && worker.cores_per_socket && worker.threads_per_core);
+  EXPECT_EQ(worker.sockets->value, 2u);
+  EXPECT_EQ(worker.cores_per_socket->value, 20u);
+  EXPECT_EQ(worker.threads_per_core->value, 2u);
+  ASSERT_TRUE(worker.numa_nodes);
+  ASSERT_EQ(worker.numa_nodes->value.size(), 2u);
+  EXPECT_EQ(worker.numa_nodes->value[0].cpus.to_list(), even_or_odd(0, 80));
+  EXPECT_EQ(worker.numa_nodes->value[1].cpus.to_list(), even_or_odd(1, 80));
+  EXPECT_EQ(list(worker.isolated), "0-4,11-79");
+  EXPECT_EQ(list(worker.nohz_full), "0-4,11-79");
+  EXPECT_EQ(list(worker.rcu_nocbs), "0-4,11-79");
+  EXPECT_EQ(list(worker.housekeeping), "5-10");
+  // The IRQs the node left on isolated CPUs only, as its proc/irq says: the SMBus controller's
+  // on CPU 18, each NVMe and NIC queue on one isolated CPU.
+  ASSERT_TRUE(worker.irqs_on_isolated);
+  bool smbus = false;
+  for (const auto& i : worker.irqs_on_isolated->value)
+    if (i.irq == 16) smbus = i.only_isolated && i.name == "i801_smbus";
+  EXPECT_TRUE(smbus);
 }
 
 // CM3: part of a sos report of a 2-CPU KVM guest; the real uname is behind the `uname` link.

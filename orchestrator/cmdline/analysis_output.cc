@@ -65,7 +65,7 @@ std::string to_text(const Analysis& a) {
     << "guest kernel:  CONFIG_NR_CPUS >= " << a.nr_cpus_required << " (analysed with "
     << a.nr_cpus_config << ")\n"
     << "housekeeping:  " << list(a.housekeeping) << "\n"
-    << "isolated:      " << list(a.isolated) << "\n"
+    << "isolated:      " << list(a.isolated) << "  (isolcpus= domain CPUs, as sysfs shows them)\n"
     << "nohz_full:     " << list(a.nohz_full) << "\n"
     << "rcu_nocbs:     " << list(a.rcu_nocbs) << "\n"
     << "irqaffinity:   " << list(a.irqaffinity) << "\n"

@@ -148,36 +148,34 @@ std::string even_or_odd(unsigned first, unsigned count) {
   return out;
 }
 
+// CPUs 0..cpus-1 online, 2 sockets x `cores` x 2 threads, NUMA node0 the even CPUs and node1
+// the odd ones: both nodes' shape.
+void expect_two_smt_sockets_split_by_parity(const MachineFacts& m, unsigned cpus, unsigned cores) {
+  const std::string all = "0-" + std::to_string(cpus - 1);
+  EXPECT_EQ(list(m.cpus), all);
+  EXPECT_EQ(list(m.online), all);
+  ASSERT_TRUE(m.sockets && m.cores_per_socket && m.threads_per_core);
+  EXPECT_EQ(m.sockets->value, 2u);
+  EXPECT_EQ(m.cores_per_socket->value, cores);
+  EXPECT_EQ(m.threads_per_core->value, 2u);  // smt_enabled
+  ASSERT_TRUE(m.numa_nodes);
+  ASSERT_EQ(m.numa_nodes->value.size(), 2u);
+  EXPECT_EQ(m.numa_nodes->value[0].cpus.to_list(), even_or_odd(0, cpus));
+  EXPECT_EQ(m.numa_nodes->value[1].cpus.to_list(), even_or_odd(1, cpus));
+}
+
 TEST(MachineCases, Cm7MasterOf112CpusAndIsolatedWorkerOf80) {
   const std::string dump = data("cm7-ocp-mg-bm-master-worker1");
   EXPECT_THROW(read_machine(dump), Error);  // two nodes: --node chooses
   const MachineFacts master = read_machine(dump, {.node = "master.internal"});
-  EXPECT_EQ(list(master.cpus), "0-111");
-  EXPECT_EQ(list(master.online), "0-111");
-  ASSERT_TRUE(master.sockets && master.cores_per_socket && master.threads_per_core);
-  EXPECT_EQ(master.sockets->value * master.cores_per_socket->value * master.threads_per_core->value,
-            112u);
-  EXPECT_EQ(master.threads_per_core->value, 2u);  // smt_enabled
-  EXPECT_EQ(master.sockets->value, 2u);
-  ASSERT_TRUE(master.numa_nodes);
-  ASSERT_EQ(master.numa_nodes->value.size(), 2u);
-  EXPECT_EQ(master.numa_nodes->value[0].cpus.to_list(), even_or_odd(0, 112));
-  EXPECT_EQ(master.numa_nodes->value[1].cpus.to_list(), even_or_odd(1, 112));
+  expect_two_smt_sockets_split_by_parity(master, 112, 28);
   EXPECT_EQ(list(master.isolated), "");
   EXPECT_EQ(list(master.housekeeping), "0-111");
 
   const MachineFacts worker = read_machine(dump, {.node = "worker1.internal"});
   ASSERT_TRUE(worker.kernel_release);
   EXPECT_EQ(worker.kernel_release->value, "5.14.0-427.59.1.el9_4.x86_64+rt");
-  EXPECT_EQ(list(worker.cpus), "0-79");
-  ASSERT_TRUE(worker.sockets && worker.cores_per_socket && worker.threads_per_core);
-  EXPECT_EQ(worker.sockets->value, 2u);
-  EXPECT_EQ(worker.cores_per_socket->value, 20u);
-  EXPECT_EQ(worker.threads_per_core->value, 2u);
-  ASSERT_TRUE(worker.numa_nodes);
-  ASSERT_EQ(worker.numa_nodes->value.size(), 2u);
-  EXPECT_EQ(worker.numa_nodes->value[0].cpus.to_list(), even_or_odd(0, 80));
-  EXPECT_EQ(worker.numa_nodes->value[1].cpus.to_list(), even_or_odd(1, 80));
+  expect_two_smt_sockets_split_by_parity(worker, 80, 20);
   EXPECT_EQ(list(worker.isolated), "0-4,11-79");
   EXPECT_EQ(list(worker.nohz_full), "0-4,11-79");
   EXPECT_EQ(list(worker.rcu_nocbs), "0-4,11-79");

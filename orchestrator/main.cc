@@ -50,8 +50,8 @@ std::span<const Subcommand> subcommands() {
       {"compare",
        "Compare the two variants of one run (RUN_DIR) or variant A of RUN_A with variant B of "
        "RUN_B.\n"
-       "Exit status: 0 no primary metric regressed and no failure counted against B, 1 otherwise, "
-       "2 error or invalid comparison.",
+       "Exit status: 0 no regression, 1 something counted against B, 3 nothing counted against "
+       "B and no primary could reach alpha, 2 error or refused comparison (below).",
        isolab::declare_compare},
       {"budget",
        "Judge a recorded or imported run against budgets (its spec's, or --spec FILE's): each "

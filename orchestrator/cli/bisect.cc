@@ -93,7 +93,8 @@ struct BisectCommand {
         ->capture_default_str();
     b.add_option("--cache-dir", cache_dir,
                  "Kernel and image cache (default $ISOLAB_CACHE_DIR or ~/.cache/isolab)");
-    b.add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
+    b.add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)")
+        ->check(CLI::Range(1, 4096));
     b.add_option("--parallel", parallel, "Guests booted at once, as for `isolab run`");
     b.add_flag("--no-trace", no_trace, "Do not trace the isolated CPUs during workloads");
     b.add_flag("-q,--quiet", quiet, "No progress on stderr (errors and warnings only)");

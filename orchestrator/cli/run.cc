@@ -84,7 +84,8 @@ struct RunCommand {
                    "qemu+ssh://HOST/system, qemu+tcp://..., qemu:///system, "
                    "qemu+unix:///session?socket=PATH. Whole A/B blocks go to one host.")
         ->allow_extra_args(false);
-    run.add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)");
+    run.add_option("-j,--jobs", jobs, "make -j for kernel builds (default: host CPUs)")
+        ->check(CLI::Range(1, 4096));
     run.add_option("--parallel", parallel,
                    "Guests booted at once, each on its own host CPUs: N or auto (as many as the "
                    "host CPU plan fits); default: the spec's \"parallel\" (1)");

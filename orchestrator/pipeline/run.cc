@@ -416,8 +416,9 @@ CheckedSpec checked_spec(const Spec& spec, const RunOptions& opt) {
   return c;
 }
 
-// The run directory of --resume: its result.json, with the same spec, reopened.
-std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt) {
+// The result.json of --resume's run directory, refused unless it reads and was started with
+// this spec.
+json resumable_result(const Spec& spec, const RunOptions& opt) {
   json old;
   try {
     old = read_json_document(opt.resume_dir / "result.json", std::size_t{512} << 20);
@@ -427,6 +428,12 @@ std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt)
   if (results::resume_facts(old).spec_sha256 != sha256_hex(json_text(spec.raw)))
     throw Error("--resume " + opt.resume_dir.string() +
                 ": the spec differs from the one this run was started with");
+  return old;
+}
+
+// The run directory of --resume: its result.json, with the same spec, reopened.
+std::unique_ptr<RunDoc> resumed_run_dir(const Spec& spec, const RunOptions& opt) {
+  json old = resumable_result(spec, opt);
   reopen_interrupted(old);
   old["status"] = "running";
   auto doc = std::make_unique<RunDoc>(opt.resume_dir, old);
@@ -727,6 +734,7 @@ void check_spec_before_builds(const Spec& spec, const RunOptions& options) {
   RunOptions quiet = options;
   quiet.progress = nullptr;
   checked_spec(spec, quiet);
+  if (!options.resume_dir.empty()) (void)resumable_result(spec, options);
 }
 
 RunSummary run_spec(const Spec& spec, const RunOptions& opt, ProcessRunner& runner) {

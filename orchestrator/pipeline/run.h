@@ -54,7 +54,8 @@ RunSummary run_spec(const Spec& spec, const RunOptions& options, ProcessRunner& 
 
 // The checks run_spec makes before anything is built that need neither a kernel nor its source:
 // the guest's command line and its length, every workload's CPUs against the guest, the hosts
-// given, and without hosts the host CPU plan (its "host CPU plan: ..." error). Throws SpecError
+// given, without hosts the host CPU plan (its "host CPU plan: ..." error), and with --resume
+// that its directory's result.json reads and was started with this spec. Throws SpecError
 // (with the field's JSON pointer) or Error as run_spec would; prints nothing. For the caller
 // to run before steps that may take a minute on an empty cache (the series apply check unpacks
 // the kernel source); run_spec makes them again.

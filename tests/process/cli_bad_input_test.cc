@@ -103,3 +103,23 @@ TEST(BadInputCli, TheDryRunRefusesWhatTheRunCannotJudge) {
                  "--results-dir " + not_patch.string() + " exists and is not a directory");
   for (const auto& f : {cpu12, backwards, with_text, ok}) fs::remove(f);
 }
+
+// --resume names a run the real run would refuse to finish (no result.json, or another spec's):
+// the dry run refuses it as well; a make -j of 0 or less is no number of jobs.
+TEST(BadInputCli, TheDryRunRefusesAResumeTheRunWouldRefuseAndNoJobs) {
+  const std::string ok = example_with("resume-ok", [](nlohmann::json&) {});
+  const fs::path missing = fs::path(::testing::TempDir()) / "no-such-run";
+  expect_refused({"run", "--dry-run", "--resume", missing.string(), ok},
+                 "--resume " + missing.string() + ": cannot read result.json");
+  const fs::path other = fs::path(::testing::TempDir()) / "other-spec-run";
+  fs::create_directories(other);
+  write_file_atomic(other / "result.json",
+                    R"({"run_id": "x", "spec_sha256": "0", "status": "interrupted", "cells": []})");
+  expect_refused(
+      {"run", "--dry-run", "--resume", other.string(), ok},
+      "--resume " + other.string() + ": the spec differs from the one this run was started with");
+  for (const char* jobs : {"0", "-3"})
+    expect_refused({"run", "--dry-run", "-j", jobs, ok}, "--jobs");
+  fs::remove(ok);
+  fs::remove_all(other);
+}

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "base/error.h"
 #include "base/files.h"
 #include "report/data.h"
 #include "report/html.h"
@@ -10,14 +11,34 @@
 
 namespace isolab {
 
+namespace {
+
+// "isolab run SPEC --resume DIR", with the spec's path when result.json records it.
+std::string resume_command(const nlohmann::json& run, const std::filesystem::path& dir) {
+  const auto p = run.find("spec_path");
+  const std::string spec = p != run.end() && p->is_string() && !p->get<std::string>().empty()
+                               ? p->get<std::string>()
+                               : "SPEC";
+  return "isolab run " + spec + " --resume " + dir.string();
+}
+
+}  // namespace
+
 std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
                                 const std::string& who) {
   const std::optional<results::UnfinishedRun> u = results::unfinished_run(run);
   if (!u) return "";
   return who + ": note: run " + dir.string() + " did not finish (status \"" + u->status + "\", " +
-         std::to_string(u->cells) +
-         " cells recorded): the comparison rests on those cells; `isolab run SPEC --resume " +
-         dir.string() + "` finishes it\n";
+         std::to_string(u->cells) + " cells recorded): the comparison rests on those cells; `" +
+         resume_command(run, dir) + "` finishes it\n";
+}
+
+void refuse_unfinished_without_cells(const nlohmann::json& run, const std::filesystem::path& dir) {
+  const std::optional<results::UnfinishedRun> u = results::unfinished_run(run);
+  if (u && u->cells == 0)
+    throw Error("run " + dir.string() + " did not finish (status \"" + u->status +
+                "\") and recorded no cell: nothing to compare; `" + resume_command(run, dir) +
+                "` finishes it");
 }
 
 int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostream& err) {
@@ -30,6 +51,8 @@ int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostrea
       err << who << ": " << e.what() << "\n";
       return 2;
     }
+    refuse_unfinished_without_cells(d.loaded.run_a, d.loaded.dir_a);
+    refuse_unfinished_without_cells(d.loaded.run_b, d.loaded.dir_b);
     err << unfinished_run_note(d.loaded.run_a, d.loaded.dir_a, who);
     if (d.loaded.dir_b != d.loaded.dir_a)
       err << unfinished_run_note(d.loaded.run_b, d.loaded.dir_b, who);

@@ -28,9 +28,15 @@ int report_command(const ReportCommandOptions& options, std::ostream& out, std::
 
 // For a run whose result.json "status" is "interrupted" or "running": "isolab compare: note: run
 // DIR did not finish (status "interrupted", N cells recorded): the comparison rests on those
-// cells; `isolab run SPEC --resume DIR` finishes it\n" (`who` names the command); "" otherwise.
+// cells; `isolab run SPEC --resume DIR` finishes it\n" (`who` names the command; SPEC is
+// result.json's spec_path when it has one); "" otherwise.
 std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
                                 const std::string& who);
+
+// Throws isolab::Error when such a run recorded no cell at all: "run DIR did not finish (status
+// "interrupted") and recorded no cell: nothing to compare; `isolab run SPEC --resume DIR`
+// finishes it". compare and report exit 2 on it.
+void refuse_unfinished_without_cells(const nlohmann::json& run, const std::filesystem::path& dir);
 
 // Declares `isolab report`'s options (CLI11) on `sub`; the action runs it and returns its exit
 // status.

@@ -1,11 +1,14 @@
 // compare and report of a run that did not finish (result.json "status" "interrupted", as
 // `isolab run` writes it on SIGINT): both say so on stderr and name --resume; the comparison
-// rests on the cells recorded and its exit status is unchanged.
+// rests on the cells recorded and its exit status is unchanged; one that recorded no cell is
+// refused (exit 2), since nothing was measured.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "base/files.h"
 #include "vm/isolab_run.h"
@@ -33,11 +36,34 @@ TEST(UnfinishedRun, CompareAndReportSayItAndNameResume) {
   EXPECT_EQ(cut.exit_code, whole.exit_code) << cut.err;
   EXPECT_THAT(cut.err, HasSubstr("isolab compare: note: run " + dir.string() +
                                  " did not finish (status \"interrupted\", 10 cells recorded)"));
-  EXPECT_THAT(cut.err, HasSubstr("`isolab run SPEC --resume " + dir.string() + "` finishes it"));
+  const std::string spec = run.value("spec_path", std::string("SPEC"));
+  EXPECT_THAT(cut.err, HasSubstr("`isolab run " + (spec.empty() ? "SPEC" : spec) + " --resume " +
+                                 dir.string() + "` finishes it"));
   const ProcessResult page =
       run_isolab_command({"report", dir.string(), "-o", (dir / "report.html").string()});
   EXPECT_EQ(page.exit_code, 0) << page.err;
   EXPECT_THAT(page.err, HasSubstr("isolab report: note: run " + dir.string() + " did not finish"));
+}
+
+TEST(UnfinishedRun, NoCellRecordedIsRefusedNamingResume) {
+  const fs::path dir = vmtest::temp_dir("unfinished-empty") / "run";
+  fs::copy(kRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = nlohmann::json::parse(read_file(dir / "result.json"));
+  run["status"] = "interrupted";
+  run["cells"] = nlohmann::json::array();
+  write_file_atomic(dir / "result.json", run.dump());
+  const std::vector<std::vector<std::string>> commands = {
+      {"compare", dir.string()}, {"report", dir.string(), "-o", (dir / "report.html").string()}};
+  for (const auto& command : commands) {
+    const std::string& cmd = command[0];
+    const ProcessResult r = run_isolab_command(command);
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("run " + dir.string() +
+                                 " did not finish (status \"interrupted\") and recorded no cell: "
+                                 "nothing to compare"))
+        << cmd;
+    EXPECT_THAT(r.err, HasSubstr("--resume " + dir.string())) << cmd;
+  }
 }
 
 }  // namespace

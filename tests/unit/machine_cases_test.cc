@@ -148,6 +148,12 @@ std::string even_or_odd(unsigned first, unsigned count) {
   return out;
 }
 
+MachineOptions on_node(const std::string& node) {
+  MachineOptions o;
+  o.node = node;
+  return o;
+}
+
 // CPUs 0..cpus-1 online, 2 sockets x `cores` x 2 threads, NUMA node0 the even CPUs and node1
 // the odd ones: both nodes' shape.
 void expect_two_smt_sockets_split_by_parity(const MachineFacts& m, unsigned cpus, unsigned cores) {
@@ -167,12 +173,12 @@ void expect_two_smt_sockets_split_by_parity(const MachineFacts& m, unsigned cpus
 TEST(MachineCases, Cm7MasterOf112CpusAndIsolatedWorkerOf80) {
   const std::string dump = data("cm7-ocp-mg-bm-master-worker1");
   EXPECT_THROW(read_machine(dump), Error);  // two nodes: --node chooses
-  const MachineFacts master = read_machine(dump, {.node = "master.internal"});
+  const MachineFacts master = read_machine(dump, on_node("master.internal"));
   expect_two_smt_sockets_split_by_parity(master, 112, 28);
   EXPECT_EQ(list(master.isolated), "");
   EXPECT_EQ(list(master.housekeeping), "0-111");
 
-  const MachineFacts worker = read_machine(dump, {.node = "worker1.internal"});
+  const MachineFacts worker = read_machine(dump, on_node("worker1.internal"));
   ASSERT_TRUE(worker.kernel_release);
   EXPECT_EQ(worker.kernel_release->value, "5.14.0-427.59.1.el9_4.x86_64+rt");
   expect_two_smt_sockets_split_by_parity(worker, 80, 20);

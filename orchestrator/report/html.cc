@@ -190,11 +190,13 @@ std::string section_answer(const ReportData& d) {
   if (basis.value("primary", nlohmann::json::array()).empty())
     o << "<li>no primary metric declared (spec compare.primary or --primary)</li>\n";
   for (const SummaryLine& l : lines)
-    if (is_answer_line(l)) o << summary_item(l);
+    if (is_answer_line(l) && !is_answer_footnote(l)) o << summary_item(l);
   if (const std::string g = gate_answer(c); !g.empty()) o << "<li>" << esc(g) << "</li>\n";
+  for (const auto& u : undecided_answers(c)) o << "<li>" << esc(u) << "</li>\n";
   if (const std::string b = budget_answer(c); !b.empty()) o << "<li>" << esc(b) << "</li>\n";
   if (const std::string f = fidelity_answer(c); !f.empty()) o << "<li>" << esc(f) << "</li>\n";
-  for (const auto& u : undecided_answers(c)) o << "<li>" << esc(u) << "</li>\n";
+  for (const SummaryLine& l : lines)
+    if (is_answer_line(l) && is_answer_footnote(l)) o << summary_item(l);
   o << "</ul>\n";
   std::string primaries;
   for (const MetricRow& r : c.metrics)
@@ -207,7 +209,7 @@ std::string section_answer(const ReportData& d) {
   o << "<details class=\"group\"><summary>Secondary rows that changed, and the rest</summary>"
        "\n<ul class=\"summary\">\n";
   for (const SummaryLine& l : lines)
-    if (!is_answer_line(l) && l.detail.value("kind", "") != "basis") o << summary_item(l);
+    if (is_secondary_line(l)) o << summary_item(l);
   o << "</ul>\n<p>" << verdict_tally(c) << "; " << c.kernel_failures_b()
     << " kernel failure(s) of B; " << c.new_warnings_in_touched_files()
     << " new build warning(s) of B in files it touches.</p>\n</details>\n";

@@ -1,5 +1,6 @@
 #include "report/summary.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "compare/verdict_rules.h"
@@ -274,16 +275,24 @@ SummaryLine secondary_rest_summary(const Comparison& c) {
 }  // namespace
 
 std::string header_line(const Comparison& c) {
-  auto side = [](const std::string& v, const std::string& run, const std::string& kernel) {
+  const bool one_run = c.run_a == c.run_b;
+  auto side = [one_run](const std::string& v, const std::string& run, const std::string& kernel) {
     std::string s = v;
     std::string extra;
-    if (!run.empty()) extra += "run " + run;
+    if (!run.empty() && !one_run) extra += "run " + run;
     if (!kernel.empty()) extra += (extra.empty() ? "" : ", ") + kernel;
     if (!extra.empty()) s += " (" + extra + ")";
     return s;
   };
   return "A = " + side(c.variant_a, c.run_a, c.kernel_a) +
          "\nB = " + side(c.variant_b, c.run_b, c.kernel_b);
+}
+
+std::string title_line(const Comparison& c) {
+  std::string s = "isolab compare";
+  if (!c.spec_name.empty()) s += ": " + c.spec_name;
+  if (c.run_a == c.run_b && !c.run_a.empty()) s += " (run " + c.run_a + ")";
+  return s;
 }
 
 std::string settings_line(const Comparison& c) {
@@ -388,7 +397,17 @@ std::vector<SummaryLine> summarize(const Comparison& c) {
 
 bool is_answer_line(const SummaryLine& l) {
   const std::string kind = l.detail.value("kind", "");
+  if (kind == "unreachable" && l.detail.value("verdict", "") == "flagged") return false;
   return kind != "basis" && kind != "secondary" && l.detail.value("role", "") != "secondary";
+}
+
+bool is_secondary_line(const SummaryLine& l) {
+  return l.detail.value("kind", "") == "secondary" || l.detail.value("role", "") == "secondary";
+}
+
+bool is_answer_footnote(const SummaryLine& l) {
+  const std::string kind = l.detail.value("kind", "");
+  return kind == "missing" || kind == "calibration";
 }
 
 std::string gate_answer(const Comparison& c) {
@@ -420,11 +439,19 @@ std::string fidelity_answer(const Comparison& c) {
 
 std::vector<std::string> undecided_answers(const Comparison& c) {
   std::vector<std::string> out;
-  std::string names;
-  for (const auto& r : c.metrics)
-    if (r.primary && r.verdict.verdict == Verdict::inconclusive)
-      names += (names.empty() ? "" : ", ") + r.name;
-  if (!names.empty()) out.push_back("not decided: " + names + " (inconclusive: see why below)");
+  const auto& u = c.budget.unreachable_primaries;
+  std::string unreachable, inconclusive;
+  for (const auto& r : c.metrics) {
+    if (!r.primary || r.verdict.verdict != Verdict::inconclusive) continue;
+    std::string& names =
+        std::find(u.begin(), u.end(), r.name) != u.end() ? unreachable : inconclusive;
+    names += (names.empty() ? "" : ", ") + r.name;
+  }
+  std::string parts;
+  if (!unreachable.empty()) parts = unreachable + " (could not reach alpha with these boots)";
+  if (!inconclusive.empty())
+    parts += (parts.empty() ? "" : "; ") + inconclusive + " (inconclusive: see why below)";
+  if (!parts.empty()) out.push_back("not decided: " + parts);
   if (!c.issues.empty())
     out.push_back("cells that did not count: " + std::to_string(c.issues.size()) +
                   " (listed below)");

@@ -53,8 +53,14 @@ std::vector<SummaryLine> summarize(const Comparison& c);
 
 // The answer, as the first screen of the text and the top of the HTML page put it:
 // is_answer_line: a line of summarize() that answers (a primary row, what counted against B or
-// was flagged), not the basis and not a secondary row;
+// was flagged), not the basis, not a secondary row and not the primaries that could not reach
+// alpha when some could (undecided_answers names them);
 bool is_answer_line(const SummaryLine& l);
+// is_secondary_line: a secondary row that changed, or the closing line on the rest;
+bool is_secondary_line(const SummaryLine& l);
+// is_answer_footnote: an answer line that follows the gate and what was not decided (metrics
+// missing in more B boots, the calibration's note): flagged, never an exit by itself;
+bool is_answer_footnote(const SummaryLine& l);
 // gate_answer: the isolation gate in one line, "isolation gate: all N checks passed in every
 // cell checked" or "isolation gate: failed in some cell: <check> (A 4/5 FAIL, B 5/5 PASS), ...";
 // "" when no cell was checked;
@@ -69,14 +75,19 @@ std::string budget_answer(const Comparison& c);
 // one); "" when neither run reproduced a customer's machine;
 std::string fidelity_answer(const Comparison& c);
 // undecided_answers: what could not be decided, a line each when there is one: "not decided:
-// <primaries> (inconclusive: see why below)", "cells that did not count: N (listed below)".
+// <primaries> (could not reach alpha with these boots); <primaries> (inconclusive: see why
+// below)" (either part alone when the other is empty), "cells that did not count: N (listed
+// below)".
 std::vector<std::string> undecided_answers(const Comparison& c);
 
 // "N regressed, N improved, N no significant change, N inconclusive" over the rows of one role
 // (primary true or false), or over every row when role is nullopt.
 std::string verdict_tally(const Comparison& c, std::optional<bool> primary = std::nullopt);
 
-// "A = <variant> (run <id>, <kernel>)\nB = ..." (the parenthesis only with a run or kernel).
+// "isolab compare: <spec name> (run <id>)", the run only when A and B come from the same one.
+std::string title_line(const Comparison& c);
+// "A = <variant> (run <id>, <kernel>)\nB = ..." (the run only when A's and B's differ, the
+// parenthesis only with a run or kernel).
 std::string header_line(const Comparison& c);
 // The cells per side and every setting that decided the verdicts, on one line.
 std::string settings_line(const Comparison& c);

@@ -240,15 +240,16 @@ void answer_text(const Comparison& c, std::ostringstream& o) {
     o << wrap("no primary metric declared (spec compare.primary or --primary)", kColumns, "  ",
               "    ");
   for (const auto& l : lines)
-    if (is_answer_line(l)) o << wrap(l.text, kColumns, "  ", "    ");
+    if (is_answer_line(l) && !is_answer_footnote(l)) o << wrap(l.text, kColumns, "  ", "    ");
   if (const std::string g = gate_answer(c); !g.empty()) o << wrap(g, kColumns, "  ", "    ");
+  for (const auto& u : undecided_answers(c)) o << wrap(u, kColumns, "  ", "    ");
   if (const std::string b = budget_answer(c); !b.empty()) o << wrap(b, kColumns, "  ", "    ");
   if (const std::string f = fidelity_answer(c); !f.empty()) o << wrap(f, kColumns, "  ", "    ");
-  for (const auto& u : undecided_answers(c)) o << wrap(u, kColumns, "  ", "    ");
+  for (const auto& l : lines)
+    if (is_answer_line(l) && is_answer_footnote(l)) o << wrap(l.text, kColumns, "  ", "    ");
   o << "\n";
   for (const auto& l : lines)
-    if (!is_answer_line(l) && l.detail.value("kind", "") != "basis")
-      o << wrap(l.text, kColumns, "", "    ");
+    if (is_secondary_line(l)) o << wrap(l.text, kColumns, "", "    ");
   o << wrap("method: " + basis.value("text", ""), kColumns, "", "  ");
 }
 
@@ -267,8 +268,9 @@ void caveats_text(const Comparison& c, std::ostringstream& o) {
 
 std::string render_text(const Comparison& c, const TextOptions& options) {
   std::ostringstream o;
-  o << "isolab compare" << (c.spec_name.empty() ? "" : ": " + c.spec_name) << "\n";
-  o << header_line(c) << "\n";
+  o << wrap(title_line(c), kColumns, "", "    ");
+  std::istringstream sides(header_line(c));
+  for (std::string l; std::getline(sides, l);) o << wrap(l, kColumns, "", "    ");
   caveats_text(c, o);
   answer_text(c, o);
   tables_text(c, options, o);

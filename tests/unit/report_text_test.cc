@@ -43,25 +43,65 @@ TEST(TextReport, TheAnswerFitsTheFirstScreen) {
   const std::vector<std::string> lines = lines_of(render_text(planted()));
   ASSERT_GE(lines.size(), 24u);
   const std::vector<std::string> screen(lines.begin(), lines.begin() + 24);
-  // Every line of the answer, up to the end of the method's paragraph, fits 80 columns (the
-  // runs' names aside); the tables below it are as wide as their columns.
+  // Every line of the answer, up to the end of the method's paragraph, fits 80 columns, the
+  // run and the kernels included; the tables below it are as wide as their columns.
   std::string first;
   bool method = false;
   for (const auto& l : screen) {
     first += l + "\n";
     if (method && l.rfind("  ", 0) != 0) break;
     method = method || l.rfind("method:", 0) == 0;
-    if (l.rfind("A = ", 0) == 0 || l.rfind("B = ", 0) == 0) continue;
     EXPECT_LE(report_detail::width_of(l), 80u) << l;
   }
   ASSERT_TRUE(method) << first;
-  EXPECT_EQ(screen[3], "verdict: regressed (exit status 1)");
+  EXPECT_EQ(screen[0], "isolab compare: planted-regression (run");
+  EXPECT_EQ(screen[2], "A = vanilla (6.1.192-isolab-6615e1979a99)");
+  EXPECT_EQ(screen[4], "verdict: regressed (exit status 1)");
   EXPECT_THAT(first, HasSubstr("  primary: vmstat-idle: vmstat_update on CPUs 5-7: 0/s -> 1.04/s"));
   EXPECT_THAT(first, HasSubstr("  isolation gate: all 11 checks passed in every cell checked\n"));
   EXPECT_THAT(first, HasSubstr("  cells that did not count: 1 (listed below)\n"));
   // The method follows the answer; the settings come last.
   EXPECT_LT(first.find("verdict:"), first.find("method: exit status 1: rests on 1 primary"));
   EXPECT_THAT(first, Not(HasSubstr("settings:")));
+}
+
+// A primary that cannot reach alpha with these boots (an interrupt count that is 0 in every boot
+// of both kernels) is named once, in the "not decided" line with its reason, right after the
+// gate, and not again among the rows that did not move.
+TEST(TextReport, APrimaryThatCannotReachAlphaIsNamedOnceWithTheGate) {
+  CompareRequest r;
+  r.run_dirs = {kReportRun};
+  r.primary = kReportPrimary;
+  r.primary.push_back("latency.noise.irq_per_s@7:higher");
+  std::ostringstream err;
+  const std::string text = render_text(load_comparison(r, err).comparison);
+  const std::vector<std::string> lines = lines_of(text);
+  ASSERT_GE(lines.size(), 24u);
+  std::string screen;
+  for (std::size_t i = 0; i < 24; ++i) screen += lines[i] + "\n";
+  const std::string flat = unwrapped(screen);
+  // (unwrapped() joins the answer's indented lines with a space)
+  EXPECT_THAT(flat, HasSubstr("isolation gate: all 11 checks passed in every cell checked not "
+                              "decided: latency.noise.irq_per_s[cpu7] (could not reach alpha "
+                              "with these boots) cells"));
+  EXPECT_THAT(unwrapped(text), Not(HasSubstr("primary metrics that could not reach alpha")));
+  const std::string name = "latency.noise.irq_per_s[cpu7] (could not";
+  EXPECT_EQ(flat.find(name), flat.rfind(name));
+}
+
+// Two runs (B's run renamed here): each side names its run, on lines wrapped at 80 columns.
+TEST(TextReport, TwoRunsNameEachSidesRunWithinEightyColumns) {
+  Comparison c = planted();
+  c.run_b = "20261201T000000Z-planted-regression-other";
+  const std::vector<std::string> lines = lines_of(render_text(c));
+  ASSERT_GE(lines.size(), 8u);
+  EXPECT_EQ(lines[0], "isolab compare: planted-regression");
+  const std::string head =
+      unwrapped(lines[1] + "\n" + lines[2] + "\n" + lines[3] + "\n" + lines[4] + "\n");
+  EXPECT_THAT(head, HasSubstr("A = vanilla (run 20261130T203925Z-planted-regression-kqin12, "
+                              "6.1.192-isolab-6615e1979a99)\nB = planted (run "
+                              "20261201T000000Z-planted-regression-other, "));
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_LE(report_detail::width_of(lines[i]), 80u) << lines[i];
 }
 
 // The planted run copied, its result.json changed by `edit`, compared A against B.

@@ -54,10 +54,7 @@ int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostr
       err << "isolab compare: " << e.what() << "\n";
       return 2;
     }
-    refuse_unfinished_without_cells(l.run_a, l.dir_a);
-    refuse_unfinished_without_cells(l.run_b, l.dir_b);
-    err << unfinished_run_note(l.run_a, l.dir_a, "isolab compare");
-    if (l.dir_b != l.dir_a) err << unfinished_run_note(l.run_b, l.dir_b, "isolab compare");
+    note_unfinished_runs(l, err, "isolab compare");
     out << (format == ReportFormat::text ? render_text(l.comparison, {.all_rows = o.all_rows})
                                          : render(l.comparison, format));
     if (o.format == "text" || o.format == "markdown") out << host_load_line(l);

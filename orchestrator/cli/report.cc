@@ -24,13 +24,12 @@ std::string resume_command(const nlohmann::json& run, const std::filesystem::pat
 
 }  // namespace
 
-std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
-                                const std::string& who) {
+std::string unfinished_run_text(const nlohmann::json& run, const std::filesystem::path& dir) {
   const std::optional<results::UnfinishedRun> u = results::unfinished_run(run);
   if (!u) return "";
-  return who + ": note: run " + dir.string() + " did not finish (status \"" + u->status + "\", " +
+  return "run " + dir.string() + " did not finish (status \"" + u->status + "\", " +
          std::to_string(u->cells) + " cells recorded): the comparison rests on those cells; `" +
-         resume_command(run, dir) + "` finishes it\n";
+         resume_command(run, dir) + "` finishes it";
 }
 
 void refuse_unfinished_without_cells(const nlohmann::json& run, const std::filesystem::path& dir) {
@@ -39,6 +38,18 @@ void refuse_unfinished_without_cells(const nlohmann::json& run, const std::files
     throw Error("run " + dir.string() + " did not finish (status \"" + u->status +
                 "\") and recorded no cell: nothing to compare; `" + resume_command(run, dir) +
                 "` finishes it");
+}
+
+void note_unfinished_runs(LoadedComparison& l, std::ostream& err, const std::string& who) {
+  refuse_unfinished_without_cells(l.run_a, l.dir_a);
+  refuse_unfinished_without_cells(l.run_b, l.dir_b);
+  for (int side = 0; side < (l.dir_b != l.dir_a ? 2 : 1); ++side) {
+    const std::string u =
+        side == 0 ? unfinished_run_text(l.run_a, l.dir_a) : unfinished_run_text(l.run_b, l.dir_b);
+    if (u.empty()) continue;
+    err << who << ": note: " << u << "\n";
+    l.comparison.unfinished_runs.push_back(u);
+  }
 }
 
 int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostream& err) {
@@ -51,11 +62,7 @@ int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostrea
       err << who << ": " << e.what() << "\n";
       return 2;
     }
-    refuse_unfinished_without_cells(d.loaded.run_a, d.loaded.dir_a);
-    refuse_unfinished_without_cells(d.loaded.run_b, d.loaded.dir_b);
-    err << unfinished_run_note(d.loaded.run_a, d.loaded.dir_a, who);
-    if (d.loaded.dir_b != d.loaded.dir_a)
-      err << unfinished_run_note(d.loaded.run_b, d.loaded.dir_b, who);
+    note_unfinished_runs(d.loaded, err, who);
     const std::string page = render_html_report(d);
     if (!o.output || o.output->string() == "-") {
       out << page;

@@ -26,17 +26,21 @@ struct ReportCommandOptions {
 // `err` ("isolab report: error: ..."); returns 2 on error or a refused comparison.
 int report_command(const ReportCommandOptions& options, std::ostream& out, std::ostream& err);
 
-// For a run whose result.json "status" is "interrupted" or "running": "isolab compare: note: run
-// DIR did not finish (status "interrupted", N cells recorded): the comparison rests on those
-// cells; `isolab run SPEC --resume DIR` finishes it\n" (`who` names the command; SPEC is
-// result.json's spec_path when it has one); "" otherwise.
-std::string unfinished_run_note(const nlohmann::json& run, const std::filesystem::path& dir,
-                                const std::string& who);
+// For a run whose result.json "status" is "interrupted" or "running": "run DIR did not finish
+// (status "interrupted", N cells recorded): the comparison rests on those cells; `isolab run
+// SPEC --resume DIR` finishes it" (SPEC is result.json's spec_path when it has one); ""
+// otherwise.
+std::string unfinished_run_text(const nlohmann::json& run, const std::filesystem::path& dir);
 
 // Throws isolab::Error when such a run recorded no cell at all: "run DIR did not finish (status
 // "interrupted") and recorded no cell: nothing to compare; `isolab run SPEC --resume DIR`
 // finishes it". compare and report exit 2 on it.
 void refuse_unfinished_without_cells(const nlohmann::json& run, const std::filesystem::path& dir);
+
+// Both checks on A's and B's run (once when they are one run): refuses as above, else writes
+// "<who>: note: <unfinished_run_text>" on `err` for each unfinished run and keeps the text in
+// the comparison's unfinished_runs, so that every format of the answer says it.
+void note_unfinished_runs(LoadedComparison& l, std::ostream& err, const std::string& who);
 
 // Declares `isolab report`'s options (CLI11) on `sub`; the action runs it and returns its exit
 // status.

@@ -131,6 +131,10 @@ struct Comparison {
   std::size_t cells_b = 0;
   bool forced = false;
   std::vector<std::string> differences;  // non-empty only when forced
+  // A run that did not finish, one line each (cli/report.h unfinished_run_text: "run DIR did not
+  // finish (status "interrupted", N cells recorded): ..."); the comparison rests on the cells it
+  // recorded. Empty for finished runs.
+  std::vector<std::string> unfinished_runs;
   CompareSettings settings;
   std::vector<MetricRow> metrics;  // sorted by name
   std::vector<TailRow> tails;

@@ -133,6 +133,9 @@ std::string section_header(const ReportData& d) {
     for (const auto& diff : c.differences) o << "<li>" << esc(diff) << "</li>";
     o << "</ul></div>\n";
   }
+  for (const auto& u : c.unfinished_runs)
+    o << "<div class=\"forced\" data-answer=\"unfinished\"><b>UNFINISHED</b>: " << esc(u)
+      << "</div>\n";
   return o.str();
 }
 

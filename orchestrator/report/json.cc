@@ -314,6 +314,7 @@ nlohmann::json render_json(const Comparison& c) {
                       {"cells_b", c.cells_b},
                       {"forced", c.forced},
                       {"differences", c.differences},
+                      {"unfinished_runs", c.unfinished_runs},
                       {"settings", settings_to_json(c.settings)},
                       {"stratified", c.stratified},
                       {"hosts", hosts_json(c)},

@@ -254,6 +254,7 @@ void answer_text(const Comparison& c, std::ostringstream& o) {
 }
 
 void caveats_text(const Comparison& c, std::ostringstream& o) {
+  for (const auto& u : c.unfinished_runs) o << wrap("UNFINISHED: " + u, kColumns, "", "    ");
   if (c.forced) {
     o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
     for (const auto& d : c.differences) o << wrap("- " + d, kColumns, "  ", "    ");

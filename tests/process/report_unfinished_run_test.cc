@@ -1,5 +1,6 @@
 // compare and report of a run that did not finish (result.json "status" "interrupted", as
-// `isolab run` writes it on SIGINT): both say so on stderr and name --resume; the comparison
+// `isolab run` writes it on SIGINT): both say so on stderr and in the answer (text, JSON and
+// the page) and name --resume; the comparison
 // rests on the cells recorded and its exit status is unchanged; one that recorded no cell is
 // refused (exit 2), since nothing was measured.
 #include <gmock/gmock.h>
@@ -39,10 +40,19 @@ TEST(UnfinishedRun, CompareAndReportSayItAndNameResume) {
   const std::string spec = run.value("spec_path", std::string("SPEC"));
   EXPECT_THAT(cut.err, HasSubstr("`isolab run " + (spec.empty() ? "SPEC" : spec) + " --resume " +
                                  dir.string() + "` finishes it"));
+  EXPECT_THAT(cut.out, HasSubstr("UNFINISHED: run "));
+  EXPECT_THAT(whole.out, Not(HasSubstr("UNFINISHED")));
+  const ProcessResult json = run_isolab_command({"compare", dir.string(), "--format", "json"});
+  const auto doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc.at("unfinished_runs").size(), 1u) << json.out.substr(0, 400);
+  EXPECT_THAT(doc["unfinished_runs"][0].get<std::string>(),
+              HasSubstr(dir.string() + " did not finish (status \"interrupted\""));
   const ProcessResult page =
       run_isolab_command({"report", dir.string(), "-o", (dir / "report.html").string()});
   EXPECT_EQ(page.exit_code, 0) << page.err;
   EXPECT_THAT(page.err, HasSubstr("isolab report: note: run " + dir.string() + " did not finish"));
+  EXPECT_THAT(read_file(dir / "report.html"),
+              HasSubstr("data-answer=\"unfinished\"><b>UNFINISHED</b>: run "));
 }
 
 TEST(UnfinishedRun, NoCellRecordedIsRefusedNamingResume) {

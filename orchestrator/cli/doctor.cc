@@ -22,7 +22,8 @@ using nlohmann::json;
 
 namespace {
 
-// isolab doctor [SPEC]: what this host can do, and the host CPU plan of a spec's guest.
+// isolab doctor [SPEC]: what this host can do, and the host CPU plan of a spec's guest; exit 1
+// when that plan is REFUSED (the run would refuse the spec on this host), 0 otherwise.
 // isolab doctor --insn-plugin: only the instruction-counting plugin's preflight; exit 1 when
 // QEMU refuses the plugin or it counts wrong (scripts/setup.sh runs this after the build).
 struct DoctorCommand {
@@ -34,7 +35,8 @@ struct DoctorCommand {
     doc.add_flag("--json", json_output, "Machine-readable output");
     doc.add_option("spec", spec_path,
                    "Also print the host CPU plan for this spec's guest (which host CPUs each "
-                   "guest's vCPUs and QEMU threads get, how many guests at once)");
+                   "guest's vCPUs and QEMU threads get, how many guests at once); exit 1 when "
+                   "the plan is REFUSED");
     doc.add_option("--parallel", parallel, "With a spec: N or auto, as for `run`");
     doc.add_flag("--insn-plugin", insn_plugin_only,
                  "Only boot the QEMU instruction-counting plugin's test guest; exit 1 when QEMU "
@@ -50,7 +52,8 @@ struct DoctorCommand {
     std::string plan_text = spec_path.empty() ? "" : add_host_plan(facts);
     std::cout << (json_output ? isolab::json_text(facts, 2) + "\n"
                               : isolab::doctor_text(facts) + plan_text);
-    return 0;
+    const bool refused = facts.contains("host_plan") && !facts["host_plan"].value("ok", true);
+    return refused ? 1 : 0;
   }
 
   int run_insn_plugin(isolab::ProcessRunner& runner, const isolab::InsnPluginFiles& plugin) const {

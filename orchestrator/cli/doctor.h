@@ -1,5 +1,6 @@
-// isolab doctor [SPEC]: what this host can do, and the host CPU plan of a spec's guest; isolab
-// doctor --insn-plugin: only the instruction-counting plugin's preflight.
+// isolab doctor [SPEC]: what this host can do, and the host CPU plan of a spec's guest (exit 1
+// when the plan is refused); isolab doctor --insn-plugin: only the instruction-counting plugin's
+// preflight (exit 1 when QEMU refuses the plugin or it counts wrong).
 #pragma once
 
 #include "cli/subcommand.h"

@@ -63,13 +63,18 @@ TEST(HostPlanCli, OvercommittedSpecWithoutOvercommitIsRefusedWithTheNumbers) {
   EXPECT_TRUE(plan["overcommitted"]);
   ASSERT_EQ(plan["slots"].size(), 1u);
   EXPECT_EQ(plan["slots"][0]["vcpus"][0], host.online.to_list());
+  EXPECT_EQ(run_isolab_command({"doctor", (dir / "spec.json").string()}).exit_code, 0);
 
-  // doctor prints the refusal for the spec without overcommit.
+  // doctor prints the refusal for the spec without overcommit, and says it by its exit status.
   spec.erase("overcommit");
   write_file_atomic(dir / "spec.json", spec.dump(2));
   ProcessResult doc = run_isolab_command({"doctor", (dir / "spec.json").string()});
-  EXPECT_EQ(doc.exit_code, 0) << doc.err;
+  EXPECT_EQ(doc.exit_code, 1) << doc.err;
   EXPECT_THAT(doc.out, HasSubstr("REFUSED  the guest needs " + std::to_string(n) + " vCPUs"));
+  const ProcessResult json_doc =
+      run_isolab_command({"doctor", (dir / "spec.json").string(), "--json"});
+  EXPECT_EQ(json_doc.exit_code, 1) << json_doc.err;
+  EXPECT_FALSE(json::parse(json_doc.out).at("host_plan").at("ok").get<bool>());
   fs::remove_all(dir);
 }
 

@@ -111,6 +111,30 @@ std::string reason_of(std::string_view w) {
          "'";
 }
 
+// A SAX handler that builds nothing and keeps where nlohmann's parser stopped: its
+// parse_error() gets the byte position that the exceptions other than parse_error (a number no
+// double holds: out_of_range 406) do not carry.
+struct ErrorPosition : nlohmann::json_sax<json> {
+  std::size_t position = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t at, const std::string&,
+                   const nlohmann::detail::exception&) override {
+    position = at;
+    return false;
+  }
+};
+
 }  // namespace
 
 json parse_json_document(std::string_view text, const std::string& what) {
@@ -122,7 +146,12 @@ json parse_json_document(std::string_view text, const std::string& what) {
     throw Error(what + ": not valid JSON at " + where(text, at) + " (byte " +
                 std::to_string(e.byte) + "): " + reason_of(e.what()));
   } catch (const json::exception& e) {  // e.g. a number no double holds
-    throw Error(what + ": not valid JSON: " + reason_of(e.what()));
+    ErrorPosition sax;
+    json::sax_parse(text, &sax);
+    if (sax.position == 0) throw Error(what + ": not valid JSON: " + reason_of(e.what()));
+    const std::size_t at = sax.position - 1;
+    throw Error(what + ": not valid JSON at " + where(text, at) + " (byte " +
+                std::to_string(sax.position) + "): " + reason_of(e.what()));
   }
 }
 

@@ -21,7 +21,8 @@ inline constexpr std::size_t kMaxJsonDepth = 512;
 // with "<what>: " and naming where the input went wrong by line and column (1-based, in bytes):
 //   "nested deeper than 512 at line L column C"
 //   "duplicate key 'K' at /json/pointer (line L column C)"
-//   "not valid JSON at line L column C (byte B): <nlohmann's reason>"
+//   "not valid JSON at line L column C (byte B): <nlohmann's reason>" (also for a number no
+//   double holds, such as 1e999: "number overflow parsing '1e999'")
 // No message quotes more than 80 bytes of text (control and non-ASCII bytes as '?').
 nlohmann::json parse_json_document(std::string_view text, const std::string& what);
 

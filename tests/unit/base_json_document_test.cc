@@ -53,6 +53,14 @@ TEST(JsonDocument, SyntaxErrorsNameLineAndColumnAndQuoteAtMost80Bytes) {
   EXPECT_LT(cut.size(), 300u);
 }
 
+// A number no double holds is no syntax error to nlohmann (out_of_range 406, without a byte):
+// it is still named by line and column, at the number's last byte.
+TEST(JsonDocument, ANumberNoDoubleHoldsIsNamedByLineAndColumn) {
+  EXPECT_EQ(error_of("{\n  \"seconds\": 1e999\n}"),
+            "in.json: not valid JSON at line 2 column 18 (byte 20): "
+            "[json.exception.out_of_range.406] number overflow parsing '1e999'");
+}
+
 TEST(JsonDocument, AFileIsReadWithinItsLimit) {
   const fs::path dir = fs::path(::testing::TempDir()) / "json-document";
   fs::create_directories(dir);

@@ -55,7 +55,7 @@ fi
 # -max_len per target (bytes): console logs are large, the rest are small files or lines.
 max_len_of() {
   case "$1" in
-    console) echo $((1 << 20)) ;;
+    console | json_document) echo $((1 << 20)) ;;
     cpulist) echo 4096 ;;
     *) echo 65536 ;;
   esac

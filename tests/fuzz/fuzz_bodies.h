@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/json_document.h"
 #include "base/json_text.h"
 #include "cmdline/analysis_output.h"
 #include "cmdline/analyze.h"
@@ -485,6 +486,24 @@ inline void fuzz_channel(std::string_view in) {
   dump_like_result_json(problems);
 }
 
+// --- JSON documents (specs, result.json, imports) ---------------------------------------------
+
+// Input: a whole document, as `run`, `doctor`, `compare` and `report` read a spec or result.json.
+// Refused with a message of at most 1 KiB (it quotes at most 80 bytes of the input), or parsed
+// into a value that copies and dumps (the copy is what overflowed the stack 150 000 deep).
+inline void fuzz_json_document(std::string_view in) {
+  nlohmann::json j;
+  try {
+    j = parse_json_document(in, "fuzz.json");
+  } catch (const Error& e) {
+    check(std::string_view(e.what()).size() <= 1024, "error message over 1 KiB");
+    return;
+  }
+  const nlohmann::json copy = j;
+  check(copy == j || j.dump() == copy.dump(), "a copy differs from the parsed document");
+  dump_like_result_json(copy);
+}
+
 // --- registry --------------------------------------------------------------------------------
 
 struct Target {
@@ -509,6 +528,7 @@ inline const std::vector<Target>& targets() {
       {"console", fuzz_console, 1 << 20},
       {"trace", fuzz_trace, 64 << 10},
       {"channel", fuzz_channel, 64 << 10},
+      {"json_document", fuzz_json_document, 1 << 20},
   };
   return t;
 }

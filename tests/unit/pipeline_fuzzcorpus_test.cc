@@ -60,7 +60,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, FuzzCorpus,
                          ::testing::Values("tokenize", "cpulist", "analyze", "gate",
                                            "cyclictest_json", "cyclictest_text", "oslat",
                                            "stressng_yaml", "stressng_text", "yaml_subset",
-                                           "vmstat_overhead", "console", "trace", "channel"),
+                                           "vmstat_overhead", "console", "trace", "channel",
+                                           "json_document"),
                          [](const auto& info) { return info.param; });
 
 // The list above, the registry in fuzz_bodies.h, the fuzz_<name>.cc executables and the corpus
@@ -75,7 +76,7 @@ TEST(FuzzCorpusLayout, RegistryExecutablesAndCorporaMatch) {
     if (n.rfind("fuzz_", 0) == 0 && e.path().extension() == ".cc")
       sources.insert(n.substr(5, n.size() - 5 - 3));
   }
-  EXPECT_EQ(registry.size(), 14u);
+  EXPECT_EQ(registry.size(), 15u);
   EXPECT_EQ(registry, corpora);
   EXPECT_EQ(registry, sources);
 }

@@ -54,7 +54,7 @@ int compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostr
       err << "isolab compare: " << e.what() << "\n";
       return 2;
     }
-    note_unfinished_runs(l, err, "isolab compare");
+    note_run_records(l, err, "isolab compare");
     out << (format == ReportFormat::text ? render_text(l.comparison, {.all_rows = o.all_rows})
                                          : render(l.comparison, format));
     if (o.format == "text" || o.format == "markdown") out << host_load_line(l);

@@ -31,7 +31,7 @@ struct CompareCommandOptions : CompareRequest {
 // 1 something counted against B, 3 no declared primary could reach alpha with these boots
 // (compare/exit_status.h), 2 error or refused comparison. A run that did not finish (result.json
 // "status" "interrupted" or "running") is compared on the cells it recorded, with
-// note_unfinished_runs() (cli/report.h): a note on `err` and a line in every format; one that
+// note_run_records() (cli/report.h): a note on `err` and a line in every format; one that
 // recorded no cell is refused (2, refuse_unfinished_without_cells()). Settings come from the B
 // run's spec "compare" section (result.json /spec/compare; errors name that pointer), plus the
 // noise floors and --primary. With relabel_aa the exit status is 0 once the report is written (2 on

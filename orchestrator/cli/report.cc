@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <map>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -40,15 +41,33 @@ void refuse_unfinished_without_cells(const nlohmann::json& run, const std::files
                 "` finishes it");
 }
 
-void note_unfinished_runs(LoadedComparison& l, std::ostream& err, const std::string& who) {
+std::string undeclared_variant_text(const nlohmann::json& run, const std::filesystem::path& dir) {
+  std::map<std::string, std::size_t> cells;
+  for (const auto& label : results::cell_labels(run))
+    if (!results::names_variant(run, label.variant)) ++cells[label.variant];
+  std::string list;
+  for (const auto& [variant, n] : cells)
+    list += (list.empty() ? "" : ", ") + std::to_string(n) + " of variant '" +
+            sanitize_excerpt(variant, 80) + "'";
+  if (list.empty()) return "";
+  return "run " + dir.string() + " has cells of variants it does not declare (variant_order, " +
+         "variants): " + list + "; they are left out of the comparison";
+}
+
+void note_run_records(LoadedComparison& l, std::ostream& err, const std::string& who) {
   refuse_unfinished_without_cells(l.run_a, l.dir_a);
   refuse_unfinished_without_cells(l.run_b, l.dir_b);
   for (int side = 0; side < (l.dir_b != l.dir_a ? 2 : 1); ++side) {
-    const std::string u =
-        side == 0 ? unfinished_run_text(l.run_a, l.dir_a) : unfinished_run_text(l.run_b, l.dir_b);
-    if (u.empty()) continue;
-    err << who << ": note: " << u << "\n";
-    l.comparison.unfinished_runs.push_back(u);
+    const nlohmann::json& run = side == 0 ? l.run_a : l.run_b;
+    const std::filesystem::path& dir = side == 0 ? l.dir_a : l.dir_b;
+    const std::pair<const char*, std::string> notes[] = {
+        {"unfinished", unfinished_run_text(run, dir)},
+        {"undeclared-variant", undeclared_variant_text(run, dir)}};
+    for (const auto& [kind, text] : notes) {
+      if (text.empty()) continue;
+      err << who << ": note: " << text << "\n";
+      l.comparison.run_notes.push_back({kind, text});
+    }
   }
 }
 
@@ -62,7 +81,7 @@ int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostrea
       err << who << ": " << e.what() << "\n";
       return 2;
     }
-    note_unfinished_runs(d.loaded, err, who);
+    note_run_records(d.loaded, err, who);
     const std::string page = render_html_report(d);
     if (!o.output || o.output->string() == "-") {
       out << page;

@@ -37,10 +37,16 @@ std::string unfinished_run_text(const nlohmann::json& run, const std::filesystem
 // finishes it". compare and report exit 2 on it.
 void refuse_unfinished_without_cells(const nlohmann::json& run, const std::filesystem::path& dir);
 
-// Both checks on A's and B's run (once when they are one run): refuses as above, else writes
-// "<who>: note: <unfinished_run_text>" on `err` for each unfinished run and keeps the text in
-// the comparison's unfinished_runs, so that every format of the answer says it.
-void note_unfinished_runs(LoadedComparison& l, std::ostream& err, const std::string& who);
+// For a run with cells whose variant neither variant_order nor variants names (compare leaves
+// them out): "run DIR has cells of variants it does not declare (variant_order, variants): 2 of
+// variant 'x'; they are left out of the comparison" (names cut to 80 bytes); "" otherwise.
+std::string undeclared_variant_text(const nlohmann::json& run, const std::filesystem::path& dir);
+
+// The checks above on A's and B's run (once when they are one run): refuses a run that did not
+// finish and recorded no cell; else, for each sentence above that is not "", writes "<who>:
+// note: <sentence>" on `err` and keeps it in the comparison's run_notes ("unfinished",
+// "undeclared-variant"), so that every format of the answer says it.
+void note_run_records(LoadedComparison& l, std::ostream& err, const std::string& who);
 
 // Declares `isolab report`'s options (CLI11) on `sub`; the action runs it and returns its exit
 // status.

@@ -131,10 +131,15 @@ struct Comparison {
   std::size_t cells_b = 0;
   bool forced = false;
   std::vector<std::string> differences;  // non-empty only when forced
-  // A run that did not finish, one line each (cli/report.h unfinished_run_text: "run DIR did not
-  // finish (status "interrupted", N cells recorded): ..."); the comparison rests on the cells it
-  // recorded. Empty for finished runs.
-  std::vector<std::string> unfinished_runs;
+  // What A's and B's result.json say that the answer must carry (cli/report.h
+  // note_run_records): kind "unfinished" (a run that did not finish: the comparison rests on
+  // the cells it recorded) or "undeclared-variant" (cells of a variant the run does not declare,
+  // left out), and the sentence. Empty for whole runs.
+  struct RunNote {
+    std::string kind;
+    std::string text;
+  };
+  std::vector<RunNote> run_notes;
   CompareSettings settings;
   std::vector<MetricRow> metrics;  // sorted by name
   std::vector<TailRow> tails;

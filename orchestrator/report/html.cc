@@ -133,9 +133,9 @@ std::string section_header(const ReportData& d) {
     for (const auto& diff : c.differences) o << "<li>" << esc(diff) << "</li>";
     o << "</ul></div>\n";
   }
-  for (const auto& u : c.unfinished_runs)
-    o << "<div class=\"forced\" data-answer=\"unfinished\"><b>UNFINISHED</b>: " << esc(u)
-      << "</div>\n";
+  for (const auto& n : c.run_notes)
+    o << "<div class=\"forced\" data-answer=\"" << esc(n.kind) << "\"><b>" << run_note_label(n.kind)
+      << "</b>: " << esc(n.text) << "</div>\n";
   return o.str();
 }
 

@@ -131,6 +131,12 @@ nlohmann::json metric_json(const MetricRow& r, const CompareSettings& s) {
   return m;
 }
 
+nlohmann::json run_notes_json(const Comparison& c) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& n : c.run_notes) j.push_back({{"kind", n.kind}, {"text", n.text}});
+  return j;
+}
+
 nlohmann::json tails_json(const Comparison& c) {
   auto tail = [](const HistogramTail& h) {
     return nlohmann::json{{"samples", h.samples},          {"overflows", h.overflows},
@@ -314,7 +320,7 @@ nlohmann::json render_json(const Comparison& c) {
                       {"cells_b", c.cells_b},
                       {"forced", c.forced},
                       {"differences", c.differences},
-                      {"unfinished_runs", c.unfinished_runs},
+                      {"run_notes", run_notes_json(c)},
                       {"settings", settings_to_json(c.settings)},
                       {"stratified", c.stratified},
                       {"hosts", hosts_json(c)},

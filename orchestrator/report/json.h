@@ -10,8 +10,8 @@
 namespace isolab {
 
 // {"schema":"isolab-comparison","version":1, "run_a","run_b","variant_a","variant_b",
-//  "kernel_a","kernel_b","spec_name","forced","differences","unfinished_runs" (one line per run
-//  that did not finish),"settings":{...},"host_sensitive",
+//  "kernel_a","kernel_b","spec_name","forced","differences","run_notes":[{"kind" ("unfinished"|
+//  "undeclared-variant"),"text"}],"settings":{...},"host_sensitive",
 //  "metrics":[{"name","metric","unit","better","kind","cpus","derived","tcg","role",
 //              "a":{n,median,mean,stddev,min,max,cv,values},"b":{...},"missing_a","missing_b",
 //              "change_pct","ci_low_pct","ci_high_pct","interval":{"low","high","low_bounded",

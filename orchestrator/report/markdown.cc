@@ -146,7 +146,8 @@ std::string render_markdown(const Comparison& c) {
   o << "\n**Summary**\n\n";
   for (const auto& l : summarize(c)) o << "- " << md_escape_summary(l.text) << "\n";
   o << "\n- " << md_escape(settings_line(c)) << "\n";
-  for (const auto& u : c.unfinished_runs) o << "\n**UNFINISHED:** " << md_escape(u) << "\n";
+  for (const auto& n : c.run_notes)
+    o << "\n**" << run_note_label(n.kind) << ":** " << md_escape(n.text) << "\n";
   if (c.forced) {
     o << "\n**FORCED comparison of unlike runs.** Differences:\n\n";
     for (const auto& d : c.differences) o << "- " << md_escape(d) << "\n";

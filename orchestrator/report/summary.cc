@@ -288,6 +288,10 @@ std::string header_line(const Comparison& c) {
          "\nB = " + side(c.variant_b, c.run_b, c.kernel_b);
 }
 
+std::string run_note_label(const std::string& kind) {
+  return kind == "unfinished" ? "UNFINISHED" : "LEFT OUT";
+}
+
 std::string title_line(const Comparison& c) {
   std::string s = "isolab compare";
   if (!c.spec_name.empty()) s += ": " + c.spec_name;

@@ -84,6 +84,8 @@ std::vector<std::string> undecided_answers(const Comparison& c);
 // (primary true or false), or over every row when role is nullopt.
 std::string verdict_tally(const Comparison& c, std::optional<bool> primary = std::nullopt);
 
+// The label a run note (Comparison::run_notes) opens with: "UNFINISHED" or "LEFT OUT".
+std::string run_note_label(const std::string& kind);
 // "isolab compare: <spec name> (run <id>)", the run only when A and B come from the same one.
 std::string title_line(const Comparison& c);
 // "A = <variant> (run <id>, <kernel>)\nB = ..." (the run only when A's and B's differ, the

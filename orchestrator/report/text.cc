@@ -254,7 +254,8 @@ void answer_text(const Comparison& c, std::ostringstream& o) {
 }
 
 void caveats_text(const Comparison& c, std::ostringstream& o) {
-  for (const auto& u : c.unfinished_runs) o << wrap("UNFINISHED: " + u, kColumns, "", "    ");
+  for (const auto& n : c.run_notes)
+    o << wrap(run_note_label(n.kind) + ": " + n.text, kColumns, "", "    ");
   if (c.forced) {
     o << "FORCED: these runs are not comparable; the comparison was forced. Differences:\n";
     for (const auto& d : c.differences) o << wrap("- " + d, kColumns, "  ", "    ");

@@ -1,8 +1,8 @@
-// compare and report of a run that did not finish (result.json "status" "interrupted", as
-// `isolab run` writes it on SIGINT): both say so on stderr and in the answer (text, JSON and
-// the page) and name --resume; the comparison
-// rests on the cells recorded and its exit status is unchanged; one that recorded no cell is
-// refused (exit 2), since nothing was measured.
+// compare and report of runs whose record is not whole. A run that did not finish (result.json
+// "status" "interrupted", as `isolab run` writes it on SIGINT): both say so on stderr and in the
+// answer (text, JSON and the page) and name --resume; the comparison rests on the cells
+// recorded and its exit status is unchanged; one that recorded no cell is refused (exit 2),
+// since nothing was measured. Cells of a variant the run does not declare: said, left out.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -44,8 +44,9 @@ TEST(UnfinishedRun, CompareAndReportSayItAndNameResume) {
   EXPECT_THAT(whole.out, Not(HasSubstr("UNFINISHED")));
   const ProcessResult json = run_isolab_command({"compare", dir.string(), "--format", "json"});
   const auto doc = nlohmann::json::parse(json.out);
-  ASSERT_EQ(doc.at("unfinished_runs").size(), 1u) << json.out.substr(0, 400);
-  EXPECT_THAT(doc["unfinished_runs"][0].get<std::string>(),
+  ASSERT_EQ(doc.at("run_notes").size(), 1u) << json.out.substr(0, 400);
+  EXPECT_EQ(doc["run_notes"][0]["kind"], "unfinished");
+  EXPECT_THAT(doc["run_notes"][0]["text"].get<std::string>(),
               HasSubstr(dir.string() + " did not finish (status \"interrupted\""));
   const ProcessResult page =
       run_isolab_command({"report", dir.string(), "-o", (dir / "report.html").string()});
@@ -74,6 +75,31 @@ TEST(UnfinishedRun, NoCellRecordedIsRefusedNamingResume) {
         << cmd;
     EXPECT_THAT(r.err, HasSubstr("--resume " + dir.string())) << cmd;
   }
+}
+
+// Cells of a variant the run does not declare (a hand-edited or merged result.json) are left out
+// of the comparison, and the answer says so instead of dropping them unseen.
+TEST(UndeclaredVariant, CellsLeftOutAreSaidInTheAnswer) {
+  const fs::path dir = vmtest::temp_dir("undeclared") / "run";
+  fs::copy(kRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = nlohmann::json::parse(read_file(dir / "result.json"));
+  run["cells"][0]["variant"] = "ghost";
+  run["cells"][1]["variant"] = "ghost";
+  write_file_atomic(dir / "result.json", run.dump());
+  const ProcessResult text = run_isolab_command({"compare", dir.string()});
+  const std::string said = "run " + dir.string() +
+                           " has cells of variants it does not declare (variant_order, variants): "
+                           "2 of variant 'ghost'; they are left out of the comparison";
+  EXPECT_THAT(text.err, HasSubstr("isolab compare: note: " + said));
+  EXPECT_THAT(text.out, HasSubstr("LEFT OUT: run "));
+  const ProcessResult json = run_isolab_command({"compare", dir.string(), "--format", "json"});
+  const auto doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc.at("run_notes").size(), 1u);
+  EXPECT_EQ(doc["run_notes"][0]["kind"], "undeclared-variant");
+  EXPECT_EQ(doc["run_notes"][0]["text"], said);
+  // The untouched run has no note.
+  const ProcessResult whole = run_isolab_command({"compare", kRun.string(), "--format", "json"});
+  EXPECT_TRUE(nlohmann::json::parse(whole.out).at("run_notes").empty());
 }
 
 }  // namespace

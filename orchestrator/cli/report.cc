@@ -1,11 +1,13 @@
 #include "cli/report.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 #include "base/error.h"
 #include "base/files.h"
+#include "compare/exit_status.h"
 #include "report/data.h"
 #include "report/html.h"
 #include "results/run_facts.h"
@@ -54,6 +56,21 @@ std::string undeclared_variant_text(const nlohmann::json& run, const std::filesy
          "variants): " + list + "; they are left out of the comparison";
 }
 
+void refuse_side_without_cells(const Comparison& c) {
+  if (compare_exit_status(c) == 1) return;  // what counted against B is the answer
+  const std::pair<const char*, std::size_t> sides[] = {{"A", c.cells_a}, {"B", c.cells_b}};
+  for (const auto& [side, ok] : sides) {
+    if (ok > 0) continue;
+    const std::string variant = side[0] == 'A' ? c.variant_a : c.variant_b;
+    const auto others = std::count_if(c.issues.begin(), c.issues.end(),
+                                      [&](const CellIssue& i) { return i.side == side; });
+    throw Error(std::string(side) + " (" + sanitize_excerpt(variant, 80) +
+                ") has no cell that counts (" + std::to_string(others) +
+                " recorded cells invalid or failed, none ok): nothing was measured on that side, "
+                "and nothing counted against B");
+  }
+}
+
 void note_run_records(LoadedComparison& l, std::ostream& err, const std::string& who) {
   refuse_unfinished_without_cells(l.run_a, l.dir_a);
   refuse_unfinished_without_cells(l.run_b, l.dir_b);
@@ -69,6 +86,7 @@ void note_run_records(LoadedComparison& l, std::ostream& err, const std::string&
       l.comparison.run_notes.push_back({kind, text});
     }
   }
+  refuse_side_without_cells(l.comparison);
 }
 
 int report_command(const ReportCommandOptions& o, std::ostream& out, std::ostream& err) {

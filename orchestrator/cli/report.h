@@ -42,10 +42,17 @@ void refuse_unfinished_without_cells(const nlohmann::json& run, const std::files
 // variant 'x'; they are left out of the comparison" (names cut to 80 bytes); "" otherwise.
 std::string undeclared_variant_text(const nlohmann::json& run, const std::filesystem::path& dir);
 
+// Throws isolab::Error when A or B has no contributing (ok) cell and nothing counted against B
+// (compare_exit_status() is not 1): "B (patched) has no cell that counts (N recorded cells
+// invalid or failed, none ok): nothing was measured on that side, and nothing counted against
+// B". A B whose every boot failed in a way that counts against it keeps its answer (exit 1).
+void refuse_side_without_cells(const Comparison& c);
+
 // The checks above on A's and B's run (once when they are one run): refuses a run that did not
 // finish and recorded no cell; else, for each sentence above that is not "", writes "<who>:
 // note: <sentence>" on `err` and keeps it in the comparison's run_notes ("unfinished",
-// "undeclared-variant"), so that every format of the answer says it.
+// "undeclared-variant"), so that every format of the answer says it; then
+// refuse_side_without_cells().
 void note_run_records(LoadedComparison& l, std::ostream& err, const std::string& who);
 
 // Declares `isolab report`'s options (CLI11) on `sub`; the action runs it and returns its exit

@@ -102,5 +102,28 @@ TEST(UndeclaredVariant, CellsLeftOutAreSaidInTheAnswer) {
   EXPECT_TRUE(nlohmann::json::parse(whole.out).at("run_notes").empty());
 }
 
+// A side with no cell that counts (here every B cell taken out of a finished run) is refused:
+// "no regression" over no boot of B would pass for an answer. A B whose boots all failed in a
+// way that counts against it keeps exit 1 (compare's own tests).
+TEST(NoCellOfASide, IsRefusedInsteadOfNoRegression) {
+  const fs::path dir = vmtest::temp_dir("no-b-cell") / "run";
+  fs::copy(kRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = nlohmann::json::parse(read_file(dir / "result.json"));
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& c : run["cells"])
+    if (c.value("variant", "") != "planted") kept.push_back(c);
+  run["cells"] = kept;
+  write_file_atomic(dir / "result.json", run.dump());
+  for (const auto& format : {"text", "json"}) {
+    const ProcessResult r = run_isolab_command({"compare", dir.string(), "--format", format});
+    EXPECT_EQ(r.exit_code, 2) << format << ": " << r.out.substr(0, 300);
+    EXPECT_THAT(r.err, HasSubstr("B (planted) has no cell that counts (0 recorded cells invalid "
+                                 "or failed, none ok): nothing was measured on that side"));
+  }
+  const ProcessResult page =
+      run_isolab_command({"report", dir.string(), "-o", (dir / "report.html").string()});
+  EXPECT_EQ(page.exit_code, 2) << page.err;
+}
+
 }  // namespace
 }  // namespace isolab

@@ -48,10 +48,7 @@ struct GuestPlan {
   std::string expect_nohz_full;  // canonical cpulist ("" = none expected)
   bool skip_on_mismatch = true;  // skip the steps when CPU count / isolation differ
   std::string busy_cpus;         // cpulist for the tick check busy window ("" = none)
-  // Seconds between the two /proc/interrupts snapshots. One is enough: the gate fails a CPU
-  // above 10 LOC/s (gate/gate.h), a running tick gives HZ (100 to 1000) a second, a stopped
-  // one 0 or 1; the window is setup time of every boot.
-  int busy_window_s = 1;
+  int busy_window_s = 3;
   std::string before_steps;  // extra sh run before the steps (tests inject faults here)
   // sysctl name ("vm.numa_stat") -> value, written to /proc/sys/<name with '.' -> '/'> before
   // the steps, then read back. Record "sysctls": one line per entry,

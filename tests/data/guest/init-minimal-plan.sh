@@ -65,11 +65,11 @@ for d in /sys/devices/system/cpu/cpu[0-9]*; do
 done > /tmp/fact 2>/dev/null
 rec cpu_topology 0 /tmp/fact
 cat /proc/interrupts > /tmp/int0
-sleep 1
+sleep 3
 cat /proc/interrupts > /tmp/int1
 rec interrupts_before 0 /tmp/int0
 rec interrupts_after 0 /tmp/int1
-echo 1 > /tmp/fact; rec busy_window_s 0 /tmp/fact
+echo 3 > /tmp/fact; rec busy_window_s 0 /tmp/fact
 dmesg > /tmp/fact 2>&1; rec dmesg 0 /tmp/fact
 ok=1
 n=$(grep -c ^processor /proc/cpuinfo)

@@ -7,22 +7,40 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/json_text.h"
 #include "compare/exit_status.h"
 #include "report/data.h"
 #include "report/html.h"
 #include "results/run_facts.h"
+#include "spec/spec.h"
 
 namespace isolab {
 
 namespace {
 
-// "isolab run SPEC --resume DIR", with the spec's path when result.json records it.
+// Whether the spec file at `path` is no longer the spec the run began with (its sha256 differs
+// from result.json's spec_sha256, as `run --resume` checks), or cannot be read as a spec.
+bool spec_changed_since(const nlohmann::json& run, const std::string& path) {
+  try {
+    return results::resume_facts(run).spec_sha256 !=
+           sha256_hex(json_text(load_spec_file(path).raw));
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
+// "`isolab run SPEC --resume DIR` finishes it", with the spec's path when result.json records
+// it, and what stands in the way when that file has changed since the run began.
 std::string resume_command(const nlohmann::json& run, const std::filesystem::path& dir) {
   const auto p = run.find("spec_path");
-  const std::string spec = p != run.end() && p->is_string() && !p->get<std::string>().empty()
-                               ? p->get<std::string>()
-                               : "SPEC";
-  return "isolab run " + spec + " --resume " + dir.string();
+  const bool known = p != run.end() && p->is_string() && !p->get<std::string>().empty();
+  const std::string spec = known ? p->get<std::string>() : "SPEC";
+  std::string s = "`isolab run " + spec + " --resume " + dir.string() + "` finishes it";
+  if (known && spec_changed_since(run, spec))
+    s += " with the spec the run began with (" + spec +
+         " has changed since, or cannot be read: result.json's spec_sha256 differs, and "
+         "`run --resume` refuses another spec)";
+  return s;
 }
 
 }  // namespace
@@ -31,16 +49,15 @@ std::string unfinished_run_text(const nlohmann::json& run, const std::filesystem
   const std::optional<results::UnfinishedRun> u = results::unfinished_run(run);
   if (!u) return "";
   return "run " + dir.string() + " did not finish (status \"" + u->status + "\", " +
-         std::to_string(u->cells) + " cells recorded): the comparison rests on those cells; `" +
-         resume_command(run, dir) + "` finishes it";
+         std::to_string(u->cells) + " cells recorded): the comparison rests on those cells; " +
+         resume_command(run, dir);
 }
 
 void refuse_unfinished_without_cells(const nlohmann::json& run, const std::filesystem::path& dir) {
   const std::optional<results::UnfinishedRun> u = results::unfinished_run(run);
   if (u && u->cells == 0)
     throw Error("run " + dir.string() + " did not finish (status \"" + u->status +
-                "\") and recorded no cell: nothing to compare; `" + resume_command(run, dir) +
-                "` finishes it");
+                "\") and recorded no cell: nothing to compare; " + resume_command(run, dir));
 }
 
 std::string undeclared_variant_text(const nlohmann::json& run, const std::filesystem::path& dir) {

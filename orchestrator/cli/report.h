@@ -28,7 +28,9 @@ int report_command(const ReportCommandOptions& options, std::ostream& out, std::
 
 // For a run whose result.json "status" is "interrupted" or "running": "run DIR did not finish
 // (status "interrupted", N cells recorded): the comparison rests on those cells; `isolab run
-// SPEC --resume DIR` finishes it" (SPEC is result.json's spec_path when it has one); ""
+// SPEC --resume DIR` finishes it" (SPEC is result.json's spec_path when it has one; when that
+// file is no longer the spec the run began with, as `run --resume` checks by spec_sha256, the
+// hint says so: " with the spec the run began with (SPEC has changed since, ...)"); ""
 // otherwise.
 std::string unfinished_run_text(const nlohmann::json& run, const std::filesystem::path& dir);
 

@@ -95,6 +95,16 @@ void resolve_variants(const CompareRequest& o, LoadedComparison& l) {
   }
 }
 
+// result.json's record of a run, an error in it (a JSON pointer) prefixed with the file, so that
+// of two runs the wrong one is named.
+results::RunResult result_in_file(const nlohmann::json& run, const std::filesystem::path& dir) {
+  try {
+    return results::result_from_json(run);
+  } catch (const SpecError& e) {
+    throw Error(result_file(dir).string() + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 LoadedComparison load_comparison(const CompareRequest& o, std::ostream& err) {
@@ -110,8 +120,8 @@ LoadedComparison load_comparison(const CompareRequest& o, std::ostream& err) {
   l.variant_a = o.variant_a;
   l.variant_b = o.variant_b;
   resolve_variants(o, l);
-  l.result_a = results::result_from_json(l.run_a);
-  l.result_b = results::result_from_json(l.run_b);
+  l.result_a = result_in_file(l.run_a, o.run_dirs[0]);
+  l.result_b = result_in_file(l.run_b, o.run_dirs.back());
   l.comparison = compare_runs(l.result_a, l.variant_a, l.result_b, l.variant_b, settings, o.force);
   return l;
 }

@@ -40,6 +40,10 @@ TEST(UnfinishedRun, CompareAndReportSayItAndNameResume) {
   const std::string spec = run.value("spec_path", std::string("SPEC"));
   EXPECT_THAT(cut.err, HasSubstr("`isolab run " + (spec.empty() ? "SPEC" : spec) + " --resume " +
                                  dir.string() + "` finishes it"));
+  // The captured run's spec has changed since it ran (the example was edited): the hint says
+  // that `run --resume` would refuse that file.
+  EXPECT_THAT(cut.err, HasSubstr("` finishes it with the spec the run began with (" + spec +
+                                 " has changed since, or cannot be read"));
   EXPECT_THAT(cut.out, HasSubstr("UNFINISHED: run "));
   EXPECT_THAT(whole.out, Not(HasSubstr("UNFINISHED")));
   const ProcessResult json = run_isolab_command({"compare", dir.string(), "--format", "json"});
@@ -123,6 +127,18 @@ TEST(NoCellOfASide, IsRefusedInsteadOfNoRegression) {
   const ProcessResult page =
       run_isolab_command({"report", dir.string(), "-o", (dir / "report.html").string()});
   EXPECT_EQ(page.exit_code, 2) << page.err;
+}
+
+// An error inside a result.json (a JSON pointer) names the file too: of two runs, the wrong one.
+TEST(BadRecord, AnErrorInsideResultJsonNamesItsFile) {
+  const fs::path dir = vmtest::temp_dir("bad-record") / "run";
+  fs::copy(kRun, dir, fs::copy_options::recursive);
+  nlohmann::json run = nlohmann::json::parse(read_file(dir / "result.json"));
+  run["cells"][3]["variant"] = 7;
+  write_file_atomic(dir / "result.json", run.dump());
+  const ProcessResult r = run_isolab_command({"compare", kRun.string(), dir.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr((dir / "result.json").string() + ": /cells/3/variant: "));
 }
 
 }  // namespace

@@ -76,13 +76,14 @@ std::string undeclared_variant_text(const nlohmann::json& run, const std::filesy
 void refuse_side_without_cells(const Comparison& c) {
   if (compare_exit_status(c) == 1) return;  // what counted against B is the answer
   const std::pair<const char*, std::size_t> sides[] = {{"A", c.cells_a}, {"B", c.cells_b}};
-  for (const auto& [side, ok] : sides) {
+  for (const auto& [name, ok] : sides) {
     if (ok > 0) continue;
-    const std::string variant = side[0] == 'A' ? c.variant_a : c.variant_b;
+    const std::string side = name;  // (a structured binding is no lambda capture in C++20)
+    const std::string variant = side == "A" ? c.variant_a : c.variant_b;
     const auto others = std::count_if(c.issues.begin(), c.issues.end(),
                                       [&](const CellIssue& i) { return i.side == side; });
-    throw Error(std::string(side) + " (" + sanitize_excerpt(variant, 80) +
-                ") has no cell that counts (" + std::to_string(others) +
+    throw Error(side + " (" + sanitize_excerpt(variant, 80) + ") has no cell that counts (" +
+                std::to_string(others) +
                 " recorded cells invalid or failed, none ok): nothing was measured on that side, "
                 "and nothing counted against B");
   }

@@ -78,7 +78,7 @@ void refuse_side_without_cells(const Comparison& c) {
   const std::pair<const char*, std::size_t> sides[] = {{"A", c.cells_a}, {"B", c.cells_b}};
   for (const auto& [name, ok] : sides) {
     if (ok > 0) continue;
-    const std::string side = name;  // (a structured binding is no lambda capture in C++20)
+    const std::string side = name;  // a copy: clang 14 cannot capture a structured binding
     const std::string variant = side == "A" ? c.variant_a : c.variant_b;
     const auto others = std::count_if(c.issues.begin(), c.issues.end(),
                                       [&](const CellIssue& i) { return i.side == side; });

@@ -165,6 +165,10 @@ ProgressMode progress_mode(const std::string& format, bool quiet, int fd) {
   return ::isatty(fd) ? ProgressMode::tty : ProgressMode::plain;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

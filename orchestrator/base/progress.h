@@ -15,6 +15,7 @@
 // Time comes from an injected clock (seconds, monotonic), so throttling and ETA are testable.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -100,5 +101,8 @@ ProgressMode progress_mode(const std::string& format, bool quiet, int fd);
 
 // A monotonic clock in seconds (steady_clock), for Progress.
 double monotonic_seconds();
+
+// Seconds of steady_clock from t0 to now.
+double seconds_since(std::chrono::steady_clock::time_point t0);
 
 }  // namespace isolab

@@ -10,6 +10,10 @@ std::string_view trim_space(std::string_view s) {
   return s;
 }
 
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
 std::vector<std::string_view> text_lines(std::string_view text) {
   std::vector<std::string_view> out;
   size_t pos = 0;

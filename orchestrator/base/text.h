@@ -21,4 +21,7 @@ std::vector<std::string_view> split_space(std::string_view s);
 // answer: `git rev-parse`, `make kernelrelease`, a cache index file).
 std::string first_line(std::string_view s);
 
+// True when `part` occurs in s (std::string_view::contains is C++23).
+bool contains(std::string_view s, std::string_view part);
+
 }  // namespace isolab

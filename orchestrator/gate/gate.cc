@@ -36,10 +36,6 @@ std::string fmt_rate(double r) {
   return buf;
 }
 
-bool contains(std::string_view hay, std::string_view needle) {
-  return hay.find(needle) != std::string_view::npos;
-}
-
 }  // namespace
 
 namespace {

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/json_text.h"
+#include "base/progress.h"
 #include "base/text.h"
 #include "kernel/build_argv.h"
 #include "kernel/build_log.h"
@@ -34,10 +35,6 @@ namespace {
 constexpr const char* kExtraWarningsFile = "extra-warnings.json";
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string fmt_seconds(double s) {
   std::ostringstream o;

@@ -29,8 +29,6 @@ bool skipped(std::string_view l) {
   return l.empty() || l.front() == '#';
 }
 
-std::optional<unsigned> number(std::string_view s) { return small_decimal(s); }
-
 // One item of a TuneD CPU list into `set`.
 void tuned_item(std::string_view item, CpuSet& set, const std::string& where) {
   if (item.size() > 2 && item[0] == '0' && (item[1] == 'x' || item[1] == 'X')) {
@@ -42,8 +40,8 @@ void tuned_item(std::string_view item, CpuSet& set, const std::string& where) {
     return;
   }
   const size_t dash = item.find('-');
-  const auto lo = number(item.substr(0, dash));
-  const auto hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
+  const auto lo = small_decimal(item.substr(0, dash));
+  const auto hi = dash == std::string_view::npos ? lo : small_decimal(item.substr(dash + 1));
   if (!lo || !hi || *lo > *hi || *hi >= kMaxCpus)
     throw Error(where + ": '" + sanitize_excerpt(item, 60) +
                 "' is not a CPU, a range A-B or a 0x mask (TuneD cpulist_unpack())");

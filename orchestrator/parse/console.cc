@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 
 namespace isolab {
 
@@ -16,10 +17,6 @@ constexpr std::size_t kMaxFindings = 64;
 constexpr std::size_t kExcerptLineBytes = 200;
 constexpr std::size_t kLinesBefore = 3;
 constexpr int kLinesAfter = 8;
-
-bool contains(std::string_view s, std::string_view p) {
-  return s.find(p) != std::string_view::npos;
-}
 
 // Drops "<N>" and "[    1.234567]" / "[    T1]" prefixes and leading blanks, so that message
 // starts can be anchored (userspace text that merely mentions "BUG:" mid-line does not match).

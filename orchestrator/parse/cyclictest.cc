@@ -21,7 +21,7 @@ using parse_detail::trim;
 
 namespace {
 
-constexpr std::size_t kMaxJsonBytes = 64u << 20;
+constexpr std::size_t kMaxCyclictestJsonBytes = 64u << 20;
 
 // rt-tests copies the command line into "cmdline:" without escaping it (docs/sources.md [t7]):
 // a '"' or '\\' of an argument would end the string early. The value runs from the quote after
@@ -76,7 +76,7 @@ namespace {
 
 // The document, checked for size and syntax; throws naming the byte where parsing stopped.
 nlohmann::json parse_json_document(std::string_view text) {
-  if (text.size() > kMaxJsonBytes)
+  if (text.size() > kMaxCyclictestJsonBytes)
     throw Error("cyclictest json: " + std::to_string(text.size()) +
                 " bytes is more than the 64 MiB limit; starts with " + quote(text.substr(0, 80)));
   std::string clean = rt_tests_null_nonfinite(text);

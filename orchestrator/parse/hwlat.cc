@@ -14,7 +14,7 @@ using parse_detail::trim;
 
 namespace {
 
-constexpr std::string_view kWhat = "hwlat trace";
+constexpr std::string_view kHwlatTrace = "hwlat trace";
 
 // "[001]" of the prefix, searched before the "#N" of the body.
 std::optional<int> cpu_of(std::string_view prefix) {
@@ -93,9 +93,11 @@ std::vector<HwlatSample> parse_hwlat_trace(std::string_view text) {
     if (line.empty() || line.front() == '#') continue;
     bool bad = false;
     auto s = sample_of(line, bad);
-    if (bad) throw line_error(kWhat, n + 1, lines[n], "a field of the sample is not a number");
+    if (bad)
+      throw line_error(kHwlatTrace, n + 1, lines[n], "a field of the sample is not a number");
     if (!s)
-      throw line_error(kWhat, n + 1, lines[n], "not an hwlat sample (no \"inner/outer(us):\")");
+      throw line_error(kHwlatTrace, n + 1, lines[n],
+                       "not an hwlat sample (no \"inner/outer(us):\")");
     out.push_back(*s);
   }
   if (out.empty()) throw Error("hwlat trace: no sample line");

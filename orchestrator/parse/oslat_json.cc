@@ -22,7 +22,7 @@ using parse_detail::to_long;
 
 namespace {
 
-constexpr std::size_t kMaxJsonBytes = 64u << 20;
+constexpr std::size_t kMaxOslatJsonBytes = 64u << 20;
 constexpr std::string_view kCmdlineKey = "\"cmdline:\"";
 constexpr std::string_view kVersionKey = "\"rt_test_version:\"";
 
@@ -85,7 +85,7 @@ std::string where_invalid(const std::string& text) {
 
 // The document: as written, else with its cmdline re-escaped (with a note).
 json document(std::string_view text, std::vector<std::string>& notes) {
-  if (text.size() > kMaxJsonBytes)
+  if (text.size() > kMaxOslatJsonBytes)
     fail(std::to_string(text.size()) + " bytes is more than the 64 MiB limit");
   const std::string clean = rt_tests_null_nonfinite(text);
   json doc = parse_or_discarded(clean);
@@ -104,29 +104,29 @@ json document(std::string_view text, std::vector<std::string>& notes) {
 
 // ---- typed fields
 
-std::string dump(const json& j) { return quote(json_text(j), 80); }
+std::string shown(const json& j) { return quote(json_text(j), 80); }
 
 // An integer >= 0 (a whole float too); -1 when it is above max.
 long long as_count(const json& j, const std::string& field, long long max) {
   const bool integral = j.is_number_integer() ||
                         (j.is_number_float() && std::floor(j.get<double>()) == j.get<double>());
-  if (!integral) fail("field \"" + field + "\" must be an integer, got " + dump(j));
+  if (!integral) fail("field \"" + field + "\" must be an integer, got " + shown(j));
   if (!j.is_number_unsigned() && j.get<double>() < 0)
-    fail("field \"" + field + "\" must not be negative, got " + dump(j));
+    fail("field \"" + field + "\" must not be negative, got " + shown(j));
   if (j.get<double>() > static_cast<double>(max)) return -1;
   return j.is_number_float() ? static_cast<long long>(j.get<double>()) : j.get<long long>();
 }
 
 long long bounded(const json& j, const std::string& field, long long max) {
   const long long v = as_count(j, field, max);
-  if (v < 0) fail("field \"" + field + "\" is out of range: " + dump(j));
+  if (v < 0) fail("field \"" + field + "\" is out of range: " + shown(j));
   return v;
 }
 
 std::optional<double> number(const json& j, const std::string& field) {
   if (j.is_null()) return std::nullopt;  // nan
   if (!j.is_number() || j.get<double>() < 0)
-    fail("field \"" + field + "\" must be a number of at least 0, got " + dump(j));
+    fail("field \"" + field + "\" must be a number of at least 0, got " + shown(j));
   return j.get<double>();
 }
 
@@ -295,7 +295,7 @@ void read_header(const json& doc, OslatResult& r) {
   if (auto c = doc.find("cmdline:"); c != doc.end() && c->is_string())
     r.cmdline = c->get<std::string>();
   if (auto v = doc.find("rt_test_version:"); v != doc.end()) {
-    if (!v->is_string()) fail("field \"rt_test_version:\" must be a string, got " + dump(*v));
+    if (!v->is_string()) fail("field \"rt_test_version:\" must be a string, got " + shown(*v));
     r.version = v->get<std::string>();
   }
   if (auto rc = doc.find("return_code"); rc != doc.end())
@@ -320,7 +320,7 @@ OslatResult parse_oslat_json(std::string_view text) {
   if (auto n = doc.find("num_threads");
       n != doc.end() &&
       bounded(*n, "num_threads", 1'000'000) != static_cast<long long>(r.threads.size()))
-    fail("num_threads is " + dump(*n) + " but \"thread\" has " + std::to_string(r.threads.size()) +
+    fail("num_threads is " + shown(*n) + " but \"thread\" has " + std::to_string(r.threads.size()) +
          " entries");
   if (r.threads.empty()) fail("\"thread\" is empty: no CPU was measured");
   oslat_detail::finish_threads(r, "oslat json");

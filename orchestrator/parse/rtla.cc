@@ -12,6 +12,7 @@
 #include "base/text.h"
 #include "parse/text_util.h"
 #include "parse/trace.h"
+#include "parse/trace_text.h"
 
 namespace isolab {
 
@@ -43,23 +44,16 @@ std::string strip_escapes(std::string_view s) {
   return out;
 }
 
-std::optional<long long> to_ll(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  long long v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // "D HH:MM:SS" after a label (rtla's get_duration()).
 std::optional<double> parse_duration(std::string_view text) {
   auto w = split_ws(trim(text));
   if (w.size() != 2) return std::nullopt;
-  auto days = to_ll(w[0]);
+  auto days = trace_text::to_ll(w[0]);
   long long h = 0, m = 0, s = 0;
   std::string_view t = w[1];
   if (t.size() != 8 || t[2] != ':' || t[5] != ':') return std::nullopt;
-  auto hh = to_ll(t.substr(0, 2)), mm = to_ll(t.substr(3, 2)), ss = to_ll(t.substr(6, 2));
+  auto hh = trace_text::to_ll(t.substr(0, 2)), mm = trace_text::to_ll(t.substr(3, 2)),
+       ss = trace_text::to_ll(t.substr(6, 2));
   if (!days || !hh || !mm || !ss) return std::nullopt;
   h = *hh, m = *mm, s = *ss;
   return static_cast<double>(((*days * 24 + h) * 60 + m) * 60 + s);
@@ -142,13 +136,13 @@ void set_os_field(RtlaOsnoiseCpu& c, OsCol col, std::string_view f, double scale
     if (v) out = *v * scale;
   };
   auto count = [&](long long& out) {
-    auto v = to_ll(f);
+    auto v = trace_text::to_ll(f);
     ok = ok && v && *v >= 0;
     if (v) out = *v;
   };
   switch (col) {
     case OsCol::cpu: {
-      auto v = to_ll(f);
+      auto v = trace_text::to_ll(f);
       ok = ok && v && *v >= 0 && *v <= 8191;
       if (v) c.cpu = static_cast<int>(*v);
       break;
@@ -261,7 +255,7 @@ const ColumnKinds kOsnoiseColumns = {{"CPU-", 'N'}};
 std::optional<HistColumn> hist_column(std::string_view name, const ColumnKinds& kinds) {
   for (const auto& [prefix, k] : kinds)
     if (name.substr(0, 4) == prefix) {
-      auto cpu = to_ll(name.substr(4));
+      auto cpu = trace_text::to_ll(name.substr(4));
       if (!cpu || *cpu < 0 || *cpu > 8191) return std::nullopt;
       return HistColumn{k, static_cast<int>(*cpu)};
     }
@@ -374,7 +368,7 @@ RtlaHist parse_rtla_hist(std::string_view raw, const char* tool, const ColumnKin
                       cell(f[i + 1], bad), r.unit_us);
       have_count = have_count || *row == SumRow::count;
     } else {
-      auto bucket = to_ll(f[0]);
+      auto bucket = trace_text::to_ll(f[0]);
       if (!bucket) throw line_error(tool, n + 1, lines[n], "not a bucket row");
       for (std::size_t i = 0; i < cols.size(); ++i) {
         auto v = cell(f[i + 1], bad);

@@ -18,7 +18,7 @@ using namespace parse_detail;
 
 namespace {
 
-constexpr std::size_t kMaxBytes = 64u << 20;
+constexpr std::size_t kMaxStressNgBytes = 64u << 20;
 
 std::optional<double> number_field(const json& obj, const std::string& key,
                                    const std::string& where) {
@@ -116,7 +116,7 @@ StressngResult parse_stressng_yaml(std::string_view text) {
 }
 
 StressngResult parse_stressng_text(std::string_view text) {
-  if (text.size() > kMaxBytes)
+  if (text.size() > kMaxStressNgBytes)
     throw Error("stress-ng text: " + std::to_string(text.size()) +
                 " bytes is more than the 64 MiB limit");
   StressngResult r;
@@ -217,10 +217,6 @@ std::string_view strip_log_prefix(std::string_view s) {
     if (close != std::string_view::npos) s = trim(s.substr(close + 1));
   }
   return s;
-}
-
-bool contains(std::string_view s, std::string_view what) {
-  return s.find(what) != std::string_view::npos;
 }
 
 // The first word without a trailing ':' ("sctp: SCTP protocol..." -> "sctp").
@@ -378,7 +374,7 @@ std::optional<StressngLogLine> not_run_line(const StressngLog& log, const std::s
 
 StressngLog parse_stressng_log(std::string_view text) {
   StressngLog log;
-  if (text.size() > kMaxBytes) text = text.substr(0, kMaxBytes);
+  if (text.size() > kMaxStressNgBytes) text = text.substr(0, kMaxStressNgBytes);
   auto lines = text_lines(text);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string_view s = strip_log_prefix(lines[i]);

@@ -15,7 +15,7 @@ using namespace parse_detail;
 
 namespace {
 
-constexpr std::size_t kMaxBytes = 64u << 20;
+constexpr std::size_t kMaxYamlBytes = 64u << 20;
 constexpr int kMaxDepth = 64;
 
 struct YLine {
@@ -314,7 +314,7 @@ class BlockParser {
 }  // namespace
 
 json parse_yaml_subset(std::string_view text) {
-  if (text.size() > kMaxBytes)
+  if (text.size() > kMaxYamlBytes)
     throw Error("stress-ng yaml: " + std::to_string(text.size()) +
                 " bytes is more than the 64 MiB limit");
   std::vector<YLine> lines;

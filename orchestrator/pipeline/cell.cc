@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/files.h"
+#include "base/progress.h"
 #include "base/random_token.h"
 #include "gate/gate.h"
 #include "guest/initramfs.h"
@@ -40,10 +41,6 @@ std::string rel(const fs::path& p, const fs::path& base) {
   std::error_code ec;
   auto r = fs::relative(p, base, ec);
   return ec ? p.string() : r.string();
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 json vm_outcome_to_json(const VmOutcome& o) {

@@ -18,6 +18,7 @@
 #include "base/files.h"
 #include "base/json_document.h"
 #include "base/json_text.h"
+#include "base/progress.h"
 #include "base/random_token.h"
 #include "base/utc_time.h"
 #include "cmdline/analysis_output.h"
@@ -57,10 +58,6 @@ using nlohmann::json;
 namespace isolab {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Appends a stage of this invocation to result.json "timings"."stages" (pipeline/timings.h).
 void add_stage(RunDoc& doc, nlohmann::json stage) {

@@ -385,7 +385,7 @@ std::vector<std::string> gate_checks(const std::vector<const ReportCell*>& cells
   return out;
 }
 
-std::string gate_cell(const ReportCell& c, const std::string& check) {
+std::string html_gate_cell(const ReportCell& c, const std::string& check) {
   for (const auto& r : results::gate_rows(*c.record)) {
     if (scalar(r.check) != check) continue;
     const bool pass = r.pass.value_or(false), warn = r.warning.value_or(false);
@@ -446,7 +446,7 @@ std::string section_gate(const ReportData& d) {
   const auto& summary = d.loaded.comparison.gate;
   for (const std::string& check : gate_checks(cells)) {
     o << "<tr>" << td(check);
-    for (const ReportCell* c : cells) o << gate_cell(*c, check);
+    for (const ReportCell* c : cells) o << html_gate_cell(*c, check);
     auto it = std::find_if(summary.begin(), summary.end(),
                            [&](const GateSummaryRow& r) { return r.check == check; });
     if (it == summary.end()) {

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cli/common.h"
+#include "cli/source_dir.h"
 #include "compare/request.h"
 #include "history/history.h"
 #include "pipeline/import.h"
@@ -58,7 +59,7 @@ struct ImportCommand {
     for (const auto& f : files) opt.files.emplace_back(f);
     if (window > 0) opt.window_s = window;
     add_host_facts();
-    fs::path dir = isolab::import_run(opt, output, results_dir, ISOLAB_SOURCE_DIR);
+    fs::path dir = isolab::import_run(opt, output, results_dir, isolab::isolab_source_dir());
     with_history(dir.parent_path(), [&](isolab::HistoryDb& db) {
       isolab::index_run(db, isolab::load_result(dir), dir);
     });

@@ -16,6 +16,7 @@
 #include "budgets/record.h"
 #include "cli/common.h"
 #include "cli/compare.h"
+#include "cli/source_dir.h"
 #include "compare/request.h"
 #include "history/history.h"
 #include "kernel/kernel.h"
@@ -394,7 +395,7 @@ struct RunCommand {
 
 RunOptions guest_tool_run_options() {
   RunOptions o;
-  o.source_dir = ISOLAB_SOURCE_DIR;
+  o.source_dir = isolab_source_dir();
   o.vmstat_overhead = beside_isolab("ISOLAB_VMSTAT_OVERHEAD", "vmstat-overhead");
   o.page_fault_bench = beside_isolab("ISOLAB_PAGE_FAULT_BENCH", "page-fault-bench");
   o.madvise_pressure = beside_isolab("ISOLAB_MADVISE_PRESSURE", "madvise-pressure");

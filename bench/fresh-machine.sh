@@ -9,6 +9,8 @@
 #                  of a revised series is
 #   test-cold      .ci/run (the README's test command) with every cache empty
 #   test-warm      .ci/run with this machine's caches
+#   isolab-build   bench/isolab-build.sh: isolab and its guest tools from nothing (no compiler
+#                  cache), as scripts/setup.sh --main-job builds them
 # "Cold" here empties the caches by environment variables (ISOLAB_CACHE_DIR, CCACHE_DIR,
 # TIDY_CACHE_DIR, all under a scratch directory); the Debian packages stay installed, so a cold
 # figure leaves out apt (about 1.5 min on a fresh machine; README "The main job").
@@ -50,7 +52,10 @@ measure() {
     nightly) touch_series "$clone" ;;
   esac
   local cmd=(./scripts/run-default.sh)
-  case "$1" in test-*) cmd=(./.ci/run) ;; esac
+  case "$1" in
+    test-*) cmd=(./.ci/run) ;;
+    isolab-build) cmd=(./bench/isolab-build.sh) ;;
+  esac
   start=$(date +%s)
   (cd "$clone" && "${cmd[@]}") >"$scratch/$1.log" 2>&1 || {
     tail -n 20 "$scratch/$1.log" >&2

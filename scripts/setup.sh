@@ -8,8 +8,9 @@
 #                configured without the test programs (ISOLAB_TESTS=OFF). Without it: every
 #                package (the other examples, the libvirt backend, the tests and the checks) and
 #                the test programs.
-# ISOLAB_BUILD_TYPE: the CMake build type of ./build, default Release (-O2 without debug
-# information: the quickest to build). To debug, RelWithDebInfo (-O2 -g) or Debug, e.g.
+# ISOLAB_BUILD_TYPE: the CMake build type of ./build, default Release (isolab's C++ at -O1, the
+# C of the guest tools at -O2, no debug information: the quickest to build). To debug,
+# RelWithDebInfo (-O2 -g) or Debug, e.g.
 #   ISOLAB_BUILD_TYPE=RelWithDebInfo scripts/setup.sh isolab
 # Nothing under /etc is written except by apt-get (see the libvirt note below).
 set -euo pipefail
